@@ -1,0 +1,109 @@
+"""KnowledgeEngine: the memory KB's lifecycle, recall for host RAG, and JSON document import.
+
+Thin: every operation is one call into the plugin's MemoryService.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from langbot_plugin.api.definition.components.knowledge_engine.engine import (
+    KnowledgeEngine,
+    KnowledgeEngineCapability,
+)
+from langbot_plugin.api.entities.builtin.provider.message import ContentElement
+from langbot_plugin.api.entities.builtin.rag.context import (
+    RetrievalContext,
+    RetrievalResponse,
+    RetrievalResultEntry,
+)
+from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
+from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
+
+from ltm.errors import LTMError, ValidationError
+from ltm.host_identity import identity_from_retrieval, identity_from_scope_spec
+from ltm.imports import load_json, parse_records
+
+log = logging.getLogger("LongTermMemory")
+
+
+class MemoryEngine(KnowledgeEngine):
+    @classmethod
+    def get_capabilities(cls) -> list[str]:
+        # Document upload is how admins import a JSON file of episodes (E10).
+        return [KnowledgeEngineCapability.DOC_INGESTION]
+
+    async def on_knowledge_base_create(self, kb_id: str, config: dict) -> None:
+        try:
+            await self.plugin.memory.register_kb(kb_id, dict(config or {}))
+        except LTMError as exc:
+            # The host rolls the KB back when this hook raises; the message reaches the admin.
+            raise ValueError(f"LongTermMemory: {exc.message}") from None
+
+    async def on_knowledge_base_delete(self, kb_id: str) -> None:
+        await self.plugin.memory.unregister_kb(kb_id)
+
+    async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
+        kb_id = context.get_collection_id()
+        settings = dict(context.retrieval_settings or {})
+        identity = identity_from_retrieval(settings)
+        short_query = (context.query or "")[:40]
+        log.info(
+            "[LongTermMemory] engine retrieve collection=%s top_k=%s session=%s sender=%s bot=%s query=%r",
+            kb_id, settings.get("top_k"), settings.get("session_name"), settings.get("sender_id"),
+            settings.get("bot_uuid"), short_query,
+        )
+        if identity is None:
+            # No conversation (e.g. the WebUI retrieve test): there is no scope to read, so nothing leaks.
+            return RetrievalResponse(results=[], total_found=0,
+                                     metadata={"note": "LongTermMemory recalls only inside a conversation"})
+        try:
+            top_k = int(settings.get("top_k") or 5)
+        except (TypeError, ValueError):
+            top_k = 5
+        memory = self.plugin.memory
+        try:
+            scope = await memory.scope_for(identity, kb_id)
+            hits = await memory.recall(scope, context.query or "", top_k=max(1, min(top_k, 50)))
+        except LTMError as exc:
+            log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
+            return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})
+        entries = [
+            RetrievalResultEntry(
+                id=hit.episode.episode_id,
+                content=[ContentElement.from_text(hit.episode.content)],
+                metadata=hit.episode.to_public(),
+                distance=max(0.0, 1.0 - min(hit.score, 1.0)),
+                score=hit.score,
+            )
+            for hit in hits
+        ]
+        return RetrievalResponse(results=entries, total_found=len(entries))
+
+    async def ingest(self, context: IngestionContext) -> IngestionResult:
+        meta = context.file_object.metadata
+        document_id = meta.document_id
+        try:
+            data = await self.plugin.get_knowledge_file_stream(context.file_object.storage_path)
+            payload = load_json(data)
+            spec = payload.get("scope") if isinstance(payload, dict) else None
+            identity = identity_from_scope_spec(spec) or identity_from_scope_spec((meta.extra or {}).get("scope"))
+            if identity is None:
+                raise ValidationError(
+                    'the file must name its scope: {"scope": {"bot_uuid": "...", "session_name": "group_123"}, '
+                    '"episodes": [...]}'
+                )
+            records = parse_records(payload, source="document", default_source_ref=f"document:{document_id}")
+            memory = self.plugin.memory
+            scope = await memory.scope_for(identity, context.get_collection_id())
+            written = await memory.import_episodes(scope, records, operation="document_import", document_id=document_id)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] document import failed document=%s: %s", document_id, exc)
+            return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED, error_message=exc.message)
+        log.info("[LongTermMemory] document import document=%s records=%d", document_id, len(written))
+        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED, chunks_created=len(written))
+
+    async def delete_document(self, kb_id: str, document_id: str) -> bool:
+        removed = await self.plugin.memory.delete_document(kb_id, document_id)
+        log.info("[LongTermMemory] document delete kb=%s document=%s records=%d", kb_id, document_id, removed)
+        return True

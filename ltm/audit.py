@@ -1,0 +1,109 @@
+"""Scoped audit log (SPEC A1, A2).
+
+Entries live in plugin storage (never in the vector DB), per `scope_key`, in
+fixed-size chunks: `audit:<scope_key>` holds the count, `audit:<scope_key>:<n>`
+holds entries n*CHUNK .. n*CHUNK+CHUNK-1. An append rewrites only the last chunk
+and the small head record, so its cost does not grow with the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .store import JsonStore, KeyedLocks
+from .timefields import now_iso
+
+CHUNK = 50
+MAX_SUMMARY_CHARS = 200
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    operation: str
+    target_type: str
+    target_id: str
+    scope_key: str
+    user_key: str = ""
+    sender_id: str = ""
+    sender_name: str = ""
+    query_id: int | None = None
+    summary: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    time: str = field(default_factory=now_iso)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["summary"] = data["summary"][:MAX_SUMMARY_CHARS]
+        return data
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    entries: list[dict[str, Any]]
+    page: int
+    pages: int
+    total: int
+
+
+def _head_key(scope_key: str) -> str:
+    return f"audit:{scope_key}"
+
+
+def _chunk_key(scope_key: str, index: int) -> str:
+    return f"audit:{scope_key}:{index}"
+
+
+class AuditLog:
+    def __init__(self, store: JsonStore):
+        self._store = store
+        self._locks = KeyedLocks()
+
+    async def append(self, entry: AuditEntry) -> None:
+        await self.append_many(entry.scope_key, [entry])
+
+    async def append_many(self, scope_key: str, entries: list[AuditEntry]) -> None:
+        if not entries:
+            return
+        async with self._locks.hold(scope_key):
+            head = await self._store.get(_head_key(scope_key), {"count": 0})
+            count = int(head.get("count", 0))
+            pending = [e.to_dict() for e in entries]
+            while pending:
+                index, offset = divmod(count, CHUNK)
+                chunk = await self._store.get(_chunk_key(scope_key, index), []) if offset else []
+                room = CHUNK - len(chunk)
+                chunk.extend(pending[:room])
+                pending = pending[room:]
+                await self._store.set(_chunk_key(scope_key, index), chunk)
+                count = index * CHUNK + len(chunk)
+            await self._store.set(_head_key(scope_key), {"count": count, "chunk": CHUNK})
+
+    async def count(self, scope_key: str) -> int:
+        head = await self._store.get(_head_key(scope_key), {"count": 0})
+        return int(head.get("count", 0))
+
+    async def page(self, scope_key: str, page: int, page_size: int = 10) -> AuditPage:
+        """Newest first; `page` is 1-based. Reads only the chunks the page touches."""
+        total = await self.count(scope_key)
+        pages = max(1, -(-total // page_size))
+        newest = total - 1 - (page - 1) * page_size
+        oldest = max(0, newest - page_size + 1)
+        entries: list[dict[str, Any]] = []
+        if total and newest >= 0:
+            chunks: dict[int, list[dict[str, Any]]] = {}
+            for position in range(newest, oldest - 1, -1):
+                index, offset = divmod(position, CHUNK)
+                if index not in chunks:
+                    chunks[index] = await self._store.get(_chunk_key(scope_key, index), [])
+                if offset < len(chunks[index]):
+                    entries.append(chunks[index][offset])
+        return AuditPage(entries, page, pages, total)
+
+    async def export(self, scope_key: str) -> list[dict[str, Any]]:
+        """Oldest first, the whole log of one scope."""
+        total = await self.count(scope_key)
+        result: list[dict[str, Any]] = []
+        for index in range(-(-total // CHUNK)):
+            result.extend(await self._store.get(_chunk_key(scope_key, index), []))
+        return result[:total]

@@ -1,0 +1,133 @@
+"""Identity of a turn and the memory scopes derived from it (SPEC S1-S4).
+
+`Identity` is what a component learns from the host. `MemoryScope` is what the
+service uses: the L1 `scope_key` (= `session_key`) and the L2 `user_key`.
+
+Decisions (also in docs/ARCHITECTURE.md):
+- An empty `bot_uuid` gives `session_key = session_name` (S3).
+- In `bot` isolation without a bot uuid there is no bot to share with, so the
+  L2 space falls back to the session's own space: `user_key = session_key`.
+  This never widens sharing beyond one conversation.
+- A sender id of None, 0, "0" or "" means "unknown speaker": no speaker profile,
+  and episodes carry `sender_id = ""`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ValidationError
+
+LAUNCHER_TYPES = ("group", "person")
+
+
+class Isolation(str, enum.Enum):
+    SESSION = "session"
+    BOT = "bot"
+
+
+def clean_id(value: Any) -> str:
+    """Host ids arrive as int, str or None; 0/None/'' mean 'unknown'."""
+    if value is None:
+        return ""
+    text = str(value).strip()
+    return "" if text in ("", "0", "None") else text
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is talking, where (S1). Built by components from host data."""
+
+    launcher_type: str
+    launcher_id: str
+    bot_uuid: str = ""
+    sender_id: str = ""
+    sender_name: str = ""
+    query_id: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.launcher_type not in LAUNCHER_TYPES:
+            raise ValidationError(f"launcher_type must be 'group' or 'person', got {self.launcher_type!r}")
+        if not str(self.launcher_id).strip():
+            raise ValidationError("launcher_id is required")
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        launcher_type: Any,
+        launcher_id: Any,
+        bot_uuid: Any = None,
+        sender_id: Any = None,
+        sender_name: Any = None,
+        query_id: int | None = None,
+    ) -> "Identity":
+        ltype = getattr(launcher_type, "value", launcher_type)
+        return cls(
+            launcher_type=str(ltype or "").strip().lower(),
+            launcher_id=str(launcher_id if launcher_id is not None else "").strip(),
+            bot_uuid=clean_id(bot_uuid),
+            sender_id=clean_id(sender_id),
+            sender_name=str(sender_name or "").strip(),
+            query_id=query_id,
+        )
+
+    @property
+    def session_name(self) -> str:
+        return f"{self.launcher_type}_{self.launcher_id}"
+
+    @property
+    def session_key(self) -> str:
+        return f"{self.bot_uuid}:{self.session_name}" if self.bot_uuid else self.session_name
+
+
+def user_key_for(identity: Identity, isolation: Isolation | str) -> str:
+    """The L2 isolation key (S4)."""
+    mode = Isolation(isolation)
+    if mode is Isolation.BOT and identity.bot_uuid:
+        return f"bot:{identity.bot_uuid}"
+    return identity.session_key
+
+
+@dataclass(frozen=True)
+class MemoryScope:
+    """Everything the service needs to keep one call inside its own memory.
+
+    Built from a turn's identity (`for_identity`) or, by the console, from raw keys
+    an admin selected (then there is no speaker).
+    """
+
+    scope_key: str
+    user_key: str
+    kb_id: str = ""
+    isolation: Isolation = Isolation.SESSION
+    identity: Identity | None = None
+
+    def __post_init__(self) -> None:
+        if not self.scope_key or not self.user_key:
+            raise ValidationError("scope_key and user_key are required")
+
+    @classmethod
+    def for_identity(cls, identity: Identity, isolation: Isolation | str, kb_id: str = "") -> "MemoryScope":
+        mode = Isolation(isolation)
+        return cls(
+            scope_key=identity.session_key,
+            user_key=user_key_for(identity, mode),
+            kb_id=kb_id,
+            isolation=mode,
+            identity=identity,
+        )
+
+    @property
+    def sender_id(self) -> str:
+        return self.identity.sender_id if self.identity else ""
+
+    @property
+    def sender_name(self) -> str:
+        return self.identity.sender_name if self.identity else ""
+
+    @property
+    def query_id(self) -> int | None:
+        return self.identity.query_id if self.identity else None

@@ -1,0 +1,202 @@
+"""Recall ranking as an explicit, tunable recipe (SPEC E6, E7).
+
+The backend gives a bounded candidate window (vector hits, filtered on one
+isolation key). Everything after that happens here, over the whole window, before
+`top_k` is cut:
+
+    relevance = vector_weight * vector_similarity + lexical_weight * bm25
+    score     = relevance * time_factor * importance_factor + exact bonuses
+
+- vector_similarity is min-max normalized inside the window, because distance
+  scales differ per backend (Chroma squared L2, Qdrant 1 - cos, RRF for hybrid);
+- bm25 is the plugin's own lexical score over the window (LangBot's Chroma
+  "full text" is a substring match of the whole query, useless for questions);
+- time_factor = (1 - recency_weight) + recency_weight * 0.5 ** (age / half_life),
+  so at the half-life age the time weight is 0.5 and nothing is ever deleted;
+- exact bonuses lift matches on episode id, tags, sender and verbatim snippets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from .episodes import Episode
+from .kb_config import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
+from .timefields import parse_stored
+
+_WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?", re.IGNORECASE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
+
+# Function words carry no evidence of which memory is meant; questions are full of them.
+STOPWORDS = frozenset(
+    """a an the and or but if of to in on at by for with from as is are was were be been being am
+    do does did doing have has had having i me my we our you your he him his she her it its they them
+    their this that these those what which who whom whose when where why how there here not no so than
+    too very can could will would shall should may might must about into over after before up down out
+    just also any some all each both few more most other such only own same s t don't didn't""".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased words without stopwords; CJK runs become character bigrams."""
+    lowered = text.lower()
+    tokens = [w for w in _WORD.findall(lowered) if w not in STOPWORDS]
+    for run in _CJK.findall(lowered):
+        if len(run) == 1:
+            tokens.append(run)
+        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+@dataclass(frozen=True)
+class SearchRecipe:
+    top_k: int = 5
+    candidate_window: int = 60
+    speaker_window: int = 20
+    strategy: RetrievalStrategy = RetrievalStrategy.AUTO
+    vector_weight: float = 0.5
+    lexical_weight: float = 0.5
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    recency_weight: float = 0.3
+    importance_weight: float = 0.05
+    exact_match_boost: bool = True
+    id_bonus: float = 10.0
+    snippet_bonus: float = 0.5
+    tag_bonus: float = 0.25
+    sender_bonus: float = 0.15
+    speaker_bonus: float = 0.05
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+
+    @classmethod
+    def from_settings(cls, settings: KBSettings, top_k: int) -> "SearchRecipe":
+        recipe = cls(
+            top_k=top_k,
+            strategy=settings.retrieval_strategy,
+            half_life_days=settings.recency_half_life_days,
+            exact_match_boost=settings.exact_match_boost,
+        )
+        if settings.retrieval_strategy is RetrievalStrategy.VECTOR:
+            recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0)
+        return recipe
+
+    @property
+    def uses_lexical(self) -> bool:
+        return self.lexical_weight > 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    episode: Episode
+    distance: float
+    from_speaker_search: bool = False
+
+
+@dataclass(frozen=True)
+class ScoredEpisode:
+    episode: Episode
+    score: float
+    vector: float
+    lexical: float
+    time_factor: float
+    bonus: float
+
+
+def time_weight(age_days: float, half_life_days: float) -> float:
+    """0.5 ** (age / half-life): 1.0 now, 0.5 at the half-life age; never 0."""
+    return 0.5 ** (max(0.0, age_days) / max(half_life_days, 1e-6))
+
+
+def _vector_scores(candidates: list[Candidate]) -> list[float]:
+    if not candidates:
+        return []
+    distances = [c.distance for c in candidates]
+    low, high = min(distances), max(distances)
+    if high - low < 1e-12:
+        return [1.0] * len(candidates)
+    return [(high - d) / (high - low) for d in distances]
+
+
+def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: float) -> list[float]:
+    if not query_tokens or not docs:
+        return [0.0] * len(docs)
+    avg_len = sum(len(d) for d in docs) / len(docs) or 1.0
+    doc_freq: Counter[str] = Counter()
+    for doc in docs:
+        doc_freq.update(set(doc))
+    n_docs = len(docs)
+    weights = {t: math.log(1 + (n_docs - doc_freq[t] + 0.5) / (doc_freq[t] + 0.5)) for t in set(query_tokens)}
+    scores = []
+    for doc in docs:
+        counts = Counter(doc)
+        norm = k1 * (1 - b + b * len(doc) / avg_len)
+        score = 0.0
+        for term in query_tokens:
+            tf = counts.get(term, 0)
+            if tf:
+                score += weights[term] * tf * (k1 + 1) / (tf + norm)
+        scores.append(score)
+    top = max(scores)
+    return [s / top for s in scores] if top > 0 else scores
+
+
+def _exact_bonus(recipe: SearchRecipe, query: str, tokens: set[str], episode: Episode) -> float:
+    if not recipe.exact_match_boost:
+        return 0.0
+    bonus = 0.0
+    lowered = query.strip().lower()
+    ids = {m.lower() for m in _UUID.findall(lowered)}
+    if episode.episode_id.lower() in ids:
+        bonus += recipe.id_bonus
+    if len(lowered) >= 4 and lowered in episode.content.lower():
+        bonus += recipe.snippet_bonus
+    if tokens and any(tag in tokens or tag in lowered.split() for tag in episode.tags):
+        bonus += recipe.tag_bonus
+    sender = {episode.sender_id.lower(), episode.sender_name.lower()} - {""}
+    if sender and (sender & tokens or sender & set(lowered.split())):
+        bonus += recipe.sender_bonus
+    return bonus
+
+
+def rank(
+    candidates: list[Candidate],
+    query: str,
+    recipe: SearchRecipe,
+    now: datetime,
+    preferred_sender: str = "",
+) -> list[ScoredEpisode]:
+    """Score the whole window, then cut `top_k` (E6)."""
+    if not candidates:
+        return []
+    vector = _vector_scores(candidates)
+    query_tokens = tokenize(query)
+    if recipe.uses_lexical:
+        docs = [
+            tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
+            for c in candidates
+        ]
+        lexical = _bm25_scores(query_tokens, docs, recipe.bm25_k1, recipe.bm25_b)
+    else:
+        lexical = [0.0] * len(candidates)
+    token_set = set(query_tokens)
+    scored: list[ScoredEpisode] = []
+    for cand, vec, lex in zip(candidates, vector, lexical):
+        ep = cand.episode
+        stored = parse_stored(ep.timestamp)
+        age_days = (now - stored).total_seconds() / 86400 if stored else 0.0
+        tf = (1 - recipe.recency_weight) + recipe.recency_weight * time_weight(age_days, recipe.half_life_days)
+        importance = 1 + recipe.importance_weight * (ep.importance - 2)
+        relevance = recipe.vector_weight * vec + recipe.lexical_weight * lex
+        bonus = _exact_bonus(recipe, query, token_set, ep)
+        if preferred_sender and ep.sender_id == preferred_sender:
+            bonus += recipe.speaker_bonus
+        scored.append(ScoredEpisode(ep, relevance * tf * importance + bonus, vec, lex, tf, bonus))
+    # Newest first among equal scores, then by score (sort is stable).
+    scored.sort(key=lambda s: s.episode.timestamp, reverse=True)
+    scored.sort(key=lambda s: -s.score)
+    return scored[: recipe.top_k]

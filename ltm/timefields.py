@@ -1,0 +1,65 @@
+"""ISO-8601 handling for fact time and provenance (SPEC E9).
+
+Times must carry an explicit timezone and are stored as UTC strings that keep
+sub-second precision. Naive times are rejected rather than guessed: a memory
+plugin must never invent the zone (or the date) of a fact.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from dateutil import parser as _dateparser
+
+from .errors import ValidationError
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def format_utc(moment: datetime) -> str:
+    """UTC ISO-8601 with a `Z` suffix; microseconds kept when present."""
+    moment = moment.astimezone(timezone.utc)
+    text = moment.isoformat(timespec="microseconds" if moment.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+def now_iso() -> str:
+    return format_utc(utc_now())
+
+
+def parse_aware(value: object, field: str) -> datetime:
+    """Parse an ISO-8601 string with an explicit timezone into an aware UTC datetime."""
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        if not isinstance(value, str) or not value.strip():
+            raise ValidationError(f"{field} must be an ISO-8601 time with a timezone, e.g. 2026-05-01T09:00:00+08:00")
+        text = value.strip()
+        try:
+            moment = _dateparser.isoparse(text)
+        except (ValueError, OverflowError):
+            raise ValidationError(
+                f"{field} is not an ISO-8601 time: {text[:40]!r} (relative dates like 'tomorrow' are not accepted)"
+            ) from None
+    if moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None:
+        raise ValidationError(f"{field} has no timezone: add one, e.g. 'Z' or '+08:00'")
+    return moment.astimezone(timezone.utc)
+
+
+def normalize_time(value: object, field: str) -> str | None:
+    """None/'' stay unknown; anything else must be an aware ISO-8601 time."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return format_utc(parse_aware(value, field))
+
+
+def parse_stored(value: object) -> datetime | None:
+    """Read a time this plugin stored; tolerate junk from old records (returns None)."""
+    if not value:
+        return None
+    try:
+        return parse_aware(value, "time")
+    except ValidationError:
+        return None

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every test of LongTermMemory on a fresh machine: creates .venv, installs the
+# test dependencies listed in pyproject.toml (only when that file changed), runs pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=.venv/.deps-$(sha256sum pyproject.toml | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python - <<'PYEOF' > .venv/requirements-all.txt
+import tomllib
+data = tomllib.load(open("pyproject.toml", "rb"))["project"]
+for dep in data["dependencies"]:
+    print(dep)
+for group in data.get("optional-dependencies", {}).values():
+    for dep in group:
+        print(dep)
+PYEOF
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r .venv/requirements-all.txt
+  rm -f .venv/.deps-*
+  touch "$stamp"
+fi
+exec .venv/bin/python -m pytest "$@"

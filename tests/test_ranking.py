@@ -1,0 +1,54 @@
+from datetime import timedelta
+
+from ltm.episodes import Episode
+from ltm.ranking import Candidate, SearchRecipe, rank, time_weight, tokenize
+from ltm.timefields import format_utc, utc_now
+
+
+def _ep(eid, content, days_old=0.0, **kw):
+    stamp = format_utc(utc_now() - timedelta(days=days_old))
+    return Episode(episode_id=eid, user_key="u", content=content, timestamp=stamp, **kw)
+
+
+def test_time_weight_is_half_at_half_life_and_never_zero():
+    assert time_weight(0, 30) == 1.0
+    assert abs(time_weight(30, 30) - 0.5) < 1e-9
+    assert time_weight(3650, 30) > 0
+
+
+def test_recent_beats_old_at_equal_similarity():
+    old = Candidate(_ep("old", "meeting on friday", days_old=90), 0.4)
+    new = Candidate(_ep("new", "meeting on friday", days_old=1), 0.4)
+    ranked = rank([old, new], "meeting", SearchRecipe(top_k=2), utc_now())
+    assert [r.episode.episode_id for r in ranked] == ["new", "old"]
+
+
+def test_whole_window_is_ranked_before_top_k_is_cut():
+    # The verbatim match sits at the far end of the backend's window.
+    window = [Candidate(_ep(f"e{i}", f"unrelated note number {i} about gardening"), 0.1 + i * 0.01) for i in range(40)]
+    window.append(Candidate(_ep("target", "the blue bicycle is locked at the station"), 0.9))
+    ranked = rank(window, "blue bicycle", SearchRecipe(top_k=3), utc_now())
+    assert ranked[0].episode.episode_id == "target"
+
+
+def test_vector_strategy_has_no_lexical_part_but_keeps_exact_id_match():
+    recipe = SearchRecipe(top_k=1, vector_weight=1.0, lexical_weight=0.0)
+    a = Candidate(_ep("11111111-1111-4111-8111-111111111111", "alpha"), 0.1)
+    b = Candidate(_ep("22222222-2222-4222-8222-222222222222", "beta"), 0.2)
+    ranked = rank([a, b], "22222222-2222-4222-8222-222222222222", recipe, utc_now())
+    assert ranked[0].episode.episode_id.startswith("2222")
+
+
+def test_exact_match_boost_can_be_switched_off():
+    filler = [Candidate(_ep(f"f{i}", f"filler {i}"), 0.5 + i * 0.05) for i in range(10)]
+    a = Candidate(_ep("a", "tag match"), 0.30)
+    b = Candidate(_ep("b", "something", tags=("travel",)), 0.32)
+    vector_only = dict(top_k=1, lexical_weight=0.0, vector_weight=1.0)
+    on = rank([a, b, *filler], "travel", SearchRecipe(**vector_only), utc_now())
+    off = rank([a, b, *filler], "travel", SearchRecipe(**vector_only, exact_match_boost=False), utc_now())
+    assert on[0].episode.episode_id == "b" and off[0].episode.episode_id == "a"
+
+
+def test_tokenize_drops_stopwords_and_splits_cjk():
+    assert tokenize("What did Alice plan for the trip?") == ["alice", "plan", "trip"]
+    assert "周五" in tokenize("我们周五开会")

@@ -19,11 +19,18 @@ class LongTermMemoryPlugin(BasePlugin):
     memory: MemoryService
 
     async def initialize(self) -> None:
-        # Manifest defaults are not applied by the host: read every key with a default.
-        config = self.get_config() or {}
-        limits = ProfileLimits.from_config(config)
-        self.memory = MemoryService(PluginHostPort(self), limits)
+        self.memory = MemoryService(PluginHostPort(self), self.profile_limits)
+        limits = self.profile_limits()
         log.info(
             "[LongTermMemory] initialized (max traits=%d, max preferences=%d, max notes=%d chars)",
             limits.max_traits, limits.max_preferences, limits.max_notes_chars,
         )
+
+    def profile_limits(self) -> ProfileLimits:
+        # Manifest defaults are not applied by the host (config is {} until saved), and an
+        # installed worker may see the config only after initialize: read it per call.
+        try:
+            config = self.get_config() or {}
+        except RuntimeError:  # outside any invocation on a shared runtime
+            config = {}
+        return ProfileLimits.from_config(config)

@@ -44,3 +44,37 @@ def identity_from_scope_spec(spec: Any) -> Identity | None:
             launcher_type=spec["launcher_type"], launcher_id=spec["launcher_id"], bot_uuid=spec.get("bot_uuid")
         )
     return None
+
+
+async def identity_from_query(api: Any, session: Any, query_id: int | None) -> Identity:
+    """Identity for a tool or command call (T5).
+
+    Inside a live pipeline query the current speaker is the query variable
+    `sender_id` (the cached `Session.sender_id` is whoever spoke first in a group).
+    Without a live query (agent runner path) the query APIs answer "query not
+    found"; then the host-provided session is all there is.
+    """
+    launcher_type = getattr(getattr(session, "launcher_type", None), "value", getattr(session, "launcher_type", ""))
+    launcher_id = getattr(session, "launcher_id", "")
+    bot_uuid = getattr(session, "bot_uuid", None) or ""
+    sender_id: Any = getattr(session, "sender_id", None)
+    sender_name = ""
+    if api is not None and query_id is not None:
+        try:
+            variables = await api.get_query_vars()
+        except Exception:  # noqa: BLE001 - no live query: fall back to the session (T5)
+            variables = None
+        if isinstance(variables, dict):
+            sender_id = variables.get("sender_id", sender_id)
+            sender_name = str(variables.get("sender_name") or "")
+            launcher_type = variables.get("launcher_type") or launcher_type
+            launcher_id = variables.get("launcher_id", launcher_id)
+            if not bot_uuid:
+                try:
+                    bot_uuid = await api.get_bot_uuid() or ""
+                except Exception:  # noqa: BLE001
+                    bot_uuid = ""
+    return Identity.build(
+        launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,
+        sender_id=sender_id, sender_name=sender_name, query_id=query_id,
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -34,6 +35,7 @@ from .errors import (
     ValidationError,
 )
 from .fences import INSTALLATION_SPACE, Fence, FenceRegistry, l1_space, l2_space
+from .health import HealthItem, HealthReport, Level, check_embedding, check_isolation
 from .host_port import HostPort
 from .identity import Identity, Isolation, MemoryScope
 from .kb_config import KBSettings, RetrievalStrategy
@@ -47,6 +49,7 @@ log = logging.getLogger("LongTermMemory")
 T = TypeVar("T")
 
 KB_CONFIGS_KEY = "kb_configs"
+INJECTION_TTL_SECONDS = 300.0
 _UUID_LEN = 36
 
 
@@ -98,16 +101,18 @@ class EpisodePage:
 
 
 class MemoryService:
-    def __init__(self, port: HostPort, limits: ProfileLimits | None = None):
+    def __init__(self, port: HostPort, limits: Callable[[], ProfileLimits] | None = None):
         self._port = port
         self._store = JsonStore(port)
         self._episodes = EpisodeStore(port)
         self.audit = AuditLog(self._store)
         self.fences = FenceRegistry(self._store)
-        self.limits = limits or ProfileLimits()
+        # Read per call: plugin config can change (and is empty during initialize on some hosts).
+        self._limits = limits or ProfileLimits
         self._locks = KeyedLocks()
         self._kb_cache: dict[str, Any] | None = None
         self._no_host_hybrid: set[str] = set()
+        self._injected: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------------ fences
     async def _guarded(self, space: str, operation: str, call: Callable[[], Awaitable[T]]) -> T:
@@ -303,7 +308,7 @@ class MemoryService:
         space = l1_space(scope.scope_key)
         async with self._locks.hold(space):
             await self.fences.check(space)
-            updated = change.apply(Profile.from_dict(await self._store.get(key)), self.limits)
+            updated = change.apply(Profile.from_dict(await self._store.get(key)), self._limits())
             await self._guarded(space, "profile update", lambda: self._store.set(key, updated.to_dict()))
         fields = [f for f in ("name", "traits", "preferences", "notes") if getattr(change, f) is not None]
         await self._audit(scope, self._entry(
@@ -597,6 +602,85 @@ class MemoryService:
         ])
         return len(ids)
 
+    # ------------------------------------------------------------------ management: export, bulk delete, health
+    async def export_profiles(self, scope: MemoryScope) -> dict[str, Any]:
+        """L1 of exactly this session_key (S7)."""
+        session = Profile.from_dict(await self._store.get(self._profile_key(scope.scope_key, ProfileTarget.SESSION)))
+        speakers = await self.speaker_profiles(scope)
+        return {
+            "scope_key": scope.scope_key,
+            "session_profile": session.to_dict(),
+            "speaker_profiles": {sid: p.to_dict() for sid, p in sorted(speakers.items())},
+        }
+
+    async def export_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
+        episodes = [e for e in await self.all_episodes(scope) if e.status in statuses]
+        return {
+            "user_key": scope.user_key,
+            "statuses": [s.value for s in statuses],
+            "episodes": [e.to_public() for e in episodes],
+        }
+
+    async def bulk_delete(self, scope: MemoryScope, criteria: "DeleteCriteria") -> list[Episode]:
+        """Enumerate this space, delete only the matches, audit each (C delete)."""
+        matches = [e for e in await self.all_episodes(scope) if criteria.matches(e)]
+        await self.delete_many(scope, matches)
+        return matches
+
+    async def health(self, scope: MemoryScope | None, pipeline_kbs: list[str] | None = None) -> HealthReport:
+        items: list[HealthItem] = []
+        found = await self.memory_kb()
+        if found is None:
+            return HealthReport([HealthItem("kb", Level.RED, "no memory knowledge base configured")])
+        kb_id, settings = found
+        try:
+            host_kbs = {str(kb.get("uuid")) for kb in await self._port.list_knowledge_bases()}
+        except LTMError:
+            host_kbs = set()
+        if host_kbs and kb_id not in host_kbs:
+            items.append(HealthItem("kb", Level.RED, f"memory knowledge base {kb_id} is registered but LangBot no longer has it"))
+        else:
+            items.append(HealthItem("kb", Level.GREEN, f"memory knowledge base {kb_id} registered ({settings.isolation.value} isolation)"))
+        if pipeline_kbs is not None:
+            if kb_id in pipeline_kbs:
+                items.append(HealthItem("pipeline", Level.GREEN, "memory knowledge base is attached to this pipeline "
+                                        "(its host RAG is skipped for turns the plugin already injected)"))
+            else:
+                items.append(HealthItem("pipeline", Level.AMBER, "memory knowledge base is not attached to this pipeline; "
+                                        "automatic injection and tools still work"))
+        embedding, vector = await check_embedding(self._port, settings)
+        items.append(embedding)
+        if vector is not None:
+            items.append(await check_isolation(self._port, kb_id, vector))
+        if scope is not None:
+            scope = replace(scope, kb_id=scope.kb_id or kb_id)
+            fenced = [f for f in (await self.fence_for(scope)).values() if f is not None]
+            if fenced:
+                items.append(HealthItem("fence", Level.AMBER, "writes paused by a fence since " + fenced[0].since))
+            else:
+                items.append(HealthItem("fence", Level.GREEN, "no write fence on this scope"))
+        return HealthReport(items)
+
+    # ------------------------------------------------------------------ injection bookkeeping (I5, double recall)
+    async def save_snapshot(self, scope_key: str, snapshot: dict[str, Any]) -> None:
+        """Latest injection of a scope (I5). Diagnostic data, not memory: no fence either way."""
+        await self._store.set(f"snapshot:{scope_key}", snapshot)
+
+    async def snapshot(self, scope_key: str) -> dict[str, Any] | None:
+        value = await self._store.get(f"snapshot:{scope_key}")
+        return value if isinstance(value, dict) else None
+
+    def note_injection(self, scope_key: str, text: str) -> None:
+        """Remember that this turn's memories were injected, so host RAG on the memory KB
+        for the same turn returns nothing (host notes, constraint 3)."""
+        now = time.monotonic()
+        self._injected = {k: t for k, t in self._injected.items() if now - t < INJECTION_TTL_SECONDS}
+        self._injected[(scope_key, " ".join(text.split()))] = now
+
+    def injected_recently(self, scope_key: str, text: str) -> bool:
+        stamp = self._injected.get((scope_key, " ".join(text.split())))
+        return stamp is not None and time.monotonic() - stamp < INJECTION_TTL_SECONDS
+
     # ------------------------------------------------------------------ known scopes (console)
     async def known_scopes(self) -> list[str]:
         keys = await self._store.keys("")
@@ -646,3 +730,30 @@ def parse_time_filter(value: Any, field: str) -> datetime | None:
     if value in (None, ""):
         return None
     return parse_aware(value, field)
+
+
+@dataclass(frozen=True)
+class DeleteCriteria:
+    """Filters of `!memory delete`: all given ones must match; at least one is required."""
+
+    speaker: str = ""
+    tag: str = ""
+    before: datetime | None = None
+    status: EpisodeStatus | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.speaker or self.tag or self.before or self.status):
+            raise ValidationError("give at least one of --speaker, --tag, --before, --status")
+
+    def matches(self, episode: Episode) -> bool:
+        if self.speaker and self.speaker.casefold() not in (episode.sender_id.casefold(), episode.sender_name.casefold()):
+            return False
+        if self.tag and self.tag.lower() not in episode.tags:
+            return False
+        if self.status and episode.status is not self.status:
+            return False
+        if self.before:
+            stored = parse_stored(episode.timestamp)
+            if stored is None or stored >= self.before:
+                return False
+        return True

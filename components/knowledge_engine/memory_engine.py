@@ -64,6 +64,11 @@ class MemoryEngine(KnowledgeEngine):
         memory = self.plugin.memory
         try:
             scope = await memory.scope_for(identity, kb_id)
+            if memory.injected_recently(scope.scope_key, context.query or ""):
+                # The listener already put this turn's memories into the prompt; a runner that
+                # retrieves the memory KB from its own config must not get them twice.
+                return RetrievalResponse(results=[], total_found=0,
+                                         metadata={"note": "memories for this turn were already injected"})
             hits = await memory.recall(scope, context.query or "", top_k=max(1, min(top_k, 50)))
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)

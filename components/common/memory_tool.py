@@ -1,0 +1,68 @@
+"""Shared shape of the four memory tools: identity in, one service call, a dict out.
+
+LangBot 4.11 runners carry a tool result as a dict (a bare string fails the
+runner's payload validation), so every tool answers with a JSON object, and
+errors come back as `{"ok": false, "error": "<short message>"}` (T6), never as a
+traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
+
+from ltm.errors import LTMError, ValidationError
+from ltm.host_identity import identity_from_query
+from ltm.identity import MemoryScope
+from ltm.service import MemoryService
+
+log = logging.getLogger("LongTermMemory")
+
+
+class MemoryTool(Tool):
+    """Subclasses set `allowed_params` and define
+    `async def run(self, memory: MemoryService, scope: MemoryScope, params: dict) -> dict`."""
+
+    allowed_params: frozenset[str] = frozenset()
+
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int, query_uuid: str | None = None
+    ) -> dict[str, Any]:
+        name = self.__class__.__name__
+        try:
+            if not isinstance(params, dict):
+                raise ValidationError("parameters must be a JSON object")
+            unknown = sorted(set(params) - self.allowed_params)
+            if unknown:
+                raise ValidationError(
+                    f"unknown parameter(s): {', '.join(unknown)}; allowed: {', '.join(sorted(self.allowed_params))}"
+                )
+            api = self._query_api(query_id, query_uuid)
+            identity = await identity_from_query(api, session, query_id)
+            memory: MemoryService = self.plugin.memory
+            scope = await memory.scope_for(identity)
+            log.info(
+                "[LongTermMemory] tool %s query=%s scope=%s user_key=%s sender=%s params=%s",
+                name, query_id, scope.scope_key, scope.user_key, scope.sender_id or "-", sorted(params),
+            )
+            return await self.run(memory, scope, params)
+        except LTMError as exc:
+            log.info("[LongTermMemory] tool %s refused: %s", name, exc.code)
+            return {"ok": False, "error": exc.message}
+        except Exception:  # noqa: BLE001 - the model gets a short message, the log gets the trace
+            log.exception("[LongTermMemory] tool %s failed", name)
+            return {"ok": False, "error": "memory is unavailable right now (internal error, see plugin log)"}
+
+    def _query_api(self, query_id: int | None, query_uuid: str | None) -> QueryBasedAPIProxy | None:
+        if query_id is None:
+            return None
+        try:
+            return QueryBasedAPIProxy(
+                query_id=query_id, query_uuid=query_uuid, plugin_runtime_handler=self.plugin.plugin_runtime_handler
+            )
+        except Exception:  # noqa: BLE001 - e.g. a handler the proxy does not accept: use the session only
+            return None

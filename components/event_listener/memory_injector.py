@@ -1,0 +1,119 @@
+"""EventListener: profiles and recalled episodes before every model call (SPEC I1-I6).
+
+One fixed set of host calls per turn, whatever the scope holds: query vars, bot
+uuid, two profile reads, one embedding, two searches, two query-var writes, one
+snapshot write. Any memory failure degrades to "no memory this turn" (I6).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langbot_plugin.api.definition.components.common.event_listener import EventListener
+from langbot_plugin.api.entities import context, events
+from langbot_plugin.api.entities.builtin.provider.message import Message
+
+from components.event_listener.prompt_blocks import context_variable, render_system_message
+from ltm.identity import Identity
+from ltm.profiles import Profile
+from ltm.timefields import now_iso
+
+log = logging.getLogger("LongTermMemory")
+
+COMMAND_PREFIXES = ("!", "！")
+COMMAND_WORD = "memory"
+
+
+def is_memory_command(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in COMMAND_PREFIXES:
+        return False
+    word = stripped[1:].split(" ", 1)[0].strip().lower()
+    return word == COMMAND_WORD
+
+
+class MemoryInjector(EventListener):
+    async def initialize(self) -> None:
+        await super().initialize()
+
+        @self.handler(events.PromptPreProcessing)
+        async def on_prompt(ctx: context.EventContext) -> None:
+            await self._inject(ctx)
+
+    async def _inject(self, ctx: Any) -> None:
+        memory = self.plugin.memory
+        snapshot: dict[str, Any] = {"query_id": ctx.query_id, "time": now_iso(), "injected": False, "blocks": 0,
+                                    "chars": 0, "errors": []}
+        speaker_id = speaker_name = ""
+        session_profile, speaker_profile, episodes = Profile(), None, []
+        scope = None
+        try:
+            variables = await ctx.get_query_vars()
+            text = str(variables.get("user_message_text") or "")
+            if is_memory_command(text):
+                # Command turns never reach a model: no recall, just an empty context (I3).
+                await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))
+                return
+            identity = Identity.build(
+                launcher_type=variables.get("launcher_type") or ctx.event.session_name.partition("_")[0],
+                launcher_id=variables.get("launcher_id") or ctx.event.session_name.partition("_")[2],
+                bot_uuid=await ctx.get_bot_uuid(),
+                sender_id=variables.get("sender_id"),
+                sender_name=variables.get("sender_name"),
+                query_id=ctx.query_id,
+            )
+            speaker_id, speaker_name = identity.sender_id, identity.sender_name
+            scope = await memory.scope_for(identity)
+            snapshot.update(scope_key=scope.scope_key, user_key=scope.user_key, kb_id=scope.kb_id,
+                            speaker={"id": speaker_id, "name": speaker_name})
+            try:
+                profiles = await memory.profiles(scope)
+                session_profile, speaker_profile = profiles.session, profiles.speaker
+            except Exception as exc:  # noqa: BLE001 - I6
+                snapshot["errors"].append(f"profiles: {exc}")
+            if scope.kb_id and text.strip():
+                try:
+                    episodes = [hit.episode for hit in await memory.recall(scope, text)]
+                except Exception as exc:  # noqa: BLE001 - I6
+                    snapshot["errors"].append(f"recall: {exc}")
+            await self._drop_memory_kb(ctx, variables, scope.kb_id)
+        except Exception as exc:  # noqa: BLE001 - I6: memory never fails the user's turn
+            snapshot["errors"].append(f"context: {exc}")
+            log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, exc)
+        has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
+        if scope is not None and (has_profiles or episodes):
+            message = render_system_message(speaker_id, speaker_name, session_profile, speaker_profile, episodes)
+            ctx.event.default_prompt.append(Message(role="system", content=message))
+            memory.note_injection(scope.scope_key, text)
+            snapshot.update(injected=True, blocks=len(episodes) + (1 if has_profiles else 0), chars=len(message))
+        try:
+            await ctx.set_query_var(
+                "_ltm_context", context_variable(speaker_id, speaker_name, session_profile, speaker_profile, episodes)
+            )
+        except Exception as exc:  # noqa: BLE001
+            snapshot["errors"].append(f"context variable: {exc}")
+        if scope is None:
+            log.warning("[LongTermMemory] no scope for query=%s; nothing injected", ctx.query_id)
+            return
+        snapshot.update(
+            session_profile=session_profile.to_dict(),
+            speaker_profile=speaker_profile.to_dict() if speaker_profile is not None else None,
+            episodes=[{"id": e.episode_id, "content": e.content} for e in episodes],
+        )
+        try:
+            await memory.save_snapshot(scope.scope_key, snapshot)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.scope_key, exc)
+        log.info(
+            "[LongTermMemory] injection ready query=%s kb=%s scope=%s sender=%s blocks=%d chars=%d errors=%d",
+            ctx.query_id, scope.kb_id or "-", scope.scope_key, speaker_id or "-", snapshot["blocks"],
+            snapshot["chars"], len(snapshot["errors"]),
+        )
+
+    async def _drop_memory_kb(self, ctx: Any, variables: dict[str, Any], kb_id: str) -> None:
+        """I4: the host's RAG must not recall the memory KB a second time."""
+        kb_ids = variables.get("_knowledge_base_uuids")
+        if not kb_id or not isinstance(kb_ids, list) or kb_id not in kb_ids:
+            return
+        await ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_ids if k != kb_id])

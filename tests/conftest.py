@@ -1,0 +1,77 @@
+"""Shared fixtures: a fake LangBot host per vector backend and a started plugin harness.
+
+- ``host``: FakeLangBotHost with embedding model "emb-1"; runs once per backend
+  ("chroma", "qdrant", "fixed").
+- ``supported_host``: the same, only on the backends the plugin supports
+  ("chroma", "qdrant"; SPEC excludes Milvus/pgvector-like stores).
+- ``harness``: the real plugin started on ``supported_host``; stopped afterwards.
+  Give it a config with ``@pytest.mark.plugin_config({"max_profile_traits": 5})``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+# The runtime starts workers with `python -m ...` from the plugin root, which
+# puts the root on sys.path; do the same so `tests.host` and `ltm` import.
+_ROOT = Path(__file__).resolve().parents[1]
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+from tests.host import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
+
+
+async def _make_host(name: str, tmp_path: Path) -> FakeLangBotHost:
+    host = FakeLangBotHost(make_backend(name, tmp_path))
+    host.add_embedding_model("emb-1")
+    return host
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "plugin_config(cfg): plugin config dict passed to the `harness` fixture")
+
+
+@pytest.fixture(params=["chroma", "qdrant", "fixed"], ids=lambda name: name)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(params=["chroma", "qdrant"], ids=lambda name: name)
+def supported_backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+async def host(backend_name: str, tmp_path: Path) -> AsyncIterator[FakeLangBotHost]:
+    fake = await _make_host(backend_name, tmp_path)
+    try:
+        yield fake
+    finally:
+        await fake.close()  # drops the private Chroma database / Qdrant client
+
+
+@pytest.fixture
+async def supported_host(supported_backend_name: str, tmp_path: Path
+                         ) -> AsyncIterator[FakeLangBotHost]:
+    fake = await _make_host(supported_backend_name, tmp_path)
+    try:
+        yield fake
+    finally:
+        await fake.close()
+
+
+@pytest.fixture
+async def harness(request: pytest.FixtureRequest, supported_host: FakeLangBotHost
+                  ) -> AsyncIterator[PluginHarness]:
+    marker = request.node.get_closest_marker("plugin_config")
+    plugin = PluginHarness(supported_host)
+    await plugin.start(dict(marker.args[0]) if marker else None)
+    try:
+        yield plugin
+    finally:
+        await plugin.stop()

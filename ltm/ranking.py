@@ -58,6 +58,7 @@ class SearchRecipe:
     top_k: int = 5
     candidate_window: int = 60
     speaker_window: int = 20
+    full_text_window: int = 20
     strategy: RetrievalStrategy = RetrievalStrategy.AUTO
     vector_weight: float = 0.5
     lexical_weight: float = 0.5

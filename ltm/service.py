@@ -111,7 +111,7 @@ class MemoryService:
         self._limits = limits or ProfileLimits
         self._locks = KeyedLocks()
         self._kb_cache: dict[str, Any] | None = None
-        self._no_host_hybrid: set[str] = set()
+        self._no_full_text: set[str] = set()
         self._injected: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------------ fences
@@ -352,34 +352,16 @@ class MemoryService:
         if not text:
             text = " ".join(filters.tags) or "*"
         vector = (await self._episodes.embed(settings.embedding_model_uuid, [text]))[0]
-        search_type = "vector"
-        if recipe.strategy is not RetrievalStrategy.VECTOR and scope.kb_id not in self._no_host_hybrid:
-            search_type = "hybrid"
-        try:
-            hits = await self._episodes.search(
-                scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window,
-                search_type=search_type, query_text=text,
-            )
-        except HostError:
-            if search_type == "vector":
-                raise
-            # The backend cannot do hybrid search (E7): fall back to vector.
-            if recipe.strategy is RetrievalStrategy.AUTO:
-                self._no_host_hybrid.add(scope.kb_id)
-            log.info("[LongTermMemory] hybrid search unavailable on kb=%s; falling back to vector", scope.kb_id)
-            search_type = "vector"
-            hits = await self._episodes.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)
+        hits = await self._episodes.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)
         candidates: dict[str, Candidate] = {h.episode.episode_id: Candidate(h.episode, h.distance) for h in hits}
         if scope.sender_id and recipe.speaker_window > 0:
-            # S6: the speaker's own episodes first, even when the space is crowded. Same search
-            # type as above, so both distance lists are on one scale.
+            # S6: the speaker's own episodes first, even when the space is crowded.
             for hit in await self._episodes.search(
-                scope.kb_id, scope.user_key, vector, top_k=recipe.speaker_window, sender_id=scope.sender_id,
-                search_type=search_type, query_text=text,
+                scope.kb_id, scope.user_key, vector, top_k=recipe.speaker_window, sender_id=scope.sender_id
             ):
-                known = candidates.get(hit.episode.episode_id)
-                if known is None or hit.distance < known.distance:
-                    candidates[hit.episode.episode_id] = Candidate(hit.episode, hit.distance, True)
+                candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, hit.distance, True))
+        if recipe.strategy is not RetrievalStrategy.VECTOR and scope.kb_id not in self._no_full_text:
+            await self._add_full_text(scope, text, vector, recipe, candidates)
         window = [c for c in candidates.values() if filters.accepts(c.episode)]
         ranked = rank(window, text, recipe, utc_now(), preferred_sender=scope.sender_id)
         log.info(
@@ -387,6 +369,39 @@ class MemoryService:
             scope.scope_key, scope.user_key, len(window), len(ranked),
         )
         return ranked
+
+    async def _add_full_text(
+        self, scope: MemoryScope, text: str, vector: list[float], recipe: SearchRecipe,
+        candidates: dict[str, Candidate],
+    ) -> None:
+        """E7 hybrid: widen the window with the backend's verbatim-text matches.
+
+        Only candidates are taken from it: LangBot's full-text search has no ranking (Chroma
+        returns distance 0 for every substring match) and its hybrid mode replaces similarity
+        by rank fusion, so scores always come from vector distances and the plugin's own
+        lexical scoring. Backends without full text (Qdrant ignores the type and answers with
+        plain vector hits; pgvector refuses) fall back to vector; `auto` remembers that and stops
+        asking, `hybrid` keeps asking.
+        """
+        remember_verdict = recipe.strategy is RetrievalStrategy.AUTO
+        try:
+            rows = await self._episodes.search(
+                scope.kb_id, scope.user_key, vector, top_k=recipe.full_text_window, search_type="full_text",
+                query_text=text,
+            )
+        except HostError as exc:
+            if remember_verdict:
+                self._no_full_text.add(scope.kb_id)
+            log.info("[LongTermMemory] full-text search unavailable on kb=%s (%s); vector only", scope.kb_id, exc)
+            return
+        if any(abs(hit.distance) > 1e-9 for hit in rows):
+            if remember_verdict:
+                self._no_full_text.add(scope.kb_id)
+            log.info("[LongTermMemory] kb=%s ignores full-text search; vector only", scope.kb_id)
+            return
+        worst = max((c.distance for c in candidates.values()), default=1.0)
+        for hit in rows:
+            candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, worst))
 
     async def list_episodes(
         self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,),

@@ -1,0 +1,100 @@
+"""S1-S8 on real Chroma and Qdrant; the fixed-schema backend shows the leak SPEC 15 describes."""
+
+from __future__ import annotations
+
+import pytest
+
+from ltm.errors import NotFound, ValidationError
+from tests.service_helpers import contents, ident, scope, start_with_kb
+
+SESSIONS = {
+    "b1-group1": ident("g1", bot="b1"),
+    "b1-group2": ident("g2", bot="b1"),
+    "b2-group1": ident("g1", bot="b2"),
+    "b1-private": ident("alice", bot="b1", kind="person"),
+}
+
+
+@pytest.fixture
+async def session_mode(supported_host):
+    harness, kb_id = await start_with_kb(supported_host)
+    yield harness.plugin.memory, kb_id
+    await harness.stop()
+
+
+async def test_sessions_and_bots_never_see_each_others_memory(session_mode):
+    memory, _ = session_mode
+    for label, identity in SESSIONS.items():
+        sc = await scope(memory, identity)
+        await memory.remember(sc, {"content": f"plan of {label}"})
+        await memory.update_profile(sc, "session", {"name": f"room {label}"})
+        await memory.update_profile(sc, "speaker", {"traits": [f"trait {label}"]})
+    for label, identity in SESSIONS.items():
+        sc = await scope(memory, identity)
+        assert await contents(memory, sc) == {f"plan of {label}"}
+        profiles = await memory.profiles(sc)
+        assert profiles.session.name == f"room {label}"
+        assert profiles.speaker is not None and profiles.speaker.traits == [f"trait {label}"]
+        assert [e.content for e in (await memory.list_episodes(sc)).episodes] == [f"plan of {label}"]
+
+
+async def test_bot_mode_shares_l2_across_one_bots_sessions_only(supported_host):
+    harness, _ = await start_with_kb(supported_host, isolation="bot")
+    memory = harness.plugin.memory
+    try:
+        g1, g2, other_bot = [await scope(memory, SESSIONS[k]) for k in ("b1-group1", "b1-group2", "b2-group1")]
+        assert g1.user_key == g2.user_key == "bot:b1" and g1.scope_key != g2.scope_key
+        await memory.remember(g1, {"content": "plan shared by bot one"})
+        await memory.remember(other_bot, {"content": "plan of bot two"})
+        await memory.update_profile(g1, "session", {"name": "group one only"})
+        assert await contents(memory, g2) == {"plan shared by bot one"}
+        assert await contents(memory, other_bot) == {"plan of bot two"}
+        # L1 stays per session even in bot mode (S3).
+        assert (await memory.profiles(g2)).session.name == ""
+    finally:
+        await harness.stop()
+
+
+async def test_an_id_from_another_scope_is_not_found_for_every_operation(session_mode):
+    memory, _ = session_mode
+    mine = await scope(memory, SESSIONS["b1-group1"])
+    theirs = await scope(memory, SESSIONS["b1-group2"])
+    foreign = await memory.remember(theirs, {"content": "their private plan"})
+    with pytest.raises(NotFound):
+        await memory.get_episode(mine, foreign.episode_id)
+    with pytest.raises(NotFound):
+        await memory.archive(mine, foreign.episode_id)
+    with pytest.raises(NotFound):
+        await memory.restore(mine, foreign.episode_id)
+    with pytest.raises(NotFound):
+        await memory.forget(mine, foreign.episode_id)
+    with pytest.raises(ValidationError, match="not in this scope"):
+        await memory.remember(mine, {"content": "correction"}, supersedes=[foreign.episode_id])
+    # The exact-id shortcut of recall is scoped too.
+    assert await memory.recall(mine, foreign.episode_id) == []
+    still = await memory.get_episode(theirs, foreign.episode_id)
+    assert still.is_active and still.content == "their private plan"
+
+
+async def test_backend_filter_isolation_and_the_fixed_schema_leak(host, backend_name):
+    """The raw host filter on one user_key: sealed on Chroma/Qdrant, leaking on fixed-schema stores.
+
+    Whatever the backend, the service's own re-check never returns the other scope's record.
+    """
+    harness, kb_id = await start_with_kb(host)
+    memory = harness.plugin.memory
+    try:
+        a = await scope(memory, SESSIONS["b1-group1"])
+        b = await scope(memory, SESSIONS["b1-group2"])
+        await memory.remember(a, {"content": "plan alpha"})
+        leaked = await memory.remember(b, {"content": "plan beta"})
+        vector = host.embedding_models["emb-1"].embed(["plan"])[0]
+        raw = await harness.plugin.vector_search(kb_id, vector, 10, {"user_key": a.user_key})
+        raw_ids = {r["id"] for r in raw}
+        if backend_name == "fixed":
+            assert leaked.episode_id in raw_ids, "fixed-schema stores drop the user_key filter: the leak"
+        else:
+            assert leaked.episode_id not in raw_ids
+        assert "plan beta" not in await contents(memory, a)
+    finally:
+        await harness.stop()

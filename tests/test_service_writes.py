@@ -1,0 +1,184 @@
+"""Ranking, fact-time validation, fences and audit cost of the memory service (issue 2)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError, ConnectionClosedError
+
+from ltm.audit import AuditEntry
+from ltm.errors import FencedError, HostError, OutcomeUnknown, ValidationError
+from ltm.fences import l2_space
+from ltm.imports import parse_records
+from ltm.timefields import format_utc, utc_now
+from tests.service_helpers import ident, scope, start_with_kb
+
+
+@pytest.fixture
+async def plugin(supported_host):
+    harness, kb_id = await start_with_kb(supported_host)
+    yield harness, kb_id
+    await harness.stop()
+
+
+async def test_recent_beats_old_at_equal_similarity(plugin):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    old_stamp = format_utc(utc_now() - timedelta(days=120))
+    [old] = await memory.import_episodes(sc, parse_records([{"content": "team dinner on friday", "timestamp": old_stamp}]))
+    new = await memory.remember(sc, {"content": "team dinner on friday"})
+    hits = await memory.recall(sc, "team dinner", top_k=2)
+    assert [h.episode.episode_id for h in hits] == [new.episode_id, old.episode_id]
+
+
+async def test_exact_id_query_returns_that_episode_without_embedding(plugin):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    target = await memory.remember(sc, {"content": "the locker code changed to the blue key"})
+    for i in range(30):
+        await memory.remember(sc, {"content": f"filler note {i} about weather"})
+    harness.host.reset_counts()
+    hits = await memory.recall(sc, target.episode_id, top_k=3)
+    assert hits[0].episode.episode_id == target.episode_id
+    assert harness.host.count(A.INVOKE_EMBEDDING) == 0
+
+
+async def test_exact_snippet_beyond_the_first_top_k_still_wins(plugin):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    for i in range(40):
+        await memory.remember(sc, {"content": f"meeting notes about the quarterly budget review part {i}"})
+    target = await memory.remember(sc, {"content": "budget owner is the orange team lead"})
+    hits = await memory.recall(sc, "orange team lead", top_k=3)
+    assert hits[0].episode.episode_id == target.episode_id
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"event_at": "2026-05-01T09:00:00"}, "timezone"),
+        ({"valid_from": "2026-05-02T00:00:00Z", "valid_until": "2026-05-01T00:00:00Z"}, "earlier"),
+        ({"valid_until": "next week"}, "ISO-8601"),
+        ({"importance": 9}, "importance"),
+        ({"content": "  "}, "content is required"),
+        ({"content": "my password: hunter2hunter2"}, "secret"),
+    ],
+)
+async def test_bad_time_fields_and_content_write_nothing(plugin, fields, message):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    harness.host.reset_counts()
+    with pytest.raises(ValidationError, match=message):
+        await memory.remember(sc, {"content": "a plan", **fields})
+    assert harness.host.count(A.VECTOR_UPSERT) == 0
+    assert await memory.fences.all() == []
+
+
+async def test_fact_time_is_normalized_to_utc_and_kept(plugin):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    ep = await memory.remember(sc, {"content": "flight to Oslo", "event_at": "2026-07-01T08:30:00.250+02:00",
+                                    "valid_from": "2026-06-01T00:00:00Z", "claim_type": "user_statement",
+                                    "source_ref": "chat:42"})
+    back = await memory.get_episode(sc, ep.episode_id)
+    assert back.fact.event_at == "2026-07-01T06:30:00.250000Z"
+    assert (back.fact.valid_from, back.fact.source_ref, back.fact.claim_type.value) == (
+        "2026-06-01T00:00:00Z", "chat:42", "user_statement")
+
+
+@pytest.mark.parametrize("failure", [ActionCallTimeoutError, ConnectionClosedError])
+async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plugin, failure):
+    harness, kb_id = plugin
+    host = harness.host
+    memory = harness.plugin.memory
+    a, b = await scope(memory, ident("g1")), await scope(memory, ident("g2"))
+    kept = await memory.remember(a, {"content": "plan before the outage"})
+    host.fail_next(A.VECTOR_UPSERT, failure, after_dispatch=True)
+    with pytest.raises(OutcomeUnknown):
+        await memory.remember(a, {"content": "plan during the outage"})
+    assert [f.space for f in await memory.fences.all()] == [l2_space(kb_id, a.user_key)]
+    with pytest.raises(FencedError):
+        await memory.remember(a, {"content": "plan after the outage"})
+    await memory.remember(b, {"content": "other scope keeps writing"})
+    # Reads keep working in the fenced scope.
+    assert kept.episode_id in {h.episode.episode_id for h in await memory.recall(a, "plan", top_k=5)}
+    assert (await memory.list_episodes(a)).total == 2
+
+    # A new plugin instance (new service, empty caches) on the same storage. Modules are kept so
+    # this test's error classes stay the plugin's error classes.
+    await harness.restart(fresh_modules=False)
+    memory = harness.plugin.memory
+    a = await scope(memory, ident("g1"))
+    with pytest.raises(FencedError):
+        await memory.archive(a, kept.episode_id)
+    with pytest.raises(FencedError):
+        await memory.forget(a, kept.episode_id)
+    assert (await memory.get_episode(a, kept.episode_id)).is_active
+    assert await memory.clear_fence(l2_space(kb_id, a.user_key), actor=a)
+    await memory.remember(a, {"content": "writes resume after the admin clears the fence"})
+    entries = (await memory.audit_page(a, 1)).entries
+    assert entries[1]["operation"] == "fence_clear"
+
+
+async def test_deterministic_failures_never_fence(plugin):
+    harness, _ = plugin
+    host = harness.host
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    with pytest.raises(ValidationError):
+        await memory.remember(sc, {"content": ""})
+    host.fail_next(A.VECTOR_UPSERT, ActionCallError("[VectorStoreError/X] refused"), after_dispatch=False)
+    with pytest.raises(HostError):
+        await memory.remember(sc, {"content": "host says no"})
+    host.fail_next(A.INVOKE_EMBEDDING, ActionCallTimeoutError, after_dispatch=False)
+    with pytest.raises(OutcomeUnknown):
+        await memory.remember(sc, {"content": "embedding timed out before any write"})
+    assert await memory.fences.all() == []
+    await memory.remember(sc, {"content": "still writable"})
+
+
+async def test_cancellation_before_dispatch_does_not_fence(plugin):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    space = l2_space(sc.kb_id, sc.user_key)
+    async with memory._locks.hold(space):  # a write in progress holds the scope
+        waiting = asyncio.create_task(memory.remember(sc, {"content": "queued write"}))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+    assert await memory.fences.all() == []
+    assert (await memory.list_episodes(sc)).total == 0
+
+
+async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
+    harness, _ = plugin
+    host = harness.host
+    audit = harness.plugin.memory.audit
+
+    def entry(i: int) -> AuditEntry:
+        return AuditEntry(operation="remember", target_type="episode", target_id=f"id-{i:05d}", scope_key="s",
+                          summary="stored episode (20 chars, importance 2)")
+
+    async def bytes_for_one_append() -> int:
+        before = host.storage_bytes_written
+        await audit.append(entry(0))
+        return host.storage_bytes_written - before
+
+    await audit.append_many("s", [entry(i) for i in range(10)])
+    small = await bytes_for_one_append()
+    await audit.append_many("s", [entry(i) for i in range(9_989)])
+    assert await audit.count("s") == 10_000
+    large = await bytes_for_one_append()
+    assert large <= small * 1.2 + 64, (small, large)
+    page = await audit.page("s", 1, 10)
+    assert page.total == 10_001 and page.pages == 1001 and len(page.entries) == 10

@@ -174,7 +174,7 @@ class MemoryService:
             raise ValidationError("page numbers start at 1")
         result = await self.audit.page(scope.scope_key, page, page_size)
         if page > result.pages:
-            raise ValidationError(f"page {page} is past the end (there are {result.pages} pages)")
+            raise ValidationError(f"page {page} is past the end (last page is {result.pages})")
         return result
 
     async def audit_export(self, scope: MemoryScope) -> list[dict[str, Any]]:
@@ -210,6 +210,10 @@ class MemoryService:
             }
             await self._guarded(INSTALLATION_SPACE, "kb register", lambda: self._store.set(KB_CONFIGS_KEY, new))
             self._kb_cache = new
+        await self._audit(None, AuditEntry(
+            operation="kb_register", target_type="knowledge_base", target_id=kb_id, scope_key=INSTALLATION_SPACE,
+            summary=f"memory knowledge base registered ({settings.isolation.value} isolation)",
+        ))
         log.info("[LongTermMemory] memory knowledge base registered kb=%s isolation=%s", kb_id, settings.isolation.value)
         return settings
 
@@ -222,9 +226,9 @@ class MemoryService:
                 await self._episodes.delete_collection_records(kb_id)
             except LTMError as exc:
                 log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc)
-            for fence in await self.fences.all():
-                if fence.space.startswith(f"l2:{kb_id}:"):
-                    await self.fences.clear(fence.space)
+            cleared = [f.space for f in await self.fences.all() if f.space.startswith(f"l2:{kb_id}:")]
+            for space in cleared:
+                await self.fences.clear(space)
             if known:
                 new = {
                     "order": [k for k in record["order"] if k != kb_id],
@@ -234,6 +238,11 @@ class MemoryService:
                 self._kb_cache = new
             for key in await self._store.keys(f"doc:{kb_id}:"):
                 await self._store.delete(key)
+        await self._audit(None, AuditEntry(
+            operation="kb_unregister", target_type="knowledge_base", target_id=kb_id, scope_key=INSTALLATION_SPACE,
+            summary="memory knowledge base removed with its vectors", meta={"fences_cleared": cleared},
+        ), *[AuditEntry(operation="fence_clear", target_type="fence", target_id=space, scope_key=INSTALLATION_SPACE,
+                        summary="cleared because the knowledge base was removed") for space in cleared])
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
         return known
 
@@ -416,7 +425,7 @@ class MemoryService:
         chosen.sort(key=lambda e: e.timestamp, reverse=True)
         pages = max(1, -(-len(chosen) // page_size))
         if page > pages:
-            raise ValidationError(f"page {page} is past the end (there are {pages} pages)")
+            raise ValidationError(f"page {page} is past the end (last page is {pages})")
         start = (page - 1) * page_size
         return EpisodePage(chosen[start : start + page_size], page, pages, len(chosen), listing.truncated)
 
@@ -707,7 +716,7 @@ class MemoryService:
                 rest = key[len("audit:"):]
                 head, _, tail = rest.rpartition(":")
                 scopes.add(head if tail.isdigit() and head else rest)
-        return sorted(s for s in scopes if s)
+        return sorted(s for s in scopes if s and s != INSTALLATION_SPACE)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,201 @@
+"""Chat-text rendering for `!memory` (SPEC section 7).
+
+Chat clients show plain text in narrow bubbles, so every helper here produces
+short lines, shows full episode IDs (operators copy them into `show`, `forget`,
+`archive`, `restore`), and numbers pages as "page 2/7". Nothing in this module
+talks to the memory service; it only formats what the command already fetched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ltm.episodes import Episode, EpisodeStatus
+from ltm.fences import Fence
+from ltm.health import HealthReport, Level
+from ltm.profiles import Profile
+
+# One chat message. Platforms cut around 4,000 characters (Telegram 4,096; QQ and
+# WeChat are similar), and the command's "*" fallback delivers only ONE reply.
+MAX_REPLY_CHARS = 3500
+SNIPPET_CHARS = 100
+_LEVEL_LABEL = {Level.GREEN: "GREEN", Level.AMBER: "AMBER", Level.RED: "RED"}
+
+
+def clip(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """One line: whitespace collapsed, cut with an ellipsis."""
+    flat = " ".join(str(text or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def short_time(value: str | None) -> str:
+    """`2026-05-01T09:00:12.5Z` -> `2026-05-01 09:00Z`; unknown -> `-`."""
+    if not value:
+        return "-"
+    text = str(value)
+    if len(text) >= 16 and text[10] == "T":
+        zone = "Z" if text.endswith("Z") else ""
+        return f"{text[:10]} {text[11:16]}{zone}"
+    return text
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def page_title(title: str, page: int, pages: int, total: int, unit: str = "total") -> str:
+    return f"{title} · page {page}/{pages} · {total} {unit}"
+
+
+def statuses_label(statuses: Sequence[EpisodeStatus]) -> str:
+    return "+".join(s.value for s in statuses)
+
+
+def speaker_label(sender_id: str, sender_name: str) -> str:
+    if sender_name and sender_id:
+        return f"{sender_name} ({sender_id})"
+    return sender_name or sender_id or "unknown speaker"
+
+
+def episode_lines(number: int, episode: Episode) -> list[str]:
+    """Two lines per episode: ID and metadata, then the content snippet."""
+    meta = [episode.episode_id, short_time(episode.timestamp)]
+    if episode.sender_name or episode.sender_id:
+        meta.append(episode.sender_name or episode.sender_id)
+    meta.append(f"imp {episode.importance}")
+    if episode.status is not EpisodeStatus.ACTIVE:
+        meta.append(f"[{episode.status.value}]")
+    if episode.tags:
+        meta.append(" ".join(f"#{t}" for t in episode.tags[:4]))
+    return [f"{number}) " + " · ".join(meta), f"   {clip(episode.content)}"]
+
+
+def episode_list(episodes: Sequence[Episode], first_number: int = 1) -> list[str]:
+    lines: list[str] = []
+    for offset, episode in enumerate(episodes):
+        lines.extend(episode_lines(first_number + offset, episode))
+        if episode.superseded_by:
+            lines.append(f"   superseded by {episode.superseded_by} ({short_time(episode.superseded_at)})")
+    return lines
+
+
+def episode_detail(episode: Episode) -> str:
+    """Everything `show` promises: status, sender, source, tags, importance, supersede and provenance."""
+    fact = episode.fact
+    lines = [f"Episode {episode.episode_id}", f"Status: {episode.status.value}"]
+    if episode.status_changed_at:
+        lines[-1] += f" (since {episode.status_changed_at})"
+    lines += [
+        f"Content: {episode.content}",
+        f"Stored: {episode.timestamp or '-'}",
+        f"Sender: {speaker_label(episode.sender_id, episode.sender_name)}",
+        f"Source: {episode.source or '-'} · importance {episode.importance} · claim {fact.claim_type.value}",
+        "Tags: " + (", ".join(episode.tags) if episode.tags else "-"),
+    ]
+    provenance = [
+        ("Event at", fact.event_at), ("Valid from", fact.valid_from), ("Valid until", fact.valid_until),
+        ("Source ref", fact.source_ref),
+    ]
+    known = [(label, value) for label, value in provenance if value]
+    lines += [f"{label}: {value}" for label, value in known] or ["Fact time / provenance: unknown"]
+    if episode.supersedes:
+        lines.append("Supersedes: " + ", ".join(episode.supersedes))
+    if episode.superseded_by:
+        lines.append(f"Superseded by: {episode.superseded_by} at {episode.superseded_at or '-'}")
+    if episode.original_id:
+        lines.append(f"Imported from id: {episode.original_id}")
+    if episode.document_id:
+        lines.append(f"Document: {episode.document_id}")
+    if episode.derived_from:
+        lines.append("Derived from: " + ", ".join(episode.derived_from))
+    return "\n".join(lines)
+
+
+def profile_block(title: str, profile: Profile | None, missing: str) -> list[str]:
+    if profile is None:
+        return [f"{title}: {missing}"]
+    if profile.is_empty:
+        return [f"{title}: (empty)"]
+    lines = [f"{title}:"] + [f"  {line}" for line in profile.render().splitlines()]
+    if profile.updated_at:
+        lines.append(f"  updated {short_time(profile.updated_at)}")
+    return lines
+
+
+def status_counts(episodes: Iterable[Episode]) -> str:
+    counts = Counter(e.status for e in episodes)
+    shown = [EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED]
+    parts = [f"{counts.get(s, 0)} {s.value}" for s in shown]
+    if counts.get(EpisodeStatus.DELETED):
+        parts.append(f"{counts[EpisodeStatus.DELETED]} deleted")
+    return " · ".join(parts)
+
+
+def status_tally(statuses: Iterable[str]) -> str:
+    """`14 active, 1 archived`: only statuses present, in lifecycle order."""
+    counts = Counter(statuses)
+    order = [s.value for s in EpisodeStatus] + sorted(set(counts) - {s.value for s in EpisodeStatus})
+    return ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s)) or "none"
+
+
+def fence_line(fences: dict[str, Fence | None]) -> str:
+    active = [(layer, f) for layer, f in fences.items() if f is not None]
+    if not active:
+        return "Writes: open (no fence)"
+    parts = [f"{layer.upper()} paused since {short_time(f.since)} after {f.operation}" for layer, f in active]
+    return "Writes: " + "; ".join(parts) + " (clear in Memory Console > Diagnostics)"
+
+
+def health_text(report: HealthReport) -> str:
+    lines = [f"Memory health: {_LEVEL_LABEL[report.level]}"]
+    lines += [f"{_LEVEL_LABEL[item.level]} {item.key}: {item.message}" for item in report.items]
+    return "\n".join(lines)
+
+
+def audit_line(entry: dict[str, Any]) -> str:
+    who = entry.get("sender_name") or entry.get("sender_id") or ""
+    parts = [short_time(entry.get("time")), str(entry.get("operation") or "?")]
+    target = " ".join(str(p) for p in (entry.get("target_type"), entry.get("target_id")) if p)
+    if target:
+        parts.append(target)
+    if who:
+        parts.append(f"by {who}")
+    line = " · ".join(parts)
+    summary = clip(str(entry.get("summary") or ""), 80)
+    return f"{line}\n   {summary}" if summary else line
+
+
+def compact_json(value: Any) -> str:
+    """Compact (no indentation) so more fits in one chat message; still valid JSON to paste back."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_or_summary(header: str, payload: Any, summary: list[str], hint: str) -> str:
+    """The whole JSON when it fits one message, otherwise a summary and where to get it.
+
+    JSON is never cut: half a document cannot be imported and silently drops data.
+    """
+    body = compact_json(payload)
+    if len(header) + 1 + len(body) <= MAX_REPLY_CHARS:
+        return f"{header}\n{body}"
+    return "\n".join([f"{header}: too long for chat ({len(body)} characters of JSON)", *summary, hint])
+
+
+def fit_reply(text: str) -> str:
+    """Last guard for non-JSON replies: cut at a line boundary, and say so."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text
+    kept: list[str] = []
+    used = 0
+    for line in text.splitlines():
+        if used + len(line) + 1 > MAX_REPLY_CHARS - 40:
+            if not kept:  # one huge line: keep its start rather than nothing
+                kept.append(clip(line, MAX_REPLY_CHARS - 40))
+            break
+        kept.append(line)
+        used += len(line) + 1
+    kept.append("… (output shortened for chat)")
+    return "\n".join(kept)

@@ -8,20 +8,10 @@ from ltm.episodes import Episode
 
 
 def episode_for_model(episode: Episode) -> dict[str, Any]:
-    """What `recall_memory` returns per episode (T2): enough to cite, correct or forget it."""
-    view: dict[str, Any] = {
-        "id": episode.episode_id,
-        "content": episode.content,
-        "timestamp": episode.timestamp,
-        "sender": {"id": episode.sender_id, "name": episode.sender_name},
-        "tags": list(episode.tags),
-        "importance": episode.importance,
-        "event_at": episode.fact.event_at,
-        "valid_from": episode.fact.valid_from,
-        "valid_until": episode.fact.valid_until,
-        "source_ref": episode.fact.source_ref,
-        "claim_type": episode.fact.claim_type.value,
-    }
-    if episode.supersedes:
-        view["supersedes"] = list(episode.supersedes)
+    """What `recall_memory` returns per episode (T2): the public view with the speaker as one
+    object; status and source are left out because recall returns active episodes only."""
+    view = episode.to_public()
+    view["sender"] = {"id": view.pop("sender_id"), "name": view.pop("sender_name")}
+    view.pop("status")
+    view.pop("source")
     return view

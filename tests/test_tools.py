@@ -143,3 +143,15 @@ async def test_forget_of_another_scopes_episode_is_not_found(harness, kb):
     assert result["ok"] is False and "not found" in result["error"]
     memory = harness.plugin.memory
     assert (await memory.get_episode(await memory.scope_for(ident("g2")), theirs)).is_active
+
+
+async def test_tool_logs_name_keys_and_counts_never_content(harness, kb, caplog):
+    caplog.set_level("INFO", logger="LongTermMemory")
+    secretish = "Dana's surprise party is at the lighthouse"
+    await _remember(harness, secretish, tags=["party"])
+    await tool(harness, GROUP1, "recall_memory", {"query": "lighthouse party"}, sender="alice")
+    lines = [r.getMessage() for r in caplog.records if r.name == "LongTermMemory"]
+    assert any(line.startswith("[LongTermMemory] tool Remember") and "params=['content', 'tags']" in line
+               for line in lines)
+    assert any("vector write" in line for line in lines) and any("recall scope=" in line for line in lines)
+    assert not [line for line in lines if "lighthouse" in line or "surprise" in line]

@@ -117,3 +117,11 @@ async def test_bad_documents_fail_whole_and_write_nothing(harness, data, message
 
 async def test_capabilities_offer_document_upload(harness):
     assert await harness.rag_capabilities() == ["doc_ingestion"]
+
+
+async def test_retrieve_degrades_to_nothing_when_the_host_fails(harness):
+    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    await tool(harness, GROUP1, "remember", {"content": "group one likes hiking"}, sender="alice")
+    harness.host.fail_next(A.INVOKE_EMBEDDING, ActionCallTimeoutError)
+    found = await harness.retrieve(kb, "hiking", retrieval_settings=SETTINGS)
+    assert found["results"] == [] and found["metadata"]["error"]

@@ -73,6 +73,9 @@ class MemoryEngine(KnowledgeEngine):
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})
+        except Exception:  # noqa: BLE001 - host RAG must never fail the user's turn because of memory
+            log.exception("[LongTermMemory] engine retrieve failed")
+            return RetrievalResponse(results=[], total_found=0, metadata={"error": "memory recall failed"})
         entries = [
             RetrievalResultEntry(
                 id=hit.episode.episode_id,
@@ -105,6 +108,10 @@ class MemoryEngine(KnowledgeEngine):
         except LTMError as exc:
             log.warning("[LongTermMemory] document import failed document=%s: %s", document_id, exc)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED, error_message=exc.message)
+        except Exception as exc:  # noqa: BLE001 - e.g. the host could not hand over the file
+            log.exception("[LongTermMemory] document import failed document=%s", document_id)
+            return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED,
+                                   error_message=f"could not import the document: {type(exc).__name__}")
         log.info("[LongTermMemory] document import document=%s records=%d", document_id, len(written))
         return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED, chunks_created=len(written))
 

@@ -91,6 +91,22 @@ def user_key_for(identity: Identity, isolation: Isolation | str) -> str:
     return identity.session_key
 
 
+def split_session_key(session_key: str) -> tuple[str, str]:
+    """`bot:group_1` -> ("bot", "group_1"); a key without a bot uuid is just the session name (S3)."""
+    if session_key.startswith(("group_", "person_")):
+        return "", session_key
+    head, sep, tail = session_key.partition(":")
+    return (head, tail) if sep else ("", session_key)
+
+
+def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> str:
+    """The L2 key this plugin derives for a stored session key (used where only keys are known)."""
+    bot_uuid, _ = split_session_key(session_key)
+    if Isolation(isolation) is Isolation.BOT and bot_uuid:
+        return f"bot:{bot_uuid}"
+    return session_key
+
+
 @dataclass(frozen=True)
 class MemoryScope:
     """Everything the service needs to keep one call inside its own memory.

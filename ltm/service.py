@@ -144,6 +144,18 @@ class MemoryService:
             )
         return existed
 
+    async def clear_fences(self, scope: MemoryScope | None, *, installation: bool = False) -> list[str]:
+        """F4 for an admin: the selected space's L1 and L2 fences; the installation-wide fence
+        only when asked for by name. Returns the spaces that were fenced and are now clear."""
+        targets: list[str] = []
+        if scope is not None:
+            targets.append(l1_space(scope.scope_key))
+            if scope.kb_id:
+                targets.append(l2_space(scope.kb_id, scope.user_key))
+        if installation:
+            targets.append(INSTALLATION_SPACE)
+        return [space for space in targets if await self.clear_fence(space, actor=scope)]
+
     async def fence_for(self, scope: MemoryScope) -> dict[str, Fence | None]:
         return {
             "l1": await self.fences.get(l1_space(scope.scope_key)),

@@ -23,4 +23,5 @@ PYEOF
   rm -f .venv/.deps-*
   touch "$stamp"
 fi
+bash scripts/install-browser.sh
 exec .venv/bin/python -m pytest "$@"

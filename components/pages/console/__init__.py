@@ -1,0 +1,1 @@
+"""Memory Console page (SPEC section 13)."""

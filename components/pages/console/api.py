@@ -1,0 +1,433 @@
+"""Memory Console page API (SPEC M1-M3, F4, H, K7): one small function per endpoint.
+
+The console has no end-user identity (the host route is admin-only and
+`PageRequest.caller` is always None). Every space-scoped endpoint takes the
+selected memory space from the body, `{"space": {"scope_key", "user_key"}}`, and
+builds a `MemoryScope` on the installation's memory knowledge base. The service
+filters every read and write on that scope's `user_key` / `scope_key`, so an
+episode id of another space comes back as "not found".
+
+Every answer is a plain dict: `{"ok": true, ...}` or
+`{"ok": false, "error": "...", "code": "..."}`. `dispatch` never raises:
+`PageResponse.fail` reaches the page as "[object Object]" (contract §7.2), so
+application errors travel as data.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ltm.episodes import EpisodeStatus
+from ltm.errors import LTMError, NoKnowledgeBase, ValidationError
+from ltm.fences import INSTALLATION_SPACE
+from ltm.identity import Identity, Isolation, MemoryScope, split_session_key, user_key_for, user_key_for_session_key
+from ltm.service import MemoryService, RecallFilters
+from ltm.timefields import now_iso
+
+log = logging.getLogger("LongTermMemory")
+
+MAX_KEY_CHARS = 512
+MAX_QUERY_CHARS = 500
+MAX_ID_CHARS = 100
+LISTED_STATUSES = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
+EXPORT_FORMAT = "longterm-memory-console-export"
+
+Body = dict[str, Any]
+Result = dict[str, Any]
+
+
+# ---------------------------------------------------------------------- body validation
+
+
+def _allowed(body: Body, fields: set[str]) -> None:
+    unknown = sorted(set(body) - fields)
+    if unknown:
+        allowed = ", ".join(sorted(fields)) or "none"
+        raise ValidationError(f"unknown field(s): {', '.join(unknown)}; allowed: {allowed}")
+
+
+def _text(value: Any, field: str, *, required: bool = True, limit: int = MAX_KEY_CHARS) -> str:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise ValidationError(f"{field} is required")
+        return ""
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be a string")
+    text = value.strip()
+    if len(text) > limit:
+        raise ValidationError(f"{field} is longer than {limit} characters")
+    if any(ord(ch) < 32 for ch in text):
+        raise ValidationError(f"{field} must not contain control characters")
+    return text
+
+
+def _int(value: Any, field: str, default: int, low: int, high: int) -> int:
+    if value is None:
+        return default
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        number = int(value.strip())
+    if number is None or not low <= number <= high:
+        raise ValidationError(f"{field} must be a whole number from {low} to {high}")
+    return number
+
+
+def _flag(value: Any, field: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ValidationError(f"{field} must be true or false")
+    return value
+
+
+def _status(value: Any, field: str) -> EpisodeStatus:
+    text = _text(value, field, limit=20).lower()
+    try:
+        return EpisodeStatus(text)
+    except ValueError:
+        allowed = ", ".join(s.value for s in EpisodeStatus)
+        raise ValidationError(f"{field} must be one of: {allowed}") from None
+
+
+def _status_filter(value: Any) -> tuple[EpisodeStatus, ...]:
+    """`status`: one status, or "all" for active + superseded + archived."""
+    if value is None:
+        return (EpisodeStatus.ACTIVE,)
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return LISTED_STATUSES
+    return (_status(value, "status"),)
+
+
+def _statuses(value: Any, field: str, default: tuple[EpisodeStatus, ...]) -> tuple[EpisodeStatus, ...]:
+    if value is None:
+        return default
+    if not isinstance(value, list) or not value:
+        raise ValidationError(f"{field} must be a non-empty list of statuses")
+    result: list[EpisodeStatus] = []
+    for item in value:
+        status = _status(item, f"{field}[]")
+        if status not in result:
+            result.append(status)
+    return tuple(result)
+
+
+# ---------------------------------------------------------------------- spaces
+
+
+@dataclass(frozen=True)
+class Space:
+    scope: MemoryScope
+    warning: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scope_key": self.scope.scope_key,
+            "user_key": self.scope.user_key,
+            "kb_id": self.scope.kb_id,
+            "isolation": self.scope.isolation.value,
+            "warning": self.warning,
+        }
+
+
+async def _memory_kb(memory: MemoryService) -> tuple[str, Isolation]:
+    found = await memory.memory_kb()
+    if found is None:
+        return "", Isolation.SESSION
+    return found[0], found[1].isolation
+
+
+async def resolve_space(memory: MemoryService, body: Body, *, required: bool = True) -> Space | None:
+    raw = body.get("space")
+    if raw is None and not required:
+        return None
+    if not isinstance(raw, dict):
+        raise ValidationError("space is required: an object {scope_key, user_key}; select a memory space first")
+    unknown = sorted(set(raw) - {"scope_key", "user_key"})
+    if unknown:
+        raise ValidationError(f"unknown field(s) in space: {', '.join(unknown)}; allowed: scope_key, user_key")
+    scope_key = _text(raw.get("scope_key"), "space.scope_key")
+    user_key = _text(raw.get("user_key"), "space.user_key")
+    kb_id, isolation = await _memory_kb(memory)
+    warning = ""
+    expected = user_key_for_session_key(scope_key, isolation)
+    if kb_id and user_key != expected:
+        warning = (f"user_key {user_key} is not the key this plugin derives for scope_key {scope_key} "
+                   f"in {isolation.value} isolation ({expected})")
+    return Space(MemoryScope(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=isolation), warning)
+
+
+def _space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:
+    bot_uuid, session_name = split_session_key(scope_key)
+    return {"scope_key": scope_key, "user_key": user_key_for_session_key(scope_key, isolation),
+            "bot_uuid": bot_uuid, "session_name": session_name}
+
+
+def _fence_entry(fence: Any, kb_id: str) -> dict[str, Any]:
+    data = fence.to_dict()
+    space = fence.space
+    if space == INSTALLATION_SPACE:
+        data.update(kind="installation")
+    elif space.startswith("l1:"):
+        data.update(kind="l1", scope_key=space[3:])
+    elif space.startswith("l2:"):
+        rest = space[3:]
+        fenced_kb, _, user_key = rest.partition(":")
+        data.update(kind="l2", kb_id=fenced_kb, user_key=user_key, current_kb=fenced_kb == kb_id)
+    else:
+        data.update(kind="other")
+    return data
+
+
+def _episode(e: Any) -> dict[str, Any]:
+    return e.to_public()
+
+
+# ---------------------------------------------------------------------- endpoints
+
+
+async def overview(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, set())
+    found = await memory.memory_kb()
+    kb_id, isolation = (found[0], found[1].isolation) if found else ("", Isolation.SESSION)
+    fences = await memory.fences.all()
+    return {
+        "kb": {"id": kb_id, "settings": found[1].to_dict()} if found else None,
+        "isolation": isolation.value,
+        # The installation pseudo-scope holds only installation-level audit (fence clears).
+        "scopes": [_space_entry(key, isolation) for key in await memory.known_scopes() if key != INSTALLATION_SPACE],
+        "fences": [_fence_entry(f, kb_id) for f in fences],
+    }
+
+
+async def derive(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"bot_uuid", "session_name", "isolation"})
+    bot_uuid = _text(body.get("bot_uuid"), "bot_uuid", required=False, limit=200)
+    session_name = _text(body.get("session_name"), "session_name", limit=300)
+    kind, sep, launcher_id = session_name.partition("_")
+    if not sep or kind not in ("group", "person") or not launcher_id:
+        raise ValidationError("session_name must look like group_<id> or person_<id>")
+    kb_id, kb_isolation = await _memory_kb(memory)
+    raw_isolation = body.get("isolation")
+    if raw_isolation in (None, ""):
+        isolation = kb_isolation
+    else:
+        try:
+            isolation = Isolation(_text(raw_isolation, "isolation", limit=20).lower())
+        except ValueError:
+            raise ValidationError("isolation must be 'session' or 'bot'") from None
+    identity = Identity.build(launcher_type=kind, launcher_id=launcher_id, bot_uuid=bot_uuid)
+    note = ""
+    if kb_id and isolation is not kb_isolation:
+        note = f"the memory knowledge base uses {kb_isolation.value} isolation"
+    return {
+        "scope_key": identity.session_key,
+        "user_key": user_key_for(identity, isolation),
+        "bot_uuid": identity.bot_uuid,
+        "session_name": identity.session_name,
+        "isolation": isolation.value,
+        "note": note,
+    }
+
+
+async def profiles(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space"})
+    space = await resolve_space(memory, body)
+    data = await memory.export_profiles(space.scope)
+    return {"space": space.to_dict(), "session_profile": data["session_profile"],
+            "speaker_profiles": data["speaker_profiles"]}
+
+
+async def episodes(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space", "page", "page_size", "status"})
+    space = await resolve_space(memory, body)
+    page = _int(body.get("page"), "page", 1, 1, 100_000)
+    page_size = _int(body.get("page_size"), "page_size", 10, 1, 50)
+    statuses = _status_filter(body.get("status"))
+    result = await memory.list_episodes(space.scope, statuses, page, page_size)
+    return {
+        "space": space.to_dict(),
+        "episodes": [_episode(e) for e in result.episodes],
+        "page": result.page, "pages": result.pages, "total": result.total, "truncated": result.truncated,
+        "statuses": [s.value for s in statuses],
+    }
+
+
+async def search(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space", "query", "top_k", "statuses"})
+    space = await resolve_space(memory, body)
+    query = _text(body.get("query"), "query", limit=MAX_QUERY_CHARS)
+    top_k = _int(body.get("top_k"), "top_k", 10, 1, 50)
+    statuses = _statuses(body.get("statuses"), "statuses", (EpisodeStatus.ACTIVE,))
+    hits = await memory.recall(space.scope, query, top_k=top_k, filters=RecallFilters(statuses=statuses))
+    return {
+        "space": space.to_dict(),
+        "query": query,
+        "results": [{**_episode(h.episode), "score": round(h.score, 4)} for h in hits],
+        "statuses": [s.value for s in statuses],
+    }
+
+
+def _episode_action(action: Callable[[MemoryService, MemoryScope, str], Awaitable[Any]]
+                    ) -> Callable[[MemoryService, Body], Awaitable[Result]]:
+    async def endpoint(memory: MemoryService, body: Body) -> Result:
+        _allowed(body, {"space", "episode_id"})
+        space = await resolve_space(memory, body)
+        episode_id = _text(body.get("episode_id"), "episode_id", limit=MAX_ID_CHARS)
+        episode = await action(memory, space.scope, episode_id)
+        return {"space": space.to_dict(), "episode": _episode(episode)}
+
+    return endpoint
+
+
+archive = _episode_action(lambda m, s, i: m.archive(s, i))
+restore = _episode_action(lambda m, s, i: m.restore(s, i))
+delete = _episode_action(lambda m, s, i: m.forget(s, i))
+
+
+async def injection(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space"})
+    space = await resolve_space(memory, body)
+    return {"space": space.to_dict(), "snapshot": await memory.snapshot(space.scope.scope_key)}
+
+
+async def audit(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space", "page", "page_size"})
+    space = await resolve_space(memory, body)
+    page = _int(body.get("page"), "page", 1, 1, 1_000_000)
+    page_size = _int(body.get("page_size"), "page_size", 20, 1, 100)
+    result = await memory.audit_page(space.scope, page, page_size)
+    return {"space": space.to_dict(), "entries": result.entries, "page": result.page, "pages": result.pages,
+            "total": result.total}
+
+
+async def audit_export(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space"})
+    space = await resolve_space(memory, body)
+    entries = await memory.audit_export(space.scope)
+    return {"space": space.to_dict(), "export": {"scope_key": space.scope.scope_key, "exported_at": now_iso(),
+                                                  "entries": entries}}
+
+
+async def export(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space", "statuses"})
+    space = await resolve_space(memory, body)
+    statuses = _statuses(body.get("statuses"), "statuses", LISTED_STATUSES)
+    l1 = await memory.export_profiles(space.scope)
+    l2: dict[str, Any] | None = None
+    l2_error = ""
+    try:
+        l2 = await memory.export_episodes(space.scope, statuses)
+    except NoKnowledgeBase as exc:
+        l2_error = exc.message
+    return {
+        "space": space.to_dict(),
+        "export": {"format": EXPORT_FORMAT, "version": 1, "exported_at": now_iso(),
+                   "scope_key": space.scope.scope_key, "user_key": space.scope.user_key,
+                   "kb_id": space.scope.kb_id, "l1": l1, "l2": l2},
+        "l2_error": l2_error,
+    }
+
+
+async def health(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space"})
+    space = await resolve_space(memory, body, required=False)
+    report = await memory.health(space.scope if space else None)
+    return {"space": space.to_dict() if space else None, "report": report.to_dict(), "checked_at": now_iso()}
+
+
+async def fence_clear(memory: MemoryService, body: Body) -> Result:
+    """F4: the selected space (L1 + L2 on the memory KB); the installation fence only when named."""
+    _allowed(body, {"space", "installation"})
+    installation = _flag(body.get("installation"), "installation")
+    space = await resolve_space(memory, body, required=not installation)
+    cleared = await memory.clear_fences(space.scope if space else None, installation=installation)
+    if cleared:
+        log.warning("[LongTermMemory] console cleared fences %s", cleared)
+    remaining = await memory.fence_for(space.scope) if space else {}
+    return {
+        "space": space.to_dict() if space else None,
+        "cleared": cleared,
+        "fenced": any(v is not None for v in remaining.values()),
+        "installation": installation,
+    }
+
+
+async def review(memory: MemoryService, body: Body) -> Result:
+    """K7 / Q: consolidation drafts and the candidate queue are not built yet."""
+    _allowed(body, {"space"})
+    await resolve_space(memory, body, required=False)
+    found = await memory.memory_kb()
+    settings = found[1] if found else None
+    return {
+        "enabled": False,
+        "message": "Consolidation review and the candidate queue are not available in this version.",
+        "settings": {
+            "consolidation_enabled": settings.consolidation_enabled if settings else False,
+            "candidate_extraction_enabled": settings.candidate_extraction_enabled if settings else False,
+        },
+        "drafts": [],
+        "candidates": [],
+    }
+
+
+Handler = Callable[[MemoryService, Body], Awaitable[Result]]
+
+# endpoint -> (handler, read_only). Read-only endpoints also answer GET.
+ROUTES: dict[str, tuple[Handler, bool]] = {
+    "/overview": (overview, True),
+    "/derive": (derive, True),
+    "/profiles": (profiles, True),
+    "/episodes": (episodes, True),
+    "/search": (search, True),
+    "/episode/archive": (archive, False),
+    "/episode/restore": (restore, False),
+    "/episode/delete": (delete, False),
+    "/injection": (injection, True),
+    "/audit": (audit, True),
+    "/audit/export": (audit_export, True),
+    "/export": (export, True),
+    "/health": (health, True),
+    "/fence/clear": (fence_clear, False),
+    "/review": (review, True),
+}
+
+
+def _fail(message: str, code: str) -> Result:
+    return {"ok": False, "error": message, "code": code}
+
+
+async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, body: Any) -> Result:
+    """Route one page request; always returns a JSON-able dict, never raises."""
+    path = str(endpoint or "").strip()
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/")
+    route = ROUTES.get(path)
+    if route is None:
+        return _fail(f"unknown endpoint {path[:80]!r}", "unknown_endpoint")
+    handler, read_only = route
+    verb = str(method or "POST").upper()
+    if verb != "POST" and not (read_only and verb == "GET"):
+        allowed = "GET or POST" if read_only else "POST"
+        return _fail(f"{path} accepts {allowed}, not {verb[:10]}", "method_not_allowed")
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        return _fail("the request body must be a JSON object", "invalid_input")
+    if memory is None:
+        return _fail("the memory service is not initialized", "unavailable")
+    try:
+        data = await handler(memory, body)
+    except LTMError as exc:
+        log.info("[LongTermMemory] console %s refused: %s", path, exc.code)
+        return _fail(exc.message, exc.code)
+    except Exception:  # noqa: BLE001 - the page gets a short message, the log gets the trace
+        log.exception("[LongTermMemory] console %s failed", path)
+        return _fail("internal error in the memory console (see the plugin log)", "internal_error")
+    return {"ok": True, **data}

@@ -1,0 +1,143 @@
+"""The real plugin on the fake LangBot host, loaded with one LoCoMo conversation.
+
+One `ConversationEnv` = a fresh `FakeLangBotHost` on a private Chroma database, the
+real plugin started through `PluginHarness` (SDK runtime code), one memory knowledge
+base, and every turn of the conversation imported through the plugin's own import
+path (`ltm.imports.parse_records` + `MemoryService.import_episodes`), which keeps the
+given `timestamp`. Each turn's timestamp (and `event_at`) is its LoCoMo session date,
+so all episodes are years old: with the default recipe (recency_weight 0.3, half-life
+30 days) the time factor is 0.7 for every episode to within 1e-6, i.e. recency plays
+no part, without changing the recipe.
+
+The query scope is the conversation's group session with no sender: LoCoMo questions
+are asked by a third party, so the speaker window (S6) is not used; turns carry their
+speaker as sender_id/sender_name, so the default sender bonus applies when a question
+names a speaker, as it would in a deployment.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import replace
+from typing import Any
+
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+
+from bench.embedders import CachedEmbedder
+from bench.locomo_data import Conversation
+from ltm.episodes import Episode
+from ltm.identity import Identity
+from ltm.imports import parse_records
+from ltm.kb_config import RetrievalStrategy
+from ltm.ranking import Candidate, SearchRecipe, rank
+from ltm.secrets_filter import secret_kind
+from ltm.timefields import utc_now
+from tests.host import FakeLangBotHost, PluginHarness, make_backend
+
+MODEL_UUID = "bench-embedder"
+BOT_UUID = "bench-bot"
+
+
+def quiet_logs() -> None:
+    for name in ("LongTermMemory", "chromadb", "langbot_plugin", "httpx", "root", "sentence_transformers"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger().setLevel(logging.ERROR)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "-", name.lower()).strip("-") or "unknown"
+
+
+class ConversationEnv:
+    def __init__(self, conv: Conversation, embedder: CachedEmbedder, backend: str = "chroma") -> None:
+        self.conv = conv
+        self.embedder = embedder
+        self.backend = backend
+        self.host: FakeLangBotHost | None = None
+        self.harness: PluginHarness | None = None
+        self.kb_id = ""
+        self.scope: Any = None
+        self.skipped_turns: list[str] = []
+        self.by_original: dict[str, Episode] = {}
+
+    @property
+    def memory(self) -> Any:
+        assert self.harness is not None
+        return self.harness.plugin.memory
+
+    async def open(self) -> "ConversationEnv":
+        host = FakeLangBotHost(make_backend(self.backend))
+        host.embedding_models[MODEL_UUID] = self.embedder  # type: ignore[assignment]
+        self.host = host
+        self.harness = PluginHarness(host)
+        await self.harness.start({})
+        quiet_logs()
+        self.kb_id = await self.harness.kb_create(config={"embedding_model_uuid": MODEL_UUID,
+                                                          "isolation": "session"})
+        identity = Identity.build(launcher_type="group", launcher_id=f"locomo-{self.conv.conv_id}",
+                                  bot_uuid=BOT_UUID)
+        self.scope = await self.memory.scope_for(identity, self.kb_id)
+        items = []
+        for turn in self.conv.turns:
+            if secret_kind(turn.content):  # the plugin refuses the whole batch otherwise
+                self.skipped_turns.append(turn.dia_id)
+                continue
+            items.append({
+                "id": turn.dia_id, "content": turn.content, "timestamp": turn.timestamp,
+                "event_at": turn.timestamp, "sender_id": slug(turn.speaker), "sender_name": turn.speaker,
+                "source_ref": f"locomo:{self.conv.conv_id}:{turn.dia_id}",
+            })
+        # Embed the whole conversation in large batches first (cache warm-up); the
+        # plugin's own 32-text batches then hit the cache.
+        self.embedder.vectors([i["content"] for i in items])
+        records = parse_records(items, source="import")
+        written = await self.memory.import_episodes(self.scope, records)
+        self.by_original = {e.original_id or "": e for e in written}
+        host.reset_counts()
+        return self
+
+    async def close(self) -> None:
+        if self.harness is not None:
+            await self.harness.stop()
+        if self.host is not None:
+            await self.host.close()
+        self.harness = None
+        self.host = None
+
+    # ------------------------------------------------------------------ systems
+    async def plugin(self, question: str, k: int, recipe: SearchRecipe | None) -> list[str]:
+        """`MemoryService.recall` as the plugin runs it (default recipe when None)."""
+        hits = await self.memory.recall(self.scope, question, top_k=k, recipe=recipe)
+        return [h.episode.original_id or "" for h in hits]
+
+    async def default_recipe(self, strategy: RetrievalStrategy | None = None) -> SearchRecipe:
+        settings = await self.memory.kb_settings(self.kb_id)
+        if strategy is not None:
+            settings = replace(settings, retrieval_strategy=strategy)
+        return SearchRecipe.from_settings(settings, settings.auto_recall_top_k)
+
+    async def vector(self, question: str, k: int) -> list[str]:
+        """Plain host vector search, top k, same embedding model, same Chroma collection."""
+        assert self.host is not None
+        emb = await self.host.call_action(A.INVOKE_EMBEDDING, {"embedding_model_uuid": MODEL_UUID,
+                                                                "texts": [question]})
+        res = await self.host.call_action(A.VECTOR_SEARCH, {
+            "collection_id": self.kb_id, "query_vector": emb["vectors"][0], "top_k": k,
+            "filters": {"user_key": self.scope.user_key}, "search_type": "vector",
+        })
+        return [str(r["metadata"].get("original_id") or "") for r in res["results"]]
+
+    def union(self, question: str, vector_ids: list[str], bm25_ids: list[str],
+              recipe: SearchRecipe) -> list[str]:
+        """Bench-only experiment (not plugin behaviour): the plugin's `rank` over the
+        vector window united with a BM25 window taken over the whole scope."""
+        ids = list(dict.fromkeys([*vector_ids, *bm25_ids]))
+        episodes = [self.by_original[i] for i in ids if i in self.by_original]
+        qvec = self.embedder.vectors([question])[0]
+        dvecs = self.embedder.vectors([e.content for e in episodes])
+        # Squared L2, as the host's Chroma collections report it.
+        distances = ((dvecs - qvec[None, :]) ** 2).sum(axis=1)
+        cands = [Candidate(e, float(d)) for e, d in zip(episodes, distances)]
+        ranked = rank(cands, question, replace(recipe, top_k=len(cands)), utc_now())
+        return [s.episode.original_id or "" for s in ranked]

@@ -91,20 +91,22 @@ class EpisodeStore:
         )
         return hits
 
-    async def enumerate(self, kb_id: str, user_key: str, limit: int = MAX_ENUMERATED) -> Enumeration:
-        """Every record of one space (management paths only, never per turn)."""
+    async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
+        """Every record of one space (management paths only, never per turn), up to `limit`."""
+        limit = limit or MAX_ENUMERATED
         episodes: list[Episode] = []
         offset = 0
         while len(episodes) < limit:
-            listing = await self._port.vector_list(kb_id, {"user_key": user_key}, limit=LIST_BATCH, offset=offset)
+            batch = LIST_BATCH
+            listing = await self._port.vector_list(kb_id, {"user_key": user_key}, limit=batch, offset=offset)
             items = listing.get("items") or []
             for item in items:
                 meta = item.get("metadata")
                 if _in_scope(meta, user_key):
                     episodes.append(Episode.from_metadata(meta))
-            if len(items) < LIST_BATCH:
+            if len(items) < batch:
                 return Enumeration(episodes, truncated=False)
-            offset += LIST_BATCH
+            offset += batch
         return Enumeration(episodes[:limit], truncated=True)
 
     async def upsert(self, kb_id: str, episodes: list[Episode], vectors: list[list[float]]) -> None:

@@ -650,18 +650,33 @@ class MemoryService:
         }
 
     async def export_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
-        episodes = [e for e in await self.all_episodes(scope) if e.status in statuses]
-        return {
+        await self._l2(scope)
+        listing = await self._episodes.enumerate(scope.kb_id, scope.user_key)
+        episodes = sorted((e for e in listing.episodes if e.status in statuses), key=lambda e: e.timestamp)
+        export: dict[str, Any] = {
             "user_key": scope.user_key,
             "statuses": [s.value for s in statuses],
             "episodes": [e.to_public() for e in episodes],
         }
+        if listing.truncated:
+            # Never pass off a partial export as complete.
+            export["truncated"] = True
+        return export
 
     async def bulk_delete(self, scope: MemoryScope, criteria: "DeleteCriteria") -> list[Episode]:
-        """Enumerate this space, delete only the matches, audit each (C delete)."""
-        matches = [e for e in await self.all_episodes(scope) if criteria.matches(e)]
-        await self.delete_many(scope, matches)
-        return matches
+        """Enumerate this space, delete only the matches, audit each (C delete).
+
+        A space larger than one enumeration is handled in rounds: deleted records leave the
+        listing, so each round sees records the previous one could not."""
+        await self._l2(scope)
+        deleted: list[Episode] = []
+        while True:
+            listing = await self._episodes.enumerate(scope.kb_id, scope.user_key)
+            matches = [e for e in listing.episodes if criteria.matches(e)]
+            await self.delete_many(scope, matches)
+            deleted.extend(matches)
+            if not listing.truncated or not matches:
+                return deleted
 
     async def health(self, scope: MemoryScope | None, pipeline_kbs: list[str] | None = None) -> HealthReport:
         items: list[HealthItem] = []

@@ -10,9 +10,11 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError, ConnectionClosedError
 
 from ltm.audit import AuditEntry
+from ltm.episodes import EpisodeStatus
 from ltm.errors import FencedError, HostError, OutcomeUnknown, ValidationError
 from ltm.fences import l2_space
 from ltm.imports import parse_records
+from ltm.service import DeleteCriteria
 from ltm.timefields import format_utc, utc_now
 from tests.service_helpers import ident, scope, start_with_kb
 
@@ -182,3 +184,21 @@ async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
     assert large <= small * 1.2 + 64, (small, large)
     page = await audit.page("s", 1, 10)
     assert page.total == 10_001 and page.pages == 1001 and len(page.entries) == 10
+
+
+async def test_spaces_larger_than_one_enumeration_are_never_passed_off_as_complete(plugin, monkeypatch):
+    import ltm.episode_store as store
+
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    sc = await scope(memory, ident())
+    await memory.import_episodes(sc, parse_records([{"content": f"note {i}", "tags": ["old"]} for i in range(7)]))
+    monkeypatch.setattr(store, "LIST_BATCH", 2)
+    monkeypatch.setattr(store, "MAX_ENUMERATED", 4)
+    export = await memory.export_episodes(sc, (EpisodeStatus.ACTIVE,))
+    assert export["truncated"] is True and len(export["episodes"]) == 4
+    assert (await memory.list_episodes(sc)).truncated is True
+    deleted = await memory.bulk_delete(sc, DeleteCriteria(tag="old"))
+    assert len(deleted) == 7  # in rounds, nothing left behind
+    monkeypatch.setattr(store, "MAX_ENUMERATED", 20_000)
+    assert (await memory.list_episodes(sc)).total == 0

@@ -459,6 +459,8 @@ class MemoryCommand(Command):
         header = (f"L2 export of {call.scope.user_key} ({render.statuses_label(statuses)}): "
                   f"{render.plural(len(episodes), 'episode')}")
         summary = ["By status: " + render.status_tally(e["status"] for e in episodes)]
+        if payload.get("truncated"):
+            header += " (INCOMPLETE: the space holds more records than one export reads)"
         hint = ("Use the Memory Console Export tab for the full JSON, or narrow with --status "
                 "(e.g. !memory export l2 --status archived).")
         return render.json_or_summary(header, payload, summary, hint)

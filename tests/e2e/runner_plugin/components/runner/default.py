@@ -1,0 +1,134 @@
+"""The E2E test Runner: host prompt + `_ltm_context` + user text -> model, with a tool loop.
+
+- The prompt comes from the host (`get_prompt`): the pipeline's prompt after
+  PromptPreProcessing, so it carries LongTermMemory's "[LongTermMemory]" system message.
+- `_ltm_context` is a query variable whose name starts with "_", which the host keeps out of
+  `ctx.variables`; the host does put the legacy `query_id` there, and GET_QUERY_VARS with it
+  returns every variable. It is sent to the model as a system message "LTM_CONTEXT: <json>".
+- Tools: every granted non-platform tool is offered; calls go through the host
+  (`call_tool`). The SDK's traced `ctx.api.call_tool` validates the result as a dict, but
+  plugin tools return strings, so the runner calls the untraced API and reports each call
+  itself with the result wrapped as {"result": <str>}.
+- Logs go to stderr through `logging` (stdout is the plugin's channel to the runtime).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any, AsyncGenerator
+
+from langbot_plugin.api.definition.components.runner.runner import Runner
+from langbot_plugin.api.entities.builtin.provider.message import Message
+from langbot_plugin.api.entities.builtin.resource.tool import LLMTool
+from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
+from langbot_plugin.api.entities.builtin.runner.result import RunnerResult
+from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
+
+log = logging.getLogger("E2ERunner")
+
+MAX_MODEL_CALLS = 6
+HOST_TOOL_TYPES = {"platform", "event"}
+
+
+async def _noop(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
+def _model_uuid(ctx: RunnerContext) -> str:
+    selected = ctx.config.get("model")
+    if isinstance(selected, dict) and selected.get("primary"):
+        return str(selected["primary"])
+    if isinstance(selected, str) and selected:
+        return selected
+    for model in ctx.resources.models:
+        if "invoke" in model.operations:
+            return model.model_id
+    raise ValueError("no model configured or granted")
+
+
+def _as_dict(result: Any) -> dict[str, Any]:
+    if isinstance(result, dict):
+        return result
+    return {"result": result if isinstance(result, (str, int, float, bool)) or result is None else str(result)}
+
+
+def _as_text(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    try:
+        return json.dumps(result, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+class E2ERunner(Runner):
+    async def _ltm_context(self, ctx: RunnerContext) -> str | None:
+        """`_ltm_context` from the live query, or None when it cannot be reached."""
+        query_id = ctx.variables.get("query_id")
+        if query_id is None:
+            log.warning("E2ERunner: no query_id in ctx.variables; _ltm_context unreachable")
+            return None
+        handler = self._plugin_runtime_handler or getattr(self.plugin, "plugin_runtime_handler", None)
+        try:
+            proxy = QueryBasedAPIProxy(query_id=int(query_id), plugin_runtime_handler=handler)
+            variables = await proxy.get_query_vars()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("E2ERunner: get_query_vars(%s) failed: %s", query_id, exc)
+            return None
+        value = variables.get("_ltm_context")
+        if value is None:
+            return None
+        return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+    async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult, None]:
+        api = getattr(ctx.api, "_api", ctx.api)  # untraced: tool results may be strings
+        try:
+            prompt = await api.get_prompt()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("E2ERunner: get_prompt failed (%s); using the configured prompt", exc)
+            prompt = list(ctx.config.get("prompt") or [])
+        messages = [Message.model_validate(m) for m in prompt]
+        ltm_context = await self._ltm_context(ctx)
+        if ltm_context is not None:
+            messages.append(Message(role="system", content=f"LTM_CONTEXT: {ltm_context}"))
+        messages.append(Message(role="user", content=ctx.input.to_text()))
+
+        tools = [
+            LLMTool(name=t["name"], human_desc=t.get("description") or t["name"],
+                    description=t.get("description") or t["name"],
+                    parameters=t.get("parameters") or {"type": "object", "properties": {}}, func=_noop)
+            for t in await api.list_tools()
+            if (t.get("type") or "") not in HOST_TOOL_TYPES
+        ]
+        model = _model_uuid(ctx)
+        log.info("E2ERunner: run=%s query=%s model=%s tools=%s prompt_msgs=%d ltm_context=%s", ctx.run_id,
+                 ctx.variables.get("query_id"), model, [t.name for t in tools], len(prompt), ltm_context is not None)
+
+        for _ in range(MAX_MODEL_CALLS):
+            reply = await api.invoke_llm(model, messages, funcs=tools)
+            if not reply.tool_calls:
+                yield RunnerResult.run_completed(
+                    ctx.run_id, Message(role="assistant", content=reply.content or ""), finish_reason="stop")
+                return
+            messages.append(Message(role="assistant", content=reply.content, tool_calls=reply.tool_calls))
+            for call in reply.tool_calls:
+                name = call.function.name
+                try:
+                    params = json.loads(call.function.arguments or "{}")
+                except json.JSONDecodeError:
+                    params = {}
+                call_id = call.id or str(uuid.uuid4())
+                yield RunnerResult.tool_call_started(ctx.run_id, call_id, name, params)
+                try:
+                    result = await api.call_tool(name, params)
+                    yield RunnerResult.tool_call_completed(ctx.run_id, call_id, name, result=_as_dict(result))
+                    text = _as_text(result)
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("E2ERunner: tool %s failed: %s", name, exc)
+                    yield RunnerResult.tool_call_completed(ctx.run_id, call_id, name, error=str(exc))
+                    text = f"error: {exc}"
+                messages.append(Message(role="tool", tool_call_id=call_id, name=name, content=text))
+        yield RunnerResult.run_completed(
+            ctx.run_id, Message(role="assistant", content="[E2ERunner] tool loop limit reached"), finish_reason="length")

@@ -1,0 +1,139 @@
+"""`scripts/run-local.sh` end to end: start it exactly as a developer would, use it, Ctrl-C it.
+
+The script runs with a temporary data dir (LTM_LOCALRUN_DIR) and a free WebUI port
+(LTM_WEBUI_PORT); it reuses `.lbvenv` (creating it when missing). The test waits for the
+printed banner, logs in with the printed login, has one chat turn that stores a memory
+and a later turn that recalls it, then sends SIGINT to the script's process group (what
+Ctrl-C in a terminal does) and checks that every process it started is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from devhost.chat import DebugChat
+from devhost.lbclient import LangBotClient
+from devhost.stack import REPO, descendants, free_port, listeners, pid_alive
+
+READY_TIMEOUT = 600  # includes creating .lbvenv on a fresh machine (about 2-3 minutes)
+
+
+class Output:
+    def __init__(self, stream):
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream) -> None:
+        for line in stream:
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self.lines.append("<EOF>")
+            self._cond.notify_all()
+
+    def text(self) -> str:
+        with self._cond:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float) -> re.Match[str]:
+        regex = re.compile(pattern, re.M)
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                match = regex.search("\n".join(self.lines))
+                if match:
+                    return match
+                if self.lines and self.lines[-1] == "<EOF>":
+                    raise AssertionError(f"run-local.sh ended before {pattern!r}:\n" + "\n".join(self.lines[-80:]))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"no {pattern!r} after {timeout}s:\n" + "\n".join(self.lines[-80:]))
+                self._cond.wait(min(remaining, 1.0))
+
+
+def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
+    data_dir = Path(tempfile.mkdtemp(prefix="ltm-runlocal-"))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LTM_CHAT_")}
+    for name in ("LTM_RUNTIME_PORT", "LTM_RUNTIME_DEBUG_PORT", "LTM_MODEL_PORT"):
+        env.pop(name, None)
+    env.update(LTM_LOCALRUN_DIR=str(data_dir), LTM_WEBUI_PORT=str(port))
+    proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run-local.sh")], cwd=str(REPO), env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    output = Output(proc.stdout)
+    seen: set[int] = {proc.pid}
+    try:
+        output.wait_for(r"Ctrl-C stops everything", READY_TIMEOUT)
+        text = output.text()
+        webui = re.search(r"^ WebUI:\s+(http://127\.0\.0\.1:(\d+)/)$", text, re.M)
+        login = re.search(r"^ Login:\s+(\S+) / (\S+)$", text, re.M)
+        pipeline = re.search(r"^ Pipeline:\s+.*\(([0-9a-f-]{36})\)", text, re.M)
+        assert webui and login and pipeline, text
+        assert int(webui.group(2)) == port
+        assert re.search(r"^ Chat model: \[scripted local model\]", text, re.M), text
+        assert re.search(r"^ Embeddings: (sentence-transformers/all-MiniLM-L6-v2|deterministic local hashing)",
+                         text, re.M), text
+        base_url = webui.group(1).rstrip("/")
+
+        seen |= set(descendants(proc.pid))
+        ours = [item for item in listeners() if item[2] in seen]
+        assert any(p == port for _, p, _ in ours), ours
+        assert all(addr in ("127.0.0.1", "::1") for addr, _, _ in ours), ours
+
+        client = LangBotClient(base_url)
+        client.login(login.group(1), login.group(2))
+        client.get("/user/check-token")
+
+        fact = f"the local run codeword is {uuid.uuid4().hex[:8]}"
+        result = client.run_pipeline(pipeline.group(1), f"remember that {fact}")
+        assert result["status"] == "completed", result
+        assert result["reply"].startswith("[scripted local model] done: remember") and '"ok": true' in result["reply"]
+
+        with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
+            reply = chat.send(f"remember that {fact}")
+            assert "done: remember" in reply, reply
+            reply = chat.send(f"what is the local run codeword? {fact.split()[-1]}")
+            assert reply.startswith("[scripted local model] I see 1 memory lines"), reply
+            assert fact in reply, reply
+
+        seen |= set(descendants(proc.pid))
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal signals the foreground process group
+        assert proc.wait(timeout=90) == 0, output.text()[-3000:]
+        output.wait_for(r"stopped \d+ processes", 10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(pid_alive(p) for p in seen):
+            time.sleep(0.2)
+        assert [p for p in seen if pid_alive(p)] == [], output.text()[-3000:]
+        assert "still alive" not in output.text()
+        assert (data_dir / "langbot" / "data").is_dir()  # data kept for the next run
+    finally:
+        if proc.poll() is None:
+            seen |= set(descendants(proc.pid))
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in seen:
+            if pid_alive(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        shutil.rmtree(data_dir, ignore_errors=True)

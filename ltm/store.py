@@ -63,7 +63,3 @@ class KeyedLocks:
             if self._users[key] == 0:
                 del self._users[key]
                 del self._locks[key]
-
-    def busy(self, key: str) -> bool:
-        lock = self._locks.get(key)
-        return bool(lock and lock.locked())

@@ -8,6 +8,7 @@ and the small head record, so its cost does not grow with the log.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -16,6 +17,12 @@ from .timefields import now_iso
 
 CHUNK = 50
 MAX_SUMMARY_CHARS = 200
+
+WriteGuard = Callable[[Callable[[], Awaitable[None]]], Awaitable[None]]
+
+
+async def _unguarded(write: Callable[[], Awaitable[None]]) -> None:
+    await write()
 
 
 @dataclass(frozen=True)
@@ -59,25 +66,31 @@ class AuditLog:
         self._store = store
         self._locks = KeyedLocks()
 
-    async def append(self, entry: AuditEntry) -> None:
-        await self.append_many(entry.scope_key, [entry])
+    async def append(self, entry: AuditEntry, guard: WriteGuard | None = None) -> None:
+        await self.append_many(entry.scope_key, [entry], guard)
 
-    async def append_many(self, scope_key: str, entries: list[AuditEntry]) -> None:
+    async def append_many(self, scope_key: str, entries: list[AuditEntry], guard: WriteGuard | None = None) -> None:
+        """Reads the head and the last chunk, then writes. `guard` wraps each write only, so a
+        failed read (nothing written yet) is never mistaken for a write of unknown outcome."""
         if not entries:
             return
+        run = guard or _unguarded
         async with self._locks.hold(scope_key):
             head = await self._store.get(_head_key(scope_key), {"count": 0})
             count = int(head.get("count", 0))
             pending = [e.to_dict() for e in entries]
+            writes: list[tuple[str, Any]] = []
             while pending:
                 index, offset = divmod(count, CHUNK)
                 chunk = await self._store.get(_chunk_key(scope_key, index), []) if offset else []
                 room = CHUNK - len(chunk)
                 chunk.extend(pending[:room])
                 pending = pending[room:]
-                await self._store.set(_chunk_key(scope_key, index), chunk)
+                writes.append((_chunk_key(scope_key, index), chunk))
                 count = index * CHUNK + len(chunk)
-            await self._store.set(_head_key(scope_key), {"count": count, "chunk": CHUNK})
+            writes.append((_head_key(scope_key), {"count": count, "chunk": CHUNK}))
+            for key, value in writes:
+                await run(lambda key=key, value=value: self._store.set(key, value))
 
     async def count(self, scope_key: str) -> int:
         head = await self._store.get(_head_key(scope_key), {"count": 0})

@@ -168,8 +168,12 @@ class MemoryService:
         if not entries:
             return
         scope_key = entries[0].scope_key
+
+        async def guard(write: Callable[[], Awaitable[None]]) -> None:
+            await self._guarded(l1_space(scope_key), "audit append", write)
+
         try:
-            await self._guarded(l1_space(scope_key), "audit append", lambda: self.audit.append_many(scope_key, list(entries)))
+            await self.audit.append_many(scope_key, list(entries), guard)
         except LTMError as exc:
             log.error("[LongTermMemory] audit append failed scope=%s: %s", scope_key, exc)
 

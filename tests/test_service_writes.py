@@ -202,3 +202,16 @@ async def test_spaces_larger_than_one_enumeration_are_never_passed_off_as_comple
     assert len(deleted) == 7  # in rounds, nothing left behind
     monkeypatch.setattr(store, "MAX_ENUMERATED", 20_000)
     assert (await memory.list_episodes(sc)).total == 0
+
+
+async def test_a_failed_audit_read_does_not_fence_but_a_lost_audit_write_does(plugin):
+    harness, _ = plugin
+    host, memory = harness.host, harness.plugin.memory
+    sc = await scope(memory, ident())
+    entry = AuditEntry(operation="remember", target_type="episode", target_id="x", scope_key=sc.scope_key)
+    host.fail_next(A.GET_PLUGIN_STORAGE, ActionCallTimeoutError)  # the head read: nothing written yet
+    await memory._audit(sc, entry)  # an audit failure never fails the change it records
+    assert await memory.fences.all() == []
+    host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallTimeoutError)  # the chunk write: outcome unknown
+    await memory._audit(sc, entry)
+    assert [f.space for f in await memory.fences.all()] == [f"l1:{sc.scope_key}"]

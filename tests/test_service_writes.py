@@ -16,6 +16,7 @@ from ltm.fences import l2_space
 from ltm.imports import parse_records
 from ltm.service import DeleteCriteria
 from ltm.timefields import format_utc, utc_now
+from tests.host import PluginHarness
 from tests.service_helpers import ident, scope, start_with_kb
 
 
@@ -215,3 +216,37 @@ async def test_a_failed_audit_read_does_not_fence_but_a_lost_audit_write_does(pl
     host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallTimeoutError)  # the chunk write: outcome unknown
     await memory._audit(sc, entry)
     assert [f.space for f in await memory.fences.all()] == [f"l1:{sc.scope_key}"]
+
+
+async def test_one_busy_scope_never_blocks_another_and_same_scope_writes_queue(plugin):
+    harness, _ = plugin
+    memory = harness.plugin.memory
+    a, b = await scope(memory, ident("g1")), await scope(memory, ident("g2"))
+    async with memory._locks.hold(l2_space(a.kb_id, a.user_key)):  # scope A is mid-write
+        queued = asyncio.create_task(memory.remember(a, {"content": "waits for A's lock"}))
+        await asyncio.wait_for(memory.remember(b, {"content": "B is not blocked"}), timeout=5)
+        assert (await memory.list_episodes(a)).total == 0  # reads of A do not wait either
+        assert not queued.done()
+    await asyncio.wait_for(queued, timeout=5)
+    many = await asyncio.gather(*[memory.remember(a, {"content": f"parallel {i}"}) for i in range(8)])
+    assert len({e.episode_id for e in many}) == 8
+    assert (await memory.list_episodes(a, page_size=50)).total == 9
+    assert len(await memory.audit_export(a)) == 9
+
+
+async def test_kb_registration_is_serialized_on_the_installation_scope(supported_host):
+    harness = PluginHarness(supported_host)
+    await harness.start()
+    try:
+        memory = harness.plugin.memory
+        first, second = supported_host.create_kb(), supported_host.create_kb()
+        results = await asyncio.gather(
+            memory.register_kb(first, {"embedding_model_uuid": "emb-1"}),
+            memory.register_kb(second, {"embedding_model_uuid": "emb-1"}),
+            return_exceptions=True,
+        )
+        assert sum(isinstance(r, ValidationError) for r in results) == 1
+        winner = first if not isinstance(results[0], Exception) else second
+        assert (await memory.memory_kb())[0] == winner
+    finally:
+        await harness.stop()

@@ -23,6 +23,7 @@ from typing import Any
 from ltm.episodes import EpisodeStatus
 from ltm.errors import LTMError, NoKnowledgeBase, ValidationError
 from ltm.fences import INSTALLATION_SPACE
+from ltm.host_identity import split_session_name
 from ltm.identity import Identity, Isolation, MemoryScope, split_session_key, user_key_for, user_key_for_session_key
 from ltm.service import MemoryService, RecallFilters
 from ltm.timefields import now_iso
@@ -210,9 +211,10 @@ async def derive(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"bot_uuid", "session_name", "isolation"})
     bot_uuid = _text(body.get("bot_uuid"), "bot_uuid", required=False, limit=200)
     session_name = _text(body.get("session_name"), "session_name", limit=300)
-    kind, sep, launcher_id = session_name.partition("_")
-    if not sep or kind not in ("group", "person") or not launcher_id:
+    parts = split_session_name(session_name)
+    if parts is None:
         raise ValidationError("session_name must look like group_<id> or person_<id>")
+    kind, launcher_id = parts
     kb_id, kb_isolation = await _memory_kb(memory)
     raw_isolation = body.get("isolation")
     if raw_isolation in (None, ""):

@@ -125,3 +125,13 @@ async def test_retrieve_degrades_to_nothing_when_the_host_fails(harness):
     harness.host.fail_next(A.INVOKE_EMBEDDING, ActionCallTimeoutError)
     found = await harness.retrieve(kb, "hiking", retrieval_settings=SETTINGS)
     assert found["results"] == [] and found["metadata"]["error"]
+
+
+async def test_retrieve_log_shortens_the_query_and_never_logs_a_secret(harness, caplog):
+    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    caplog.set_level("INFO", logger="LongTermMemory")
+    await harness.retrieve(kb, "my password: hunter2-very-secret and more words", retrieval_settings=SETTINGS)
+    await harness.retrieve(kb, "x" * 100, retrieval_settings=SETTINGS)
+    lines = [r.getMessage() for r in caplog.records if "engine retrieve" in r.getMessage()]
+    assert "<redacted>" in lines[0] and "hunter2" not in " ".join(lines)
+    assert "x" * 40 in lines[1] and "x" * 41 not in lines[1]

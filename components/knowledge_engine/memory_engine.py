@@ -23,6 +23,7 @@ from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, Ing
 from ltm.errors import LTMError, ValidationError
 from ltm.host_identity import identity_from_retrieval, identity_from_scope_spec
 from ltm.imports import load_json, parse_records
+from ltm.secrets_filter import secret_kind
 
 log = logging.getLogger("LongTermMemory")
 
@@ -47,7 +48,8 @@ class MemoryEngine(KnowledgeEngine):
         kb_id = context.get_collection_id()
         settings = dict(context.retrieval_settings or {})
         identity = identity_from_retrieval(settings)
-        short_query = (context.query or "")[:40]
+        # SPEC L: a shortened query, and never a secret the user may have typed.
+        short_query = "<redacted>" if secret_kind(context.query or "") else (context.query or "")[:40]
         log.info(
             "[LongTermMemory] engine retrieve collection=%s top_k=%s session=%s sender=%s bot=%s query=%r",
             kb_id, settings.get("top_k"), settings.get("session_name"), settings.get("sender_id"),

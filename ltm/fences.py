@@ -34,6 +34,18 @@ def l2_space(kb_id: str, user_key: str) -> str:
     return f"l2:{kb_id}:{user_key}"
 
 
+def describe_space(space: str) -> dict[str, str]:
+    """The parts of a fence space key, for views that show fences (the console)."""
+    if space == INSTALLATION_SPACE:
+        return {"kind": "installation"}
+    if space.startswith("l1:"):
+        return {"kind": "l1", "scope_key": space[3:]}
+    if space.startswith("l2:"):
+        kb_id, _, user_key = space[3:].partition(":")
+        return {"kind": "l2", "kb_id": kb_id, "user_key": user_key}
+    return {"kind": "other"}
+
+
 @dataclass(frozen=True)
 class Fence:
     space: str

@@ -22,7 +22,7 @@ from typing import Any
 
 from ltm.episodes import EpisodeStatus
 from ltm.errors import LTMError, NoKnowledgeBase, ValidationError
-from ltm.fences import INSTALLATION_SPACE
+from ltm.fences import INSTALLATION_SPACE, describe_space
 from ltm.host_identity import split_session_name
 from ltm.identity import Identity, Isolation, MemoryScope, split_session_key, user_key_for, user_key_for_session_key
 from ltm.service import MemoryService, RecallFilters
@@ -171,18 +171,9 @@ def _space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:
 
 
 def _fence_entry(fence: Any, kb_id: str) -> dict[str, Any]:
-    data = fence.to_dict()
-    space = fence.space
-    if space == INSTALLATION_SPACE:
-        data.update(kind="installation")
-    elif space.startswith("l1:"):
-        data.update(kind="l1", scope_key=space[3:])
-    elif space.startswith("l2:"):
-        rest = space[3:]
-        fenced_kb, _, user_key = rest.partition(":")
-        data.update(kind="l2", kb_id=fenced_kb, user_key=user_key, current_kb=fenced_kb == kb_id)
-    else:
-        data.update(kind="other")
+    data = {**fence.to_dict(), **describe_space(fence.space)}
+    if data["kind"] == "l2":
+        data["current_kb"] = data["kb_id"] == kb_id
     return data
 
 

@@ -732,8 +732,10 @@ class MemoryService:
         self._injected = {k: t for k, t in self._injected.items() if now - t < INJECTION_TTL_SECONDS}
         self._injected[(scope_key, " ".join(text.split()))] = now
 
-    def injected_recently(self, scope_key: str, text: str) -> bool:
-        stamp = self._injected.get((scope_key, " ".join(text.split())))
+    def consume_injection(self, scope_key: str, text: str) -> bool:
+        """True once for the turn's own message: the runner's automatic re-retrieval of the memory
+        KB is answered empty, while any later (explicit, agent-issued) retrieval is served (I4)."""
+        stamp = self._injected.pop((scope_key, " ".join(text.split())), None)
         return stamp is not None and time.monotonic() - stamp < INJECTION_TTL_SECONDS
 
     # ------------------------------------------------------------------ known scopes (console)

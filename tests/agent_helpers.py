@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,11 +45,17 @@ class Turn:
 
     @property
     def context(self) -> dict[str, Any]:
-        return json.loads(self.variables["_ltm_context"])
+        value = self.variables["_ltm_context"]
+        assert isinstance(value, dict), f"_ltm_context must be a dict, got {type(value).__name__}"
+        return value
 
 
 def open_turn(harness: PluginHarness, chat: Chat, sender: str, name: str, text: str,
               pipeline_kbs: list[str] | None = None) -> tuple[int, dict[str, Any]]:
+    """A live query; by default its pipeline has every knowledge base of the host attached
+    (injection needs the memory KB attached, I4)."""
+    if pipeline_kbs is None:
+        pipeline_kbs = list(harness.host.kbs)
     query_id = next(_query_ids)
     variables = harness.host.open_query(
         query_id, bot_uuid=chat.bot_uuid, launcher_type=chat.launcher_type, launcher_id=chat.launcher_id,

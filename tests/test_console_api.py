@@ -266,7 +266,8 @@ async def test_injection_shows_the_latest_snapshot_of_the_scope(harness: PluginH
     await remember(harness, G1, "Alice likes green tea")
     assert (await ok(harness, "/injection", {"space": SPACE_G1}))["snapshot"] is None
     harness.host.open_query(5, bot_uuid="bot-1", launcher_type="group", launcher_id="g1", sender_id="u1",
-                            sender_name="Alice", message_text="what tea do I like?")
+                            sender_name="Alice", message_text="what tea do I like?",
+                            pipeline_kbs=list(harness.host.kbs))
     await harness.emit_event("PromptPreProcessing", {"session_name": "group_g1", "default_prompt": [], "prompt": []},
                              query_id=5)
     snap = (await ok(harness, "/injection", {"space": SPACE_G1}))["snapshot"]

@@ -164,7 +164,7 @@ async def _seed(h: PluginHarness, host: FakeLangBotHost) -> tuple[str, dict[str,
     ids["private"] = out["episode_id"]
     host.close_query(1)
     host.open_query(3, bot_uuid="bot-1", launcher_type="group", launcher_id="g1", sender_id="u1",
-                    sender_name="Alice", message_text="what tea do I like?")
+                    sender_name="Alice", message_text="what tea do I like?", pipeline_kbs=[kb])
     await h.emit_event("PromptPreProcessing", {"session_name": "group_g1", "default_prompt": [], "prompt": []},
                        query_id=3)
     return kb, ids

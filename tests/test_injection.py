@@ -81,6 +81,30 @@ async def test_memory_kb_is_removed_from_host_rag(harness, kb):
     assert plain.variables["_knowledge_base_uuids"] == ["docs-kb"]
 
 
+async def test_no_injection_in_a_pipeline_without_the_memory_kb(harness, kb):
+    await tool(harness, GROUP1, "update_profile", {"scope": "session", "name": "Team room"}, sender="alice")
+    saved = await tool(harness, GROUP1, "remember", {"content": "the demo is on Friday"}, sender="alice")
+    harness.host.reset_counts()
+    turn = await prompt_turn(harness, GROUP1, "alice", "Alice", "when is the demo", pipeline_kbs=["docs-kb"])
+    assert turn.system_texts == [SYSTEM_PROMPT]
+    assert "_ltm_context" not in turn.variables  # memory is not active in this pipeline
+    assert turn.variables["_knowledge_base_uuids"] == ["docs-kb"]
+    assert harness.host.count(A.VECTOR_SEARCH) == 0 and harness.host.count(A.GET_PLUGIN_STORAGE) == 0
+    # Tools need no attachment: authorizing them is enough.
+    found = await tool(harness, GROUP1, "recall_memory", {"query": "demo"}, sender="alice")
+    assert [e["id"] for e in found["episodes"]] == [saved["episode_id"]]
+
+
+async def test_documented_consumer_reads_ltm_context_as_written(harness, kb):
+    await tool(harness, GROUP1, "update_profile", {"scope": "speaker", "traits": ["偏好简洁"]}, sender="alice")
+    turn = await prompt_turn(harness, GROUP1, "alice", "Alice", "hello")
+    ltm = turn.variables.get("_ltm_context")  # what get_query_var returns to another plugin
+    profile = ltm.get("speaker_profile") or ltm.get("session_profile") or {}
+    assert profile.get("traits", []) == ["偏好简洁"]
+    fresh = await prompt_turn(harness, GROUP2, "bob", "Bob", "hello")
+    assert fresh.context["episodes"] == [] and fresh.context["session_profile"]["traits"] == []
+
+
 async def test_runner_retrieving_the_memory_kb_itself_gets_nothing_twice(harness, kb):
     await tool(harness, GROUP1, "remember", {"content": "the wifi password hint is in the blue folder"},
                sender="alice")
@@ -92,6 +116,10 @@ async def test_runner_retrieving_the_memory_kb_itself_gets_nothing_twice(harness
     assert again["results"] == []
     other = await harness.retrieve(kb, "blue folder", retrieval_settings=settings)
     assert [r["content"][0]["text"] for r in other["results"]][:1] == ["the wifi password hint is in the blue folder"]
+    # Only the one automatic re-retrieval is dropped: an agent asking again with the same text is served.
+    explicit = await harness.retrieve(kb, text, retrieval_settings=settings)
+    assert [r["content"][0]["text"] for r in explicit["results"]][:1] == [
+        "the wifi password hint is in the blue folder"]
 
 
 async def test_stored_instructions_stay_inside_the_data_block(harness, kb):

@@ -33,6 +33,11 @@ def is_memory_command(text: str) -> bool:
     return word == COMMAND_WORD
 
 
+def _attached(variables: dict[str, Any], kb_id: str) -> bool:
+    kb_ids = variables.get("_knowledge_base_uuids")
+    return isinstance(kb_ids, list) and kb_id in kb_ids
+
+
 class MemoryInjector(EventListener):
     async def initialize(self) -> None:
         await super().initialize()
@@ -51,6 +56,12 @@ class MemoryInjector(EventListener):
         try:
             variables = await ctx.get_query_vars()
             text = str(variables.get("user_message_text") or "")
+            scope_kb = await memory.memory_kb()
+            if scope_kb is None or not _attached(variables, scope_kb[0]):
+                # I4: automatic memory only in pipelines whose runner was given the memory KB.
+                # Nothing is read and `_ltm_context` is not set: memory is not active here.
+                log.debug("[LongTermMemory] memory KB not attached to this pipeline; query=%s skipped", ctx.query_id)
+                return
             if is_memory_command(text):
                 # Command turns never reach a model: no recall, just an empty context (I3).
                 await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))

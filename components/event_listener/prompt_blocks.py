@@ -53,8 +53,8 @@ def render_system_message(
 def context_variable(
     speaker_id: str, speaker_name: str, session_profile: Profile, speaker_profile: Profile | None,
     episodes: list[Episode],
-) -> str:
-    """`_ltm_context` (I3) as a JSON string, the form every runner receives intact."""
+) -> dict[str, Any]:
+    """`_ltm_context` (I3): a plain dict, so a consumer can call `.get(...)` on it as documented."""
     def profile(p: Profile) -> dict[str, Any]:
         return {"name": p.name, "traits": list(p.traits), "preferences": list(p.preferences), "notes": p.notes,
                 "updated_at": p.updated_at}
@@ -65,4 +65,4 @@ def context_variable(
         "speaker_profile": profile(speaker_profile) if speaker_profile is not None else None,
         "episodes": [{"content": e.content} for e in episodes],
     }
-    return json.dumps(value, ensure_ascii=False)
+    return value

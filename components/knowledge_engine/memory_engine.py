@@ -66,7 +66,7 @@ class MemoryEngine(KnowledgeEngine):
         memory = self.plugin.memory
         try:
             scope = await memory.scope_for(identity, kb_id)
-            if memory.injected_recently(scope.scope_key, context.query or ""):
+            if memory.consume_injection(scope.scope_key, context.query or ""):
                 # The listener already put this turn's memories into the prompt; a runner that
                 # retrieves the memory KB from its own config must not get them twice.
                 return RetrievalResponse(results=[], total_found=0,

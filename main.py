@@ -6,9 +6,8 @@ import logging
 
 from langbot_plugin.api.definition.plugin import BasePlugin
 
-from ltm.host_port import PluginHostPort
-from ltm.profiles import ProfileLimits
-from ltm.service import MemoryService
+from ltm import MemoryService, ProfileLimits
+from ltm.langbot import langbot_ports
 
 log = logging.getLogger("LongTermMemory")
 
@@ -19,7 +18,7 @@ class LongTermMemoryPlugin(BasePlugin):
     memory: MemoryService
 
     async def initialize(self) -> None:
-        self.memory = MemoryService(PluginHostPort(self), self.profile_limits)
+        self.memory = MemoryService(langbot_ports(self), self.profile_limits)
         limits = self.profile_limits()
         log.info(
             "[LongTermMemory] initialized (max traits=%d, max preferences=%d, max notes=%d chars)",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from ltm.ranking import tokenize
+from ltm.episodes.ranking import tokenize
 
 
 class BM25:

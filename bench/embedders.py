@@ -91,12 +91,12 @@ class CachedEmbedder:
 
 def make_embedder(name: str) -> CachedEmbedder:
     if name == "hashing":
-        from tests.host import HashingEmbedder
+        from testhost import HashingEmbedder
 
         inner = HashingEmbedder(256)
         return CachedEmbedder(
             "hashing-256", lambda texts: np.asarray(inner.embed(texts)), 256,
-            "tests.host.HashingEmbedder(dim=256), deterministic feature hashing (words + char trigrams)",
+            "testhost.HashingEmbedder(dim=256), deterministic feature hashing (words + char trigrams)",
         )
     if name == "minilm":
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -39,8 +39,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from bench.plugin_env import quiet_logs  # noqa: E402
 from ltm.identity import Identity  # noqa: E402
-from ltm.imports import parse_records  # noqa: E402
-from tests.host import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
+from ltm import parse_records  # noqa: E402
+from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
 
 BOT, GROUP = "bot-1", "g1"
 SPEAKER, SPEAKER_NAME = "alice", "Alice"
@@ -158,7 +158,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
     actions = sorted({a for r in rows for a in r["calls"]})
     width = 12
     print(f"command: {command}")
-    print(f"backend: fake LangBot host, {args.backend}; embedder tests.host.HashingEmbedder(256); "
+    print(f"backend: fake LangBot host, {args.backend}; embedder testhost.HashingEmbedder(256); "
           f"{args.runs} timed runs after {args.warmup} warm-up run(s) per size")
     print(f"turn:    group {GROUP}, sender {SPEAKER}, memory KB attached to the pipeline, query {QUESTION!r}")
     print()

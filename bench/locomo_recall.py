@@ -49,8 +49,8 @@ from bench.bm25 import BM25  # noqa: E402
 from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
-from ltm.kb_config import RetrievalStrategy  # noqa: E402
-from ltm.ranking import ScoredEpisode, SearchRecipe  # noqa: E402
+from ltm.kb_settings import RetrievalStrategy  # noqa: E402
+from ltm.episodes.ranking import ScoredEpisode, SearchRecipe  # noqa: E402
 
 ALL_SYSTEMS = ("bm25", "vector", "plugin", "plugin-vector", "union")
 DEFAULT_SYSTEMS = ("bm25", "vector", "plugin", "plugin-vector")

@@ -26,14 +26,14 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from bench.embedders import CachedEmbedder
 from bench.locomo_data import Conversation
-from ltm.episodes import Episode
+from ltm.episodes.model import Episode
 from ltm.identity import Identity
-from ltm.imports import parse_records
-from ltm.kb_config import RetrievalStrategy
-from ltm.ranking import Candidate, SearchRecipe, rank
+from ltm import parse_records
+from ltm.kb_settings import RetrievalStrategy
+from ltm.episodes.ranking import Candidate, SearchRecipe, rank
 from ltm.secrets_filter import secret_kind
 from ltm.timefields import utc_now
-from tests.host import FakeLangBotHost, PluginHarness, make_backend
+from testhost import FakeLangBotHost, PluginHarness, make_backend
 
 MODEL_UUID = "bench-embedder"
 BOT_UUID = "bench-bot"

@@ -1,6 +1,125 @@
 """LongTermMemory core: the scoped memory service and everything below it.
 
-Components under `components/` are thin adapters: they turn a LangBot turn into an
-`Identity`, call `MemoryService`, and render the result. Nothing in this package
-knows about chat formatting or HTML.
+Components (`components/`) are thin adapters: they turn a LangBot turn into an
+`Identity` (with `ltm.langbot`), call `MemoryService`, and render the result. They
+import from this package's public surface only; storage, vector, fence and audit
+internals are private (checked by the import contracts in `pyproject.toml`).
+Nothing here knows about chat formatting or HTML.
 """
+
+from . import params
+from ._audit import AuditPage
+from ._fences import Fence
+from .diagnostics import HealthItem, HealthReport, Level
+from .episodes.lifecycle import DeleteCriteria, RestoreResult
+from .episodes.model import (
+    LISTED_STATUSES,
+    ClaimType,
+    Episode,
+    EpisodeStatus,
+    clean_tags,
+    parse_status,
+    parse_statuses,
+)
+from .episodes.ranking import ScoredEpisode
+from .episodes.recall import RecallFilters
+from .episodes.recipes import (
+    AUTO_RECALL,
+    COMMAND_SEARCH,
+    CONSOLE_SEARCH,
+    ENGINE_RETRIEVE,
+    MAX_TOP_K,
+    TOOL_RECALL,
+    RecallRecipe,
+)
+from .episodes.transfer import ImportRecord, load_json, parse_records
+from .errors import (
+    FencedError,
+    HostError,
+    HostFailure,
+    InputError,
+    LTMError,
+    NoKnowledgeBase,
+    NotFound,
+    OutcomeUnknown,
+    PartialWrite,
+    StateError,
+    UnrecordedChange,
+    ValidationError,
+)
+from .identity import (
+    Identity,
+    Isolation,
+    MemoryScope,
+    split_session_key,
+    user_key_for,
+    user_key_for_session_key,
+)
+from .kb_settings import KBSettings, RetrievalStrategy
+from .ports import HostPorts
+from .profiles.book import Profiles
+from .profiles.model import Profile, ProfileLimits
+from .secrets_filter import secret_kind
+from .service import EpisodePage, MemoryService
+from .spaces import Space, SpaceKind
+from .timefields import now_iso
+
+__all__ = [
+    "AUTO_RECALL",
+    "COMMAND_SEARCH",
+    "CONSOLE_SEARCH",
+    "ENGINE_RETRIEVE",
+    "LISTED_STATUSES",
+    "MAX_TOP_K",
+    "TOOL_RECALL",
+    "AuditPage",
+    "ClaimType",
+    "DeleteCriteria",
+    "Episode",
+    "EpisodePage",
+    "EpisodeStatus",
+    "Fence",
+    "FencedError",
+    "HealthItem",
+    "HealthReport",
+    "HostError",
+    "HostFailure",
+    "HostPorts",
+    "Identity",
+    "ImportRecord",
+    "InputError",
+    "Isolation",
+    "KBSettings",
+    "LTMError",
+    "Level",
+    "MemoryScope",
+    "MemoryService",
+    "NoKnowledgeBase",
+    "NotFound",
+    "OutcomeUnknown",
+    "PartialWrite",
+    "Profile",
+    "ProfileLimits",
+    "Profiles",
+    "RecallFilters",
+    "RecallRecipe",
+    "RestoreResult",
+    "RetrievalStrategy",
+    "ScoredEpisode",
+    "Space",
+    "SpaceKind",
+    "StateError",
+    "UnrecordedChange",
+    "ValidationError",
+    "clean_tags",
+    "load_json",
+    "now_iso",
+    "params",
+    "parse_records",
+    "parse_status",
+    "parse_statuses",
+    "secret_kind",
+    "split_session_key",
+    "user_key_for",
+    "user_key_for_session_key",
+]

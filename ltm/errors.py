@@ -1,6 +1,26 @@
-"""Errors the memory service raises; every message is safe to show to a user or model."""
+"""The errors the memory core raises, grouped so that callers catch a category.
+
+    LTMError
+    ├── InputError          the caller's input is wrong; nothing was written
+    │   ├── ValidationError
+    │   └── NotFound        no such record in the caller's space (it may exist elsewhere)
+    ├── HostFailure         the host did not do what was asked
+    │   ├── HostError       the host answered with an error (authoritative: not applied)
+    │   └── OutcomeUnknown  no answer (timeout, lost link): it may or may not have been applied
+    └── StateError          the request is fine but memory is not in a state to serve it
+        ├── NoKnowledgeBase
+        ├── FencedError     writes to this space are paused until an admin clears the fence
+        ├── PartialWrite    a multi-step write stopped after some steps were applied
+        └── UnrecordedChange  a change was applied but its audit entry could not be written
+
+Every message is short, specific and safe to show to a user or a model; it never
+names a user interface. Each error also carries a stable `code` and structured
+`details` so that each surface (tool, command, console) can word its own hint.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class LTMError(Exception):
@@ -8,46 +28,75 @@ class LTMError(Exception):
 
     code = "memory_error"
 
-    def __init__(self, message: str):
+    def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
         self.message = message
+        self.details: dict[str, Any] = details
 
     def __str__(self) -> str:
         return self.message
 
 
-class ValidationError(LTMError):
+class InputError(LTMError):
+    code = "invalid_input"
+
+
+class ValidationError(InputError):
     """Bad input from a caller; nothing was written."""
 
     code = "invalid_input"
 
 
-class NotFound(LTMError):
-    """The record does not exist in the caller's scope (it may exist elsewhere)."""
+class NotFound(InputError):
+    """The record does not exist in the caller's space (it may exist in another one)."""
 
     code = "not_found"
 
 
-class NoKnowledgeBase(LTMError):
-    code = "no_knowledge_base"
-
-    def __init__(self, message: str = "no memory knowledge base configured"):
-        super().__init__(message)
+class HostFailure(LTMError):
+    code = "host_failure"
 
 
-class FencedError(LTMError):
-    """Writes to this memory space are refused until an admin clears the fence."""
-
-    code = "fenced"
-
-
-class HostError(LTMError):
-    """The host answered a call with an error (an authoritative answer)."""
+class HostError(HostFailure):
+    """The host answered a call with an error: an authoritative answer, nothing applied."""
 
     code = "host_error"
 
 
-class OutcomeUnknown(LTMError):
+class OutcomeUnknown(HostFailure):
     """A host write was dispatched but its outcome is unknown (timeout, lost link)."""
 
     code = "outcome_unknown"
+
+
+class StateError(LTMError):
+    code = "state_error"
+
+
+class NoKnowledgeBase(StateError):
+    code = "no_knowledge_base"
+
+    def __init__(self, message: str = "no memory knowledge base configured", **details: Any) -> None:
+        super().__init__(message, **details)
+
+
+class FencedError(StateError):
+    """Writes to this memory space are refused until an admin clears the fence.
+
+    details: `space` (the fenced space's label), `since`, `operation`."""
+
+    code = "fenced"
+
+
+class PartialWrite(StateError):
+    """A multi-step write stopped after some of its steps were applied.
+
+    details: `applied` (ids of records changed and audited), `not_applied` (what did not happen)."""
+
+    code = "partial_write"
+
+
+class UnrecordedChange(StateError):
+    """The change was applied, but its audit entry could not be written; the space is fenced."""
+
+    code = "unrecorded_change"

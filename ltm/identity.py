@@ -1,4 +1,4 @@
-"""Identity of a turn and the memory scopes derived from it (SPEC S1-S4).
+"""Identity of a turn and the memory scopes derived from it (S1-S4 in docs/REQUIREMENTS.md).
 
 `Identity` is what a component learns from the host. `MemoryScope` is what the
 service uses: the L1 `scope_key` (= `session_key`) and the L2 `user_key`.
@@ -15,7 +15,7 @@ Decisions (also in docs/ARCHITECTURE.md):
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import ValidationError
@@ -135,6 +135,18 @@ class MemoryScope:
             isolation=mode,
             identity=identity,
         )
+
+    @classmethod
+    def stored(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> "MemoryScope":
+        """A scope rebuilt from keys the plugin stored earlier (no speaker, no live turn)."""
+        try:
+            mode = Isolation(isolation)
+        except ValueError:
+            mode = Isolation.SESSION
+        return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=mode)
+
+    def with_kb(self, kb_id: str) -> "MemoryScope":
+        return replace(self, kb_id=kb_id)
 
     @property
     def sender_id(self) -> str:

@@ -1,4 +1,4 @@
-"""ISO-8601 handling for fact time and provenance (SPEC E9).
+"""ISO-8601 handling for fact time and provenance (E9 in docs/REQUIREMENTS.md).
 
 Times must carry an explicit timezone and are stored as UTC strings that keep
 sub-second precision. Naive times are rejected rather than guessed: a memory
@@ -45,7 +45,10 @@ def parse_aware(value: object, field: str) -> datetime:
             ) from None
     if moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None:
         raise ValidationError(f"{field} has no timezone: add one, e.g. 'Z' or '+08:00'")
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        raise ValidationError(f"{field} is out of range: it falls outside years 1-9999 in UTC") from None
 
 
 def normalize_time(value: object, field: str) -> str | None:

@@ -6,7 +6,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from tests.host import PluginHarness, make_session
+from testhost import PluginHarness, make_session
 
 SYSTEM_PROMPT = "You are a helpful bot."
 _query_ids = itertools.count(100)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.commands.render import MAX_REPLY_CHARS
-from tests.host import PluginHarness, make_session
+from testhost import PluginHarness, make_session
 
 BOT = "bot-1"
 STALE_SENDER = "first-speaker-of-the-day"

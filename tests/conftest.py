@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 # The runtime starts workers with `python -m ...` from the plugin root, which
-# puts the root on sys.path; do the same so `tests.host` and `ltm` import.
+# puts the root on sys.path; do the same so `testhost` and `ltm` import.
 _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from tests.host import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
+from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
 
 
 async def _make_host(name: str, tmp_path: Path) -> FakeLangBotHost:

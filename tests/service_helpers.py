@@ -6,7 +6,7 @@ from typing import Any
 
 from ltm.identity import Identity, MemoryScope
 from ltm.service import MemoryService
-from tests.host import FakeLangBotHost, PluginHarness
+from testhost import FakeLangBotHost, PluginHarness
 
 
 def ident(launcher_id: str = "g1", *, bot: str = "bot-1", kind: str = "group", sender: str = "alice",

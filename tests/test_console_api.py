@@ -18,8 +18,10 @@ import yaml
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
-from ltm.fences import INSTALLATION_SPACE
-from tests.host import PluginHarness, make_session
+from ltm.spaces import Space
+
+INSTALLATION_SPACE = Space.installation()
+from testhost import PluginHarness, make_session
 
 A = PluginToRuntimeAction
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,7 +176,7 @@ async def test_episodes_are_paged_newest_first_with_a_status_filter(harness: Plu
     assert everything["total"] == 7 and everything["statuses"] == ["active", "superseded", "archived"]
     assert {e["content"] for e in everything["episodes"]}.isdisjoint({"a private fact"})
 
-    assert "status must be one of" in await refused(harness, "/episodes", {"space": SPACE_G1, "status": "gone"},
+    assert "unknown status 'gone'" in await refused(harness, "/episodes", {"space": SPACE_G1, "status": "gone"},
                                                     "invalid_input")
     assert "page_size must be a whole number from 1 to 50" in await refused(
         harness, "/episodes", {"space": SPACE_G1, "page_size": 500}, "invalid_input")
@@ -201,8 +203,8 @@ async def test_search_is_ranked_and_scoped(harness: PluginHarness) -> None:
     assert "query is required" in await refused(harness, "/search", {"space": SPACE_G1, "query": "  "},
                                                 "invalid_input")
     assert "top_k" in await refused(harness, "/search", {"space": SPACE_G1, "query": "x", "top_k": 0}, "invalid_input")
-    assert "statuses must be a non-empty list" in await refused(
-        harness, "/search", {"space": SPACE_G1, "query": "x", "statuses": "active"}, "invalid_input")
+    assert "unknown statuses 'gone'" in await refused(
+        harness, "/search", {"space": SPACE_G1, "query": "x", "statuses": "active,gone"}, "invalid_input")
 
 
 async def test_l2_endpoints_without_a_memory_kb_say_so(harness: PluginHarness) -> None:
@@ -356,7 +358,7 @@ async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: P
     assert health["level"] == "amber" and health["items"][-1] == {**health["items"][-1], "key": "fence", "level": "amber"}
 
     error = await refused(harness, "/episode/archive", {"space": SPACE_G1, "episode_id": eid}, "fenced")
-    assert "paused" in error and "Memory Console > Diagnostics" in error
+    assert "paused" in error and "Clear Fence in the Diagnostics tab" in error
     await refused(harness, "/episode/delete", {"space": SPACE_G1, "episode_id": eid}, "fenced")
     # Reads keep working, and another space is not blocked (F1, F2).
     assert eid in await statuses_in(harness, SPACE_G1)
@@ -383,23 +385,23 @@ async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: P
 async def test_installation_fence_is_cleared_only_when_named(harness: PluginHarness) -> None:
     await make_kb(harness)
     memory = harness.plugin.memory
-    await memory.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
+    await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     assert (await ok(harness, "/fence/clear", {"space": SPACE_G1}))["cleared"] == []
     assert [f["kind"] for f in (await ok(harness, "/overview"))["fences"]] == ["installation"]
     assert "installation must be true or false" in await refused(
-        harness, "/fence/clear", {"space": SPACE_G1, "installation": "yes"}, "invalid_input")
+        harness, "/fence/clear", {"space": SPACE_G1, "installation": "maybe"}, "invalid_input")
     await ok(harness, "/fence/clear", {"space": SPACE_G1, "installation": False})
-    assert await memory.fences.get(INSTALLATION_SPACE) is not None
+    assert await memory._fences.get(INSTALLATION_SPACE) is not None
 
     cleared = await ok(harness, "/fence/clear", {"space": SPACE_G1, "installation": True})
-    assert cleared["cleared"] == [INSTALLATION_SPACE] and cleared["installation"] is True
-    assert await memory.fences.get(INSTALLATION_SPACE) is None
+    assert cleared["cleared"] == [INSTALLATION_SPACE.key] and cleared["installation"] is True
+    assert await memory._fences.get(INSTALLATION_SPACE) is None
     entry = (await ok(harness, "/audit", {"space": SPACE_G1}))["entries"][0]
-    assert (entry["operation"], entry["target_id"]) == ("fence_clear", INSTALLATION_SPACE)
+    assert (entry["operation"], entry["target_id"]) == ("fence_clear", INSTALLATION_SPACE.key)
     # Without a selected space the installation fence can still be cleared (audited on the installation).
-    await memory.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
-    assert (await ok(harness, "/fence/clear", {"installation": True}))["cleared"] == [INSTALLATION_SPACE]
-    assert (await memory.audit.page(INSTALLATION_SPACE, 1)).entries[0]["operation"] == "fence_clear"
+    await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
+    assert (await ok(harness, "/fence/clear", {"installation": True}))["cleared"] == [INSTALLATION_SPACE.key]
+    assert (await memory._audit.page("installation", 1)).entries[0]["operation"] == "fence_clear"
     # ...which is not offered as a memory space.
     assert [s["scope_key"] for s in (await ok(harness, "/overview"))["scopes"]] == ["bot-1:group_g1"]
 
@@ -430,7 +432,8 @@ async def test_malformed_bodies_name_the_field(harness: PluginHarness) -> None:
         ("/profiles", {"space": {"scope_key": "a"}}, "space.user_key is required"),
         ("/profiles", {"space": {"scope_key": 5, "user_key": "a"}}, "space.scope_key must be a string"),
         ("/profiles", {"space": {**SPACE_G1, "kb_id": "x"}}, "unknown field(s) in space: kb_id"),
-        ("/profiles", {"space": {"scope_key": "a\nb", "user_key": "a"}}, "control characters"),
+        ("/profiles", {"space": {"scope_key": "a\nb", "user_key": "a"}}, "single line"),
+        ("/profiles", {"space": {"scope_key": "a\x07b", "user_key": "a"}}, "control characters"),
         ("/profiles", {"space": {"scope_key": "a" * 600, "user_key": "a"}}, "space.scope_key is longer than"),
         ("/episodes", {"space": SPACE_G1, "pagee": 2}, "unknown field(s): pagee"),
         ("/episodes", {"space": SPACE_G1, "page": 0}, "page must be a whole number"),
@@ -438,7 +441,7 @@ async def test_malformed_bodies_name_the_field(harness: PluginHarness) -> None:
         ("/episode/archive", {"space": SPACE_G1}, "episode_id is required"),
         ("/episode/restore", {"space": SPACE_G1, "episode_id": ["a"]}, "episode_id must be a string"),
         ("/episode/delete", {"space": SPACE_G1, "episode_id": "x" * 200}, "episode_id is longer than"),
-        ("/export", {"space": SPACE_G1, "statuses": ["active", "nope"]}, "statuses[] must be one of"),
+        ("/export", {"space": SPACE_G1, "statuses": ["active", "nope"]}, "unknown statuses 'nope'"),
         ("/overview", {"space": SPACE_G1}, "unknown field(s): space"),
     ]
     for endpoint, body, message in cases:

@@ -26,9 +26,11 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
-from ltm.fences import INSTALLATION_SPACE
+from ltm.spaces import Space
+
+INSTALLATION_SPACE = Space.installation()
 from tests.console_bridge import PageHostServer, attach_page_api
-from tests.host import FakeLangBotHost, PluginHarness, make_backend, make_session
+from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 
 A = PluginToRuntimeAction
 ROOT = Path(__file__).resolve().parents[1]
@@ -363,7 +365,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     c.host.fail_next(A.VECTOR_UPSERT, ActionCallTimeoutError("vector_upsert timed out"))
     out = await c.harness.call_tool("remember", {"content": "unknown outcome"}, session=G1, query_id=9)
     assert out["ok"] is False
-    await memory.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
+    await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     await c.open()
     assert "2 write fence(s)" in await fr.locator("#kb-line").inner_text()
 
@@ -402,7 +404,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await c.confirm()
     await fr.locator("#panel-diagnostics .alert.ok", has_text=f"l2:{c.kb_id}:bot-1:group_g1").wait_for()
     await fr.locator("#fence-here", has_text="No fence on this space.").wait_for()
-    assert await memory.fences.get(INSTALLATION_SPACE) is not None
+    assert await memory._fences.get(INSTALLATION_SPACE) is not None
 
     # The installation fence only with the explicit checkbox.
     await fr.locator("#fence-installation").check()
@@ -410,7 +412,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await fr.locator("#dialog-extra", has_text="installation-wide").wait_for()
     await c.confirm()
     await fr.locator("#panel-diagnostics .alert.ok", has_text="Cleared: installation").wait_for()
-    assert await memory.fences.get(INSTALLATION_SPACE) is None
+    assert await memory._fences.get(INSTALLATION_SPACE) is None
     assert not await fr.locator("#fence-installation").is_checked()
     assert "write fence" not in await fr.locator("#kb-line").inner_text()
 

@@ -25,7 +25,7 @@ from langbot_plugin.entities.io.errors import (
     ActionCallTimeoutError,
     ConnectionClosedError,
 )
-from tests.host import (
+from testhost import (
     PLUGIN_ROOT,
     FakeLangBotHost,
     HashingEmbedder,
@@ -34,7 +34,7 @@ from tests.host import (
     make_backend,
     make_session,
 )
-from tests.host.embedder import cosine, tokenize
+from testhost.embedder import cosine, tokenize
 
 
 def uid() -> str:

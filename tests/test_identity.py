@@ -1,7 +1,7 @@
 import pytest
 
 from ltm.errors import ValidationError
-from ltm.host_identity import identity_from_retrieval, split_session_name
+from ltm.langbot.identity import identity_from_retrieval, split_session_name
 from ltm.identity import Identity, Isolation, MemoryScope, user_key_for
 
 

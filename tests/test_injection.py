@@ -8,7 +8,7 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError
 
-from ltm.imports import parse_records
+from ltm import parse_records
 from ltm.timefields import format_utc, utc_now
 from tests.agent_helpers import SYSTEM_PROMPT, Chat, prompt_turn, tool
 from tests.service_helpers import ident
@@ -141,7 +141,7 @@ async def test_recall_failure_keeps_the_prompt_and_is_recorded(harness, kb):
     assert turn.system_texts[0] == SYSTEM_PROMPT
     assert [(m["role"], m["content"]) for m in turn.event["prompt"]] == [("user", "earlier message")]
     assert turn.context["episodes"] == []
-    snap = await harness.plugin.memory.snapshot(ident("g1", bot="bot-1").session_key)
+    snap = await harness.plugin.memory.snapshot(await harness.plugin.memory.scope_for(ident("g1", bot="bot-1")))
     assert snap["query_id"] == turn.query_id and any("backend down" in e for e in snap["errors"])
     assert snap["session_profile"]["name"] == "Team room"
 
@@ -149,7 +149,7 @@ async def test_recall_failure_keeps_the_prompt_and_is_recorded(harness, kb):
 async def test_snapshot_records_the_latest_injection(harness, kb):
     saved = await tool(harness, GROUP1, "remember", {"content": "standup moves to 10am"}, sender="alice")
     turn = await prompt_turn(harness, GROUP1, "alice", "Alice", "when is standup")
-    snap = await harness.plugin.memory.snapshot("bot-1:group_g1")
+    snap = await harness.plugin.memory.snapshot(await harness.plugin.memory.scope_for(ident("g1", bot="bot-1")))
     assert snap["injected"] is True and snap["query_id"] == turn.query_id
     assert snap["episodes"] == [{"id": saved["episode_id"], "content": "standup moves to 10am"}]
     assert snap["chars"] == len(turn.memory_text) and snap["speaker"] == {"id": "alice", "name": "Alice"}

@@ -69,7 +69,7 @@ async def test_an_id_from_another_scope_is_not_found_for_every_operation(session
     with pytest.raises(NotFound):
         await memory.forget(mine, foreign.episode_id)
     with pytest.raises(ValidationError, match="not in this scope"):
-        await memory.remember(mine, {"content": "correction"}, supersedes=[foreign.episode_id])
+        await memory.remember(mine, {"content": "correction", "supersedes": [foreign.episode_id]})
     # The exact-id shortcut of recall is scoped too.
     assert await memory.recall(mine, foreign.episode_id) == []
     still = await memory.get_episode(theirs, foreign.episode_id)

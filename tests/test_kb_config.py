@@ -1,7 +1,7 @@
 import pytest
 
 from ltm.errors import ValidationError
-from ltm.kb_config import KBSettings
+from ltm.kb_settings import KBSettings
 
 
 def test_defaults_of_spec_section_14():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.host import PLUGIN_ROOT, PluginHarness
+from testhost import PLUGIN_ROOT, PluginHarness
 
 ROOT = Path(PLUGIN_ROOT)
 

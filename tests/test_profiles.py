@@ -1,7 +1,8 @@
 import pytest
 
 from ltm.errors import ValidationError
-from ltm.profiles import Profile, ProfileChange, ProfileLimits
+from components.common.render import profile_text
+from ltm.profiles.model import Profile, ProfileChange, ProfileLimits
 
 
 LIMITS = ProfileLimits(max_traits=3, max_preferences=2, max_notes_chars=20)
@@ -36,4 +37,4 @@ def test_bad_input_is_rejected():
 
 def test_render_is_compact_and_stable():
     p = Profile(name="Ann", traits=["calm"], preferences=["tea", "jazz"])
-    assert p.render() == "Name: Ann\nTraits: calm\nPreferences: tea; jazz"
+    assert profile_text(p) == "Name: Ann\nTraits: calm\nPreferences: tea; jazz"

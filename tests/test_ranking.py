@@ -1,7 +1,7 @@
 from datetime import timedelta
 
-from ltm.episodes import Episode
-from ltm.ranking import Candidate, SearchRecipe, rank, time_weight, tokenize
+from ltm.episodes.model import Episode
+from ltm.episodes.ranking import Candidate, SearchRecipe, rank, time_weight, tokenize
 from ltm.timefields import format_utc, utc_now
 
 

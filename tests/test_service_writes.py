@@ -9,14 +9,14 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError, ConnectionClosedError
 
-from ltm.audit import AuditEntry
-from ltm.episodes import EpisodeStatus
-from ltm.errors import FencedError, HostError, OutcomeUnknown, ValidationError
-from ltm.fences import l2_space
-from ltm.imports import parse_records
-from ltm.service import DeleteCriteria
+from ltm._audit import AuditEntry
+from ltm.episodes.model import EpisodeStatus
+from ltm.errors import FencedError, HostError, OutcomeUnknown, UnrecordedChange, ValidationError
+from ltm.spaces import Space
+from ltm import parse_records
+from ltm import DeleteCriteria
 from ltm.timefields import format_utc, utc_now
-from tests.host import PluginHarness
+from testhost import PluginHarness
 from tests.service_helpers import ident, scope, start_with_kb
 
 
@@ -81,7 +81,7 @@ async def test_bad_time_fields_and_content_write_nothing(plugin, fields, message
     with pytest.raises(ValidationError, match=message):
         await memory.remember(sc, {"content": "a plan", **fields})
     assert harness.host.count(A.VECTOR_UPSERT) == 0
-    assert await memory.fences.all() == []
+    assert await memory._fences.all() == []
 
 
 async def test_fact_time_is_normalized_to_utc_and_kept(plugin):
@@ -107,7 +107,7 @@ async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plu
     host.fail_next(A.VECTOR_UPSERT, failure, after_dispatch=True)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(a, {"content": "plan during the outage"})
-    assert [f.space for f in await memory.fences.all()] == [l2_space(kb_id, a.user_key)]
+    assert [f.space for f in await memory._fences.all()] == [Space.l2(kb_id, a.user_key)]
     with pytest.raises(FencedError):
         await memory.remember(a, {"content": "plan after the outage"})
     await memory.remember(b, {"content": "other scope keeps writing"})
@@ -125,7 +125,7 @@ async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plu
     with pytest.raises(FencedError):
         await memory.forget(a, kept.episode_id)
     assert (await memory.get_episode(a, kept.episode_id)).is_active
-    assert await memory.clear_fence(l2_space(kb_id, a.user_key), actor=a)
+    assert await memory.clear_fences(a) == [Space.l2(kb_id, a.user_key).key]
     await memory.remember(a, {"content": "writes resume after the admin clears the fence"})
     entries = (await memory.audit_page(a, 1)).entries
     assert entries[1]["operation"] == "fence_clear"
@@ -144,7 +144,7 @@ async def test_deterministic_failures_never_fence(plugin):
     host.fail_next(A.INVOKE_EMBEDDING, ActionCallTimeoutError, after_dispatch=False)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(sc, {"content": "embedding timed out before any write"})
-    assert await memory.fences.all() == []
+    assert await memory._fences.all() == []
     await memory.remember(sc, {"content": "still writable"})
 
 
@@ -152,21 +152,21 @@ async def test_cancellation_before_dispatch_does_not_fence(plugin):
     harness, _ = plugin
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
-    space = l2_space(sc.kb_id, sc.user_key)
-    async with memory._locks.hold(space):  # a write in progress holds the scope
+    space = Space.l2(sc.kb_id, sc.user_key)
+    async with memory._gate.hold(space):  # a write in progress holds the scope
         waiting = asyncio.create_task(memory.remember(sc, {"content": "queued write"}))
         await asyncio.sleep(0.05)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
-    assert await memory.fences.all() == []
+    assert await memory._fences.all() == []
     assert (await memory.list_episodes(sc)).total == 0
 
 
 async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
     harness, _ = plugin
     host = harness.host
-    audit = harness.plugin.memory.audit
+    audit = harness.plugin.memory._audit
 
     def entry(i: int) -> AuditEntry:
         return AuditEntry(operation="remember", target_type="episode", target_id=f"id-{i:05d}", scope_key="s",
@@ -174,7 +174,7 @@ async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
 
     async def bytes_for_one_append() -> int:
         before = host.storage_bytes_written
-        await audit.append(entry(0))
+        await audit.append_many("s", [entry(0)])
         return host.storage_bytes_written - before
 
     await audit.append_many("s", [entry(i) for i in range(10)])
@@ -188,7 +188,7 @@ async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
 
 
 async def test_spaces_larger_than_one_enumeration_are_never_passed_off_as_complete(plugin, monkeypatch):
-    import ltm.episode_store as store
+    import ltm.episodes.store as store
 
     harness, _ = plugin
     memory = harness.plugin.memory
@@ -205,24 +205,35 @@ async def test_spaces_larger_than_one_enumeration_are_never_passed_off_as_comple
     assert (await memory.list_episodes(sc)).total == 0
 
 
-async def test_a_failed_audit_read_does_not_fence_but_a_lost_audit_write_does(plugin):
-    harness, _ = plugin
+@pytest.mark.parametrize("step", ["head read", "chunk write"])
+async def test_a_change_whose_audit_entry_is_lost_fences_its_space(plugin, step):
+    """An unrecorded change must not look recorded: the caller is told, the space is fenced."""
+    harness, kb_id = plugin
     host, memory = harness.host, harness.plugin.memory
     sc = await scope(memory, ident())
-    entry = AuditEntry(operation="remember", target_type="episode", target_id="x", scope_key=sc.scope_key)
-    host.fail_next(A.GET_PLUGIN_STORAGE, ActionCallTimeoutError)  # the head read: nothing written yet
-    await memory._audit(sc, entry)  # an audit failure never fails the change it records
-    assert await memory.fences.all() == []
-    host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallTimeoutError)  # the chunk write: outcome unknown
-    await memory._audit(sc, entry)
-    assert [f.space for f in await memory.fences.all()] == [f"l1:{sc.scope_key}"]
+    other = await scope(memory, ident("g2"))
+    if step == "head read":
+        # The upsert itself touches no plugin storage: the next storage read is the audit head.
+        host.fail_next(A.GET_PLUGIN_STORAGE, ActionCallTimeoutError, after_dispatch=False)
+    else:
+        host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallError("[StorageError] disk full"), after_dispatch=False)
+    with pytest.raises(UnrecordedChange) as raised:
+        await memory.remember(sc, {"content": "stored but not audited"})
+    [applied] = raised.value.details["applied"]
+    assert [f.space.key for f in await memory._fences.all()] == [Space.l2(kb_id, sc.user_key).key]
+    assert [e.content for e in await memory.all_episodes(sc)] == ["stored but not audited"]  # the truth
+    assert applied.endswith((await memory.all_episodes(sc))[0].episode_id)
+    assert await memory.audit_export(sc) == []
+    with pytest.raises(FencedError):
+        await memory.remember(sc, {"content": "refused until checked"})
+    await memory.remember(other, {"content": "another space keeps writing"})
 
 
 async def test_one_busy_scope_never_blocks_another_and_same_scope_writes_queue(plugin):
     harness, _ = plugin
     memory = harness.plugin.memory
     a, b = await scope(memory, ident("g1")), await scope(memory, ident("g2"))
-    async with memory._locks.hold(l2_space(a.kb_id, a.user_key)):  # scope A is mid-write
+    async with memory._gate.hold(Space.l2(a.kb_id, a.user_key)):  # scope A is mid-write
         queued = asyncio.create_task(memory.remember(a, {"content": "waits for A's lock"}))
         await asyncio.wait_for(memory.remember(b, {"content": "B is not blocked"}), timeout=5)
         assert (await memory.list_episodes(a)).total == 0  # reads of A do not wait either

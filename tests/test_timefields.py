@@ -1,6 +1,6 @@
 import pytest
 
-from ltm.episodes import FactTime
+from ltm.episodes.model import FactTime
 from ltm.errors import ValidationError
 from ltm.timefields import normalize_time
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
-from ltm.episodes import EpisodeStatus
+from ltm.episodes.model import EpisodeStatus
 from tests.agent_helpers import Chat, tool
 from tests.service_helpers import ident
 
@@ -117,7 +117,6 @@ async def test_recall_memory_filters_and_shape(harness, kb):
     [
         ("remember", {}, "content is required"),
         ("remember", {"content": "x", "importance": "high"}, "importance"),
-        ("remember", {"content": "x", "colour": "red"}, "unknown parameter"),
         ("recall_memory", {"top_k": 0}, "top_k"),
         ("recall_memory", {"since": "yesterday"}, "since"),
         ("update_profile", {"name": "x"}, "scope is required"),
@@ -134,7 +133,7 @@ async def test_errors_are_short_specific_messages(harness, kb, name, params, mes
 
 async def test_without_a_memory_kb_tools_say_so(harness):
     result = await tool(harness, GROUP1, "remember", {"content": "anything"}, sender="alice")
-    assert result == {"ok": False, "error": "no memory knowledge base configured"}
+    assert result == {"ok": False, "error": "no memory knowledge base configured", "code": "no_knowledge_base"}
 
 
 async def test_forget_of_another_scopes_episode_is_not_found(harness, kb):
@@ -155,3 +154,18 @@ async def test_tool_logs_name_keys_and_counts_never_content(harness, kb, caplog)
                for line in lines)
     assert any("vector write" in line for line in lines) and any("recall scope=" in line for line in lines)
     assert not [line for line in lines if "lighthouse" in line or "surprise" in line]
+
+
+async def test_unknown_and_identity_like_arguments_are_ignored_and_named(harness, kb):
+    """Models add arguments of their own; they are ignored (and said so), never used for identity."""
+    result = await tool(harness, GROUP1, "remember",
+                        {"content": "the demo is on Friday", "reason": "user asked", "user_key": "bot:other",
+                         "session_name": "group_g2", "sender_id": "mallory", "scope_key": "x", "bot_uuid": "b2"},
+                        sender="alice")
+    assert result["ok"] is True
+    assert result["ignored_params"] == ["bot_uuid", "reason", "scope_key", "sender_id", "session_name", "user_key"]
+    [hit] = (await tool(harness, GROUP1, "recall_memory", {"query": "demo", "why": "check"}, sender="alice"))[
+        "episodes"]
+    assert hit["id"] == result["episode_id"] and hit["sender"]["id"] == "alice"
+    elsewhere = await tool(harness, Chat("group", "g2"), "recall_memory", {"query": "demo"}, sender="mallory")
+    assert elsewhere["episodes"] == [] and "ignored_params" not in elsewhere

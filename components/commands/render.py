@@ -1,4 +1,4 @@
-"""Chat-text rendering for `!memory` (SPEC section 7).
+"""Chat-text rendering for `!memory` (the command table C in docs/REQUIREMENTS.md).
 
 Chat clients show plain text in narrow bubbles, so every helper here produces
 short lines, shows full episode IDs (operators copy them into `show`, `forget`,
@@ -13,10 +13,20 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ltm.episodes import Episode, EpisodeStatus
-from ltm.fences import Fence
-from ltm.health import HealthReport, Level
-from ltm.profiles import Profile
+from components.common.render import profile_text
+from ltm import (
+    AuditPage,
+    Episode,
+    EpisodePage,
+    EpisodeStatus,
+    Fence,
+    HealthReport,
+    Level,
+    MemoryScope,
+    Profile,
+    Profiles,
+    RestoreResult,
+)
 
 # One chat message. Platforms cut around 4,000 characters (Telegram 4,096; QQ and
 # WeChat are similar), and the command's "*" fallback delivers only ONE reply.
@@ -78,7 +88,8 @@ def episode_list(episodes: Sequence[Episode], first_number: int = 1) -> list[str
     for offset, episode in enumerate(episodes):
         lines.extend(episode_lines(first_number + offset, episode))
         if episode.superseded_by:
-            lines.append(f"   superseded by {episode.superseded_by} ({short_time(episode.superseded_at)})")
+            verb = "superseded" if episode.status is EpisodeStatus.SUPERSEDED else "restored; was superseded"
+            lines.append(f"   {verb} by {episode.superseded_by} ({short_time(episode.superseded_at)})")
     return lines
 
 
@@ -104,7 +115,8 @@ def episode_detail(episode: Episode) -> str:
     if episode.supersedes:
         lines.append("Supersedes: " + ", ".join(episode.supersedes))
     if episode.superseded_by:
-        lines.append(f"Superseded by: {episode.superseded_by} at {episode.superseded_at or '-'}")
+        label = "Superseded by" if episode.status is EpisodeStatus.SUPERSEDED else "Was superseded by"
+        lines.append(f"{label}: {episode.superseded_by} at {episode.superseded_at or '-'}")
     if episode.original_id:
         lines.append(f"Imported from id: {episode.original_id}")
     if episode.document_id:
@@ -119,7 +131,7 @@ def profile_block(title: str, profile: Profile | None, missing: str) -> list[str
         return [f"{title}: {missing}"]
     if profile.is_empty:
         return [f"{title}: (empty)"]
-    lines = [f"{title}:"] + [f"  {line}" for line in profile.render().splitlines()]
+    lines = [f"{title}:"] + [f"  {line}" for line in profile_text(profile).splitlines()]
     if profile.updated_at:
         lines.append(f"  updated {short_time(profile.updated_at)}")
     return lines
@@ -199,3 +211,155 @@ def fit_reply(text: str) -> str:
         used += len(line) + 1
     kept.append("… (output shortened for chat)")
     return "\n".join(kept)
+
+
+# --------------------------------------------------------------------------- whole replies
+
+
+def overview(scope: MemoryScope, counts: str, session: Profile, speaker_profiles: int, audit_entries: int,
+             fences: dict[str, Fence | None]) -> str:
+    lines = [
+        "LongTermMemory · this chat",
+        f"Session key (L1): {scope.scope_key}",
+        f"Memory space (L2 user_key): {scope.user_key} ({scope.isolation.value} isolation)",
+        "Speaker: " + speaker_label(scope.sender_id, scope.sender_name),
+    ]
+    if scope.kb_id:
+        lines.append(f"Knowledge base: {scope.kb_id}")
+        lines.append(f"Episodes: {counts}")
+    else:
+        lines.append("Knowledge base: none configured (create a Long-Term Memory knowledge base for episodes)")
+    lines.append(f"Profiles: session {'set' if not session.is_empty else 'empty'} · "
+                 f"{plural(speaker_profiles, 'speaker profile')}")
+    lines.append(f"Audit entries: {audit_entries}")
+    lines.append(fence_line(fences))
+    lines.append('Type "!memory help" for commands.')
+    return "\n".join(lines)
+
+
+def profiles(scope: MemoryScope, found: Profiles) -> str:
+    speaker = speaker_label(scope.sender_id, scope.sender_name)
+    lines = profile_block(f"Session profile ({scope.scope_key})", found.session, "")
+    lines += profile_block(f"Speaker profile of {speaker}", found.speaker, "no speaker is known for this message")
+    return "\n".join(lines)
+
+
+def search_results(query: str, statuses: Sequence[EpisodeStatus], episodes: Sequence[Episode]) -> str:
+    title = f"Search {clip(query, 40)!r} ({statuses_label(statuses)})"
+    if not episodes:
+        return f"{title}: no matching episodes."
+    return "\n".join([f"{title}: {plural(len(episodes), 'result')}, best first", *episode_list(episodes)])
+
+
+def episode_page(topic: str, statuses: Sequence[EpisodeStatus], result: EpisodePage, page_size: int) -> str:
+    label = statuses_label(statuses)
+    if not result.total:
+        return f"No {label} episodes in this chat's memory."
+    lines = [page_title(f"Episodes ({label})", result.page, result.pages, result.total) + " · newest first"]
+    lines += episode_list(result.episodes, first_number=(result.page - 1) * page_size + 1)
+    if result.page < result.pages:
+        lines.append(f"Next: !memory {topic} {result.page + 1}")
+    if result.truncated:
+        lines.append("Note: the listing stopped at the enumeration limit; older records are not counted.")
+    return "\n".join(lines)
+
+
+def forgotten(episode: Episode) -> str:
+    return f"Deleted episode {episode.episode_id} ({episode.status.value}): {clip(episode.content, 80)}"
+
+
+def archived(episode: Episode) -> str:
+    return (f"Archived episode {episode.episode_id}: hidden from recall, kept for history.\n"
+            f"Undo: !memory restore {episode.episode_id}")
+
+
+def restored(result: RestoreResult) -> str:
+    episode = result.episode
+    lines = [f"Restored episode {episode.episode_id} (was {result.previous_status.value}); it is active again."]
+    if result.active_correction is not None:
+        fix = result.active_correction
+        lines.append(f"Note: the correction that superseded it, {fix.episode_id}, is still active, so both "
+                     f"versions are now recalled: {clip(fix.content, 80)}")
+        lines.append(f"To keep only one: !memory archive {fix.episode_id} (or !memory archive {episode.episode_id})")
+    elif episode.superseded_by:
+        lines.append(f"It was superseded by {episode.superseded_by}, which is no longer active.")
+    return "\n".join(lines)
+
+
+DRY_RUN_PREVIEW = 10
+
+
+def dry_run(described: str, matches: Sequence[Episode]) -> str:
+    lines = [f"Dry run: {plural(len(matches), 'episode')} matching {described}; nothing deleted."]
+    lines += [f"{e.episode_id} [{e.status.value}] {clip(e.content, 60)}" for e in matches[:DRY_RUN_PREVIEW]]
+    if len(matches) > DRY_RUN_PREVIEW:
+        lines.append(f"... and {len(matches) - DRY_RUN_PREVIEW} more")
+    return "\n".join(lines)
+
+
+def bulk_deleted(described: str, deleted: Sequence[Episode]) -> str:
+    if not deleted:
+        return f"No episodes match {described}; nothing deleted."
+    return f"Deleted {plural(len(deleted), 'episode')} matching {described}; each is in the audit log."
+
+
+def profile_export(payload: dict[str, Any]) -> str:
+    speakers = payload.get("speaker_profiles") or {}
+    header = (f"L1 export of {payload.get('scope_key')}: session profile + "
+              f"{plural(len(speakers), 'speaker profile')}")
+    summary = [f"Speaker profiles: {len(speakers)}"]
+    hint = "Use the Memory Console Export tab for the full JSON; !memory profile shows the current ones."
+    return json_or_summary(header, payload, summary, hint)
+
+
+def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payload: dict[str, Any]) -> str:
+    episodes = payload["episodes"]
+    header = (f"L2 export of {scope.user_key} ({statuses_label(statuses)}): "
+              f"{plural(len(episodes), 'episode')}")
+    summary = ["By status: " + status_tally(e["status"] for e in episodes)]
+    if payload.get("truncated"):
+        header += " (INCOMPLETE: the space holds more records than one export reads)"
+    hint = ("Use the Memory Console Export tab for the full JSON, or narrow with --status "
+            "(e.g. !memory export l2 --status archived).")
+    return json_or_summary(header, payload, summary, hint)
+
+
+IMPORT_PREVIEW = 5
+
+
+def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[str], *, senders_kept: bool) -> str:
+    lines = [
+        f"Imported {plural(len(episodes), 'episode')} into {scope.user_key} "
+        f"({status_tally(e.status.value for e in episodes)}); new IDs, original IDs kept as original_id.",
+    ]
+    if foreign_keys:
+        lines.append(f"Note: user_key {', '.join(sorted(foreign_keys))[:80]} in the JSON was ignored; "
+                     "imports always go into this chat's memory.")
+    if not senders_kept:
+        lines.append("Speakers in the JSON were not kept: the records are attributed to you (only a bot admin "
+                     "imports records on behalf of other speakers).")
+    for episode in episodes[:IMPORT_PREVIEW]:
+        origin = f"{episode.original_id} -> " if episode.original_id else "new: "
+        lines.append(origin + episode.episode_id)
+    if len(episodes) > IMPORT_PREVIEW:
+        lines.append(f"... and {len(episodes) - IMPORT_PREVIEW} more (!memory list)")
+    return "\n".join(lines)
+
+
+def audit_page(result: AuditPage) -> str:
+    if not result.total:
+        return "No audit entries for this chat yet."
+    lines = [page_title("Audit log", result.page, result.pages, result.total, "entries") + " · newest first"]
+    lines += [audit_line(entry) for entry in result.entries]
+    if result.page < result.pages:
+        lines.append(f"Next: !memory audit {result.page + 1}")
+    return "\n".join(lines)
+
+
+def audit_export(scope: MemoryScope, entries: list[dict[str, Any]], operations: Counter[str]) -> str:
+    header = f"Audit export of {scope.scope_key}: {len(entries)} entries (oldest first)"
+    summary = ["By operation: " + ", ".join(f"{n} {op}" for op, n in sorted(operations.items()))]
+    if entries:
+        summary.append(f"From {entries[0].get('time')} to {entries[-1].get('time')}")
+    hint = "Browse with !memory audit [page], or use the Memory Console Audit tab to export it."
+    return json_or_summary(header, {"scope_key": scope.scope_key, "entries": entries}, summary, hint)

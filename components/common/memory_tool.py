@@ -2,8 +2,13 @@
 
 LangBot 4.11 runners carry a tool result as a dict (a bare string fails the
 runner's payload validation), so every tool answers with a JSON object, and
-errors come back as `{"ok": false, "error": "<short message>"}` (T6), never as a
-traceback.
+errors come back as `{"ok": false, "error": "<short message>", "code": ...}` (T6),
+never as a traceback.
+
+Models often add arguments of their own (`reason`, `user_key`, ...). Unknown
+arguments are ignored and named in the result (`"ignored_params"`), never used:
+identity always comes from the host, so an argument that claims another scope or
+speaker changes nothing.
 """
 
 from __future__ import annotations
@@ -15,10 +20,9 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
-from ltm.errors import LTMError, ValidationError
-from ltm.host_identity import identity_from_query
-from ltm.identity import MemoryScope
-from ltm.service import MemoryService
+from components.common.envelope import error_envelope, internal_error
+from ltm import LTMError, MemoryScope, MemoryService, ValidationError
+from ltm.langbot import identity_from_query
 
 log = logging.getLogger("LongTermMemory")
 
@@ -36,26 +40,29 @@ class MemoryTool(Tool):
         try:
             if not isinstance(params, dict):
                 raise ValidationError("parameters must be a JSON object")
-            unknown = sorted(set(params) - self.allowed_params)
-            if unknown:
-                raise ValidationError(
-                    f"unknown parameter(s): {', '.join(unknown)}; allowed: {', '.join(sorted(self.allowed_params))}"
-                )
+            known = {k: v for k, v in params.items() if k in self.allowed_params}
+            ignored = sorted(str(k)[:40] for k in params if k not in self.allowed_params)[:20]
             api = self._query_api(query_id, query_uuid)
             identity = await identity_from_query(api, session, query_id)
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
             log.info(
-                "[LongTermMemory] tool %s query=%s scope=%s user_key=%s sender=%s params=%s",
-                name, query_id, scope.scope_key, scope.user_key, scope.sender_id or "-", sorted(params),
+                "[LongTermMemory] tool %s query=%s scope=%s user_key=%s sender=%s params=%s ignored=%d",
+                name, query_id, scope.scope_key, scope.user_key, scope.sender_id or "-", sorted(known), len(ignored),
             )
-            return await self.run(memory, scope, params)
+            result = await self.run(memory, scope, known)
+            if ignored:
+                result["ignored_params"] = ignored
+            return result
         except LTMError as exc:
             log.info("[LongTermMemory] tool %s refused: %s", name, exc.code)
-            return {"ok": False, "error": exc.message}
+            return error_envelope(exc, "tool")
         except Exception:  # noqa: BLE001 - the model gets a short message, the log gets the trace
             log.exception("[LongTermMemory] tool %s failed", name)
-            return {"ok": False, "error": "memory is unavailable right now (internal error, see plugin log)"}
+            return internal_error("tool")
+
+    async def run(self, memory: MemoryService, scope: MemoryScope, params: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
 
     def _query_api(self, query_id: int | None, query_uuid: str | None) -> QueryBasedAPIProxy | None:
         if query_id is None:
@@ -64,5 +71,5 @@ class MemoryTool(Tool):
             return QueryBasedAPIProxy(
                 query_id=query_id, query_uuid=query_uuid, plugin_runtime_handler=self.plugin.plugin_runtime_handler
             )
-        except Exception:  # noqa: BLE001 - e.g. a handler the proxy does not accept: use the session only
+        except (TypeError, ValueError):  # e.g. a handler the proxy does not accept: use the session only
             return None

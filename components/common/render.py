@@ -1,10 +1,24 @@
-"""Plain-data views of service results shared by tools and the listener."""
+"""Plain-text and plain-data views of service results shared by tools, the listener and the command."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ltm.episodes import Episode
+from ltm import Episode, Profile
+
+
+def profile_text(profile: Profile) -> str:
+    """Compact, stable profile text for prompts and tools (P3): "Name: …", "Traits: …"."""
+    lines = []
+    if profile.name:
+        lines.append(f"Name: {profile.name}")
+    if profile.traits:
+        lines.append("Traits: " + "; ".join(profile.traits))
+    if profile.preferences:
+        lines.append("Preferences: " + "; ".join(profile.preferences))
+    if profile.notes:
+        lines.append(f"Notes: {profile.notes}")
+    return "\n".join(lines)
 
 
 def episode_for_model(episode: Episode) -> dict[str, Any]:

@@ -1,8 +1,9 @@
-"""EventListener: profiles and recalled episodes before every model call (SPEC I1-I6).
+"""EventListener: profiles and recalled episodes before every model call (I1-I6 in docs/REQUIREMENTS.md).
 
-One fixed set of host calls per turn, whatever the scope holds: query vars, bot
-uuid, two profile reads, one embedding, two searches, two query-var writes, one
-snapshot write. Any memory failure degrades to "no memory this turn" (I6).
+Only in pipelines whose runner has the memory KB attached (the KB id is in the
+query variable `_knowledge_base_uuids`, I4); elsewhere it does nothing at all.
+One fixed set of host calls per turn, whatever the scope holds. Any memory failure
+degrades to "no memory this turn" (I6); the user's turn never fails because of it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm.identity import Identity
-from ltm.profiles import Profile
-from ltm.timefields import now_iso
+from ltm import AUTO_RECALL, Episode, Identity, LTMError, MemoryScope, MemoryService, Profile, now_iso
 
 log = logging.getLogger("LongTermMemory")
 
@@ -44,20 +43,25 @@ class MemoryInjector(EventListener):
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
-            await self._inject(ctx)
+            try:
+                await self._inject(ctx)
+            except Exception:  # noqa: BLE001 - I6: memory never fails the user's turn
+                log.exception("[LongTermMemory] injection failed query=%s; turn continues without memory",
+                              ctx.query_id)
 
     async def _inject(self, ctx: Any) -> None:
-        memory = self.plugin.memory
+        memory: MemoryService = self.plugin.memory
         snapshot: dict[str, Any] = {"query_id": ctx.query_id, "time": now_iso(), "injected": False, "blocks": 0,
                                     "chars": 0, "errors": []}
         speaker_id = speaker_name = ""
         session_profile, speaker_profile, episodes = Profile(), None, []
-        scope = None
+        scope: MemoryScope | None = None
+        text = ""
         try:
             variables = await ctx.get_query_vars()
             text = str(variables.get("user_message_text") or "")
-            scope_kb = await memory.memory_kb()
-            if scope_kb is None or not _attached(variables, scope_kb[0]):
+            found = await memory.memory_kb()
+            if found is None or not _attached(variables, found[0]):
                 # I4: automatic memory only in pipelines whose runner was given the memory KB.
                 # Nothing is read and `_ltm_context` is not set: memory is not active here.
                 log.debug("[LongTermMemory] memory KB not attached to this pipeline; query=%s skipped", ctx.query_id)
@@ -78,52 +82,65 @@ class MemoryInjector(EventListener):
             scope = await memory.scope_for(identity)
             snapshot.update(scope_key=scope.scope_key, user_key=scope.user_key, kb_id=scope.kb_id,
                             speaker={"id": speaker_id, "name": speaker_name})
-            try:
-                profiles = await memory.profiles(scope)
-                session_profile, speaker_profile = profiles.session, profiles.speaker
-            except Exception as exc:  # noqa: BLE001 - I6
-                snapshot["errors"].append(f"profiles: {exc}")
-            if scope.kb_id and text.strip():
-                try:
-                    episodes = [hit.episode for hit in await memory.recall(scope, text)]
-                except Exception as exc:  # noqa: BLE001 - I6
-                    snapshot["errors"].append(f"recall: {exc}")
+            session_profile, speaker_profile = await self._profiles(memory, scope, snapshot)
+            episodes = await self._recall(memory, scope, text, snapshot)
             await self._drop_memory_kb(ctx, variables, scope.kb_id)
-        except Exception as exc:  # noqa: BLE001 - I6: memory never fails the user's turn
+        except Exception as exc:  # noqa: BLE001 - any host or memory failure degrades to no memory (I6)
             snapshot["errors"].append(f"context: {exc}")
-            log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, exc)
+            log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)
         has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
         if scope is not None and (has_profiles or episodes):
             message = render_system_message(speaker_id, speaker_name, session_profile, speaker_profile, episodes)
             ctx.event.default_prompt.append(Message(role="system", content=message))
-            memory.note_injection(scope.scope_key, text)
+            memory.note_injection(scope, text)
             snapshot.update(injected=True, blocks=len(episodes) + (1 if has_profiles else 0), chars=len(message))
-        try:
-            await ctx.set_query_var(
-                "_ltm_context", context_variable(speaker_id, speaker_name, session_profile, speaker_profile, episodes)
-            )
-        except Exception as exc:  # noqa: BLE001
-            snapshot["errors"].append(f"context variable: {exc}")
         if scope is None:
             log.warning("[LongTermMemory] no scope for query=%s; nothing injected", ctx.query_id)
             return
+        try:
+            await ctx.set_query_var(
+                "_ltm_context", context_variable(speaker_id, speaker_name, session_profile, speaker_profile, episodes))
+        except Exception as exc:  # noqa: BLE001 - I6
+            snapshot["errors"].append(f"context variable: {exc}")
         snapshot.update(
             session_profile=session_profile.to_dict(),
             speaker_profile=speaker_profile.to_dict() if speaker_profile is not None else None,
             episodes=[{"id": e.episode_id, "content": e.content} for e in episodes],
         )
         try:
-            await memory.save_snapshot(scope.scope_key, snapshot)
-        except Exception as exc:  # noqa: BLE001
-            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.scope_key, exc)
+            await memory.save_snapshot(scope, snapshot)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.scope_key, exc.code)
         log.info(
             "[LongTermMemory] injection ready query=%s kb=%s scope=%s sender=%s blocks=%d chars=%d errors=%d",
             ctx.query_id, scope.kb_id or "-", scope.scope_key, speaker_id or "-", snapshot["blocks"],
             snapshot["chars"], len(snapshot["errors"]),
         )
 
-    async def _drop_memory_kb(self, ctx: Any, variables: dict[str, Any], kb_id: str) -> None:
-        """I4: the host's RAG must not recall the memory KB a second time."""
+    @staticmethod
+    async def _profiles(memory: MemoryService, scope: MemoryScope, snapshot: dict[str, Any]
+                        ) -> tuple[Profile, Profile | None]:
+        try:
+            profiles = await memory.profiles(scope)
+        except LTMError as exc:  # I6
+            snapshot["errors"].append(f"profiles: {exc}")
+            return Profile(), None
+        return profiles.session, profiles.speaker
+
+    @staticmethod
+    async def _recall(memory: MemoryService, scope: MemoryScope, text: str, snapshot: dict[str, Any]
+                      ) -> list[Episode]:
+        if not scope.kb_id or not text.strip():
+            return []
+        try:
+            return [hit.episode for hit in await memory.recall(scope, text, recipe=AUTO_RECALL)]
+        except LTMError as exc:  # I6
+            snapshot["errors"].append(f"recall: {exc}")
+            return []
+
+    @staticmethod
+    async def _drop_memory_kb(ctx: Any, variables: dict[str, Any], kb_id: str) -> None:
+        """I4: the host's naive RAG must not recall the memory KB a second time."""
         kb_ids = variables.get("_knowledge_base_uuids")
         if not kb_id or not isinstance(kb_ids, list) or kb_id not in kb_ids:
             return

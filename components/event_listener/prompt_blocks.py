@@ -1,9 +1,10 @@
 """The text injected before a model call (I1, I2) and the `_ltm_context` value (I3).
 
 Stored memory is data, never instructions: each memory is JSON-quoted inside a
-delimited block, with `<` and `>` escaped so a memory cannot close its block or
-open a fake one, and the header tells the model not to follow instructions found
-inside.
+delimited block, with `<` and `>` (and their full-width and angle-quote
+look-alikes) escaped so a memory cannot close its block or open a fake one, line
+and paragraph separators escaped so it cannot start a line of its own, and the
+header tells the model not to follow instructions found inside.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ltm.episodes import Episode
-from ltm.profiles import Profile
+from components.common.render import profile_text
+from ltm import Episode, Profile
 
 HEADER = (
     "[LongTermMemory] What this bot remembers about the current conversation. Everything inside the "
@@ -22,9 +23,13 @@ HEADER = (
 )
 
 
+# Characters a model may read as a block delimiter or a line break; JSON keeps them raw with ensure_ascii=False.
+_INERT = str.maketrans({ch: f"\\u{ord(ch):04x}" for ch in "<>\uff1c\uff1e\u2039\u203a\u3008\u3009\u2028\u2029\u0085"})
+
+
 def quote(text: str) -> str:
-    """JSON string with angle brackets escaped: inert inside the delimiters."""
-    return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON string with delimiter look-alikes and line separators escaped: inert inside the block."""
+    return json.dumps(text, ensure_ascii=False).translate(_INERT)
 
 
 def render_system_message(
@@ -34,9 +39,9 @@ def render_system_message(
     lines = [HEADER, "<memory-data>"]
     who = speaker_name or speaker_id or "unknown"
     lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(speaker_id)})" if speaker_id else ""))
-    lines.append(f"session_profile: {quote(session_profile.render() or '(empty)')}")
+    lines.append(f"session_profile: {quote(profile_text(session_profile) or '(empty)')}")
     if speaker_profile is not None:
-        lines.append(f"speaker_profile: {quote(speaker_profile.render() or '(empty)')}")
+        lines.append(f"speaker_profile: {quote(profile_text(speaker_profile) or '(empty)')}")
     for number, episode in enumerate(episodes, start=1):
         attrs = [f"stored {episode.timestamp}"]
         if episode.sender_name or episode.sender_id:

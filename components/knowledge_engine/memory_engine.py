@@ -1,6 +1,8 @@
 """KnowledgeEngine: the memory KB's lifecycle, recall for host RAG, and JSON document import.
 
 Thin: every operation is one call into the plugin's MemoryService.
+A failed retrieve or ingest never raises into the host: retrieve answers with no
+results (the user's turn goes on), ingest answers a failed document with a message.
 """
 
 from __future__ import annotations
@@ -20,10 +22,8 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-from ltm.errors import LTMError, ValidationError
-from ltm.host_identity import identity_from_retrieval, identity_from_scope_spec
-from ltm.imports import load_json, parse_records
-from ltm.secrets_filter import secret_kind
+from ltm import ENGINE_RETRIEVE, LTMError, MemoryService, ValidationError, load_json, parse_records, secret_kind
+from ltm.langbot import identity_from_retrieval, identity_from_scope_spec
 
 log = logging.getLogger("LongTermMemory")
 
@@ -59,19 +59,16 @@ class MemoryEngine(KnowledgeEngine):
             # No conversation (e.g. the WebUI retrieve test): there is no scope to read, so nothing leaks.
             return RetrievalResponse(results=[], total_found=0,
                                      metadata={"note": "LongTermMemory recalls only inside a conversation"})
-        try:
-            top_k = int(settings.get("top_k") or 5)
-        except (TypeError, ValueError):
-            top_k = 5
-        memory = self.plugin.memory
+        top_k = ENGINE_RETRIEVE.clamp_top_k(settings.get("top_k"))
+        memory: MemoryService = self.plugin.memory
         try:
             scope = await memory.scope_for(identity, kb_id)
-            if memory.consume_injection(scope.scope_key, context.query or ""):
+            if memory.consume_injection(scope, context.query or ""):
                 # The listener already put this turn's memories into the prompt; a runner that
                 # retrieves the memory KB from its own config must not get them twice.
                 return RetrievalResponse(results=[], total_found=0,
                                          metadata={"note": "memories for this turn were already injected"})
-            hits = await memory.recall(scope, context.query or "", top_k=max(1, min(top_k, 50)))
+            hits = await memory.recall(scope, context.query or "", recipe=ENGINE_RETRIEVE, top_k=top_k)
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})
@@ -104,9 +101,9 @@ class MemoryEngine(KnowledgeEngine):
                     '"episodes": [...]}'
                 )
             records = parse_records(payload, source="document", default_source_ref=f"document:{document_id}")
-            memory = self.plugin.memory
+            memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity, context.get_collection_id())
-            written = await memory.import_episodes(scope, records, operation="document_import", document_id=document_id)
+            written = await memory.ingest_document(scope, records, document_id)
         except LTMError as exc:
             log.warning("[LongTermMemory] document import failed document=%s: %s", document_id, exc)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED, error_message=exc.message)

@@ -5,44 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from components.common.memory_tool import MemoryTool
-from components.common.render import episode_for_model
-from ltm.episodes import clean_tags
-from ltm.errors import ValidationError
-from ltm.identity import MemoryScope
-from ltm.service import MemoryService, RecallFilters, parse_time_filter
-
-MAX_TOP_K = 20
+from components.common.render import episode_for_model, profile_text
+from ltm import TOOL_RECALL, MemoryScope, MemoryService, RecallFilters, clean_tags, params
 
 
 class RecallMemory(MemoryTool):
     allowed_params = frozenset({"query", "speaker", "since", "until", "time_field", "tags", "top_k"})
 
-    async def run(self, memory: MemoryService, scope: MemoryScope, params: dict[str, Any]) -> dict[str, Any]:
-        query = params.get("query") or ""
-        if not isinstance(query, str):
-            raise ValidationError("query must be a string")
-        speaker = params.get("speaker") or ""
-        if not isinstance(speaker, str):
-            raise ValidationError("speaker must be a string (a sender id or name)")
-        time_field = params.get("time_field") or "timestamp"
-        if time_field not in ("timestamp", "event_at"):
-            raise ValidationError("time_field must be 'timestamp' or 'event_at'")
-        top_k = params.get("top_k", 5)
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-            raise ValidationError(f"top_k must be an integer from 1 to {MAX_TOP_K}")
-        filters = RecallFilters(
-            speaker=speaker.strip(),
-            since=parse_time_filter(params.get("since"), "since"),
-            until=parse_time_filter(params.get("until"), "until"),
-            time_field=time_field,
-            tags=clean_tags(params.get("tags")),
-        )
-        if filters.since and filters.until and filters.since >= filters.until:
-            raise ValidationError("since must be earlier than until")
+    async def run(self, memory: MemoryService, scope: MemoryScope, args: dict[str, Any]) -> dict[str, Any]:
+        query = params.text(args.get("query"), "query", max_chars=1000, required=False, multiline=True)
+        speaker = params.text(args.get("speaker"), "speaker", max_chars=200, required=False)
+        time_field = params.choice(args.get("time_field"), "time_field", ["timestamp", "event_at"],
+                                   default="timestamp")
+        top_k = TOOL_RECALL.top_k(args.get("top_k"))
+        since, until = params.time_range(args.get("since"), args.get("until"))
+        filters = RecallFilters(speaker=speaker, since=since, until=until, time_field=time_field,
+                                tags=clean_tags(args.get("tags")))
         profiles = await memory.profiles(scope)
-        hits = await memory.recall(scope, query, top_k=top_k, filters=filters)
+        hits = await memory.recall(scope, query, recipe=TOOL_RECALL, top_k=top_k, filters=filters)
         return {
-            "session_profile": profiles.session.render(),
-            "speaker_profile": profiles.speaker.render() if profiles.speaker else "",
+            "session_profile": profile_text(profiles.session),
+            "speaker_profile": profile_text(profiles.speaker) if profiles.speaker else "",
             "episodes": [episode_for_model(hit.episode) for hit in hits],
         }

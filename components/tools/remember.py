@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.common.memory_tool import MemoryTool
-from ltm.identity import MemoryScope
-from ltm.service import MemoryService
+from ltm import MemoryScope, MemoryService
 
 
 class Remember(MemoryTool):
@@ -16,5 +15,5 @@ class Remember(MemoryTool):
     )
 
     async def run(self, memory: MemoryService, scope: MemoryScope, params: dict[str, Any]) -> dict[str, Any]:
-        episode = await memory.remember(scope, params, supersedes=params.get("supersedes"))
+        episode = await memory.remember(scope, params)
         return {"ok": True, "episode_id": episode.episode_id, "superseded": list(episode.supersedes)}

@@ -1,4 +1,4 @@
-"""Memory Console page API (SPEC M1-M3, F4, H, K7): one small function per endpoint.
+"""Memory Console page API (M1-M3, F4, H, K7 in docs/REQUIREMENTS.md): one small function per endpoint.
 
 The console has no end-user identity (the host route is admin-only and
 `PageRequest.caller` is always None). Every space-scoped endpoint takes the
@@ -9,8 +9,9 @@ episode id of another space comes back as "not found".
 
 Every answer is a plain dict: `{"ok": true, ...}` or
 `{"ok": false, "error": "...", "code": "..."}`. `dispatch` never raises:
-`PageResponse.fail` reaches the page as "[object Object]" (contract §7.2), so
-application errors travel as data.
+`PageResponse.fail` reaches the page as "[object Object]" (docs/HOST-FACTS.md,
+page component), so application errors travel as data. Bodies are validated by the
+same `ltm.params` functions the tools and the command use.
 """
 
 from __future__ import annotations
@@ -20,20 +21,35 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ltm.episodes import EpisodeStatus
-from ltm.errors import LTMError, NoKnowledgeBase, ValidationError
-from ltm.fences import INSTALLATION_SPACE, describe_space
-from ltm.host_identity import split_session_name
-from ltm.identity import Identity, Isolation, MemoryScope, split_session_key, user_key_for, user_key_for_session_key
-from ltm.service import MemoryService, RecallFilters
-from ltm.timefields import now_iso
+from components.common.envelope import error_envelope, internal_error
+from ltm import (
+    CONSOLE_SEARCH,
+    LISTED_STATUSES,
+    EpisodeStatus,
+    Fence,
+    Identity,
+    Isolation,
+    LTMError,
+    MemoryScope,
+    MemoryService,
+    NoKnowledgeBase,
+    RecallFilters,
+    SpaceKind,
+    ValidationError,
+    now_iso,
+    params,
+    parse_statuses,
+    split_session_key,
+    user_key_for,
+    user_key_for_session_key,
+)
+from ltm.langbot import split_session_name
 
 log = logging.getLogger("LongTermMemory")
 
 MAX_KEY_CHARS = 512
 MAX_QUERY_CHARS = 500
 MAX_ID_CHARS = 100
-LISTED_STATUSES = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
 EXPORT_FORMAT = "longterm-memory-console-export"
 
 Body = dict[str, Any]
@@ -44,79 +60,20 @@ Result = dict[str, Any]
 
 
 def _allowed(body: Body, fields: set[str]) -> None:
-    unknown = sorted(set(body) - fields)
-    if unknown:
-        allowed = ", ".join(sorted(fields)) or "none"
-        raise ValidationError(f"unknown field(s): {', '.join(unknown)}; allowed: {allowed}")
+    params.reject_unknown(body, fields)
 
 
 def _text(value: Any, field: str, *, required: bool = True, limit: int = MAX_KEY_CHARS) -> str:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            raise ValidationError(f"{field} is required")
-        return ""
-    if not isinstance(value, str):
-        raise ValidationError(f"{field} must be a string")
-    text = value.strip()
-    if len(text) > limit:
-        raise ValidationError(f"{field} is longer than {limit} characters")
-    if any(ord(ch) < 32 for ch in text):
-        raise ValidationError(f"{field} must not contain control characters")
-    return text
-
-
-def _int(value: Any, field: str, default: int, low: int, high: int) -> int:
-    if value is None:
-        return default
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        number = int(value.strip())
-    if number is None or not low <= number <= high:
-        raise ValidationError(f"{field} must be a whole number from {low} to {high}")
-    return number
-
-
-def _flag(value: Any, field: str) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ValidationError(f"{field} must be true or false")
-    return value
-
-
-def _status(value: Any, field: str) -> EpisodeStatus:
-    text = _text(value, field, limit=20).lower()
-    try:
-        return EpisodeStatus(text)
-    except ValueError:
-        allowed = ", ".join(s.value for s in EpisodeStatus)
-        raise ValidationError(f"{field} must be one of: {allowed}") from None
+    return params.text(value, field, max_chars=limit, required=required)
 
 
 def _status_filter(value: Any) -> tuple[EpisodeStatus, ...]:
-    """`status`: one status, or "all" for active + superseded + archived."""
-    if value is None:
-        return (EpisodeStatus.ACTIVE,)
-    if isinstance(value, str) and value.strip().lower() == "all":
-        return LISTED_STATUSES
-    return (_status(value, "status"),)
+    """`status`: one status, a list or comma list of them, or "all" (active + superseded + archived)."""
+    return parse_statuses(value, "status")
 
 
 def _statuses(value: Any, field: str, default: tuple[EpisodeStatus, ...]) -> tuple[EpisodeStatus, ...]:
-    if value is None:
-        return default
-    if not isinstance(value, list) or not value:
-        raise ValidationError(f"{field} must be a non-empty list of statuses")
-    result: list[EpisodeStatus] = []
-    for item in value:
-        status = _status(item, f"{field}[]")
-        if status not in result:
-            result.append(status)
-    return tuple(result)
+    return parse_statuses(value, field, default=default)
 
 
 # ---------------------------------------------------------------------- spaces
@@ -170,10 +127,10 @@ def _space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:
             "bot_uuid": bot_uuid, "session_name": session_name}
 
 
-def _fence_entry(fence: Any, kb_id: str) -> dict[str, Any]:
-    data = {**fence.to_dict(), **describe_space(fence.space)}
-    if data["kind"] == "l2":
-        data["current_kb"] = data["kb_id"] == kb_id
+def _fence_entry(fence: Fence, kb_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {**fence.to_dict(), **fence.space.describe()}
+    if fence.space.kind is SpaceKind.L2:
+        data["current_kb"] = fence.space.kb_id == kb_id
     return data
 
 
@@ -188,12 +145,12 @@ async def overview(memory: MemoryService, body: Body) -> Result:
     _allowed(body, set())
     found = await memory.memory_kb()
     kb_id, isolation = (found[0], found[1].isolation) if found else ("", Isolation.SESSION)
-    fences = await memory.fences.all()
+    fences = await memory.list_fences()
     return {
         "kb": {"id": kb_id, "settings": found[1].to_dict()} if found else None,
         "isolation": isolation.value,
         # The installation pseudo-scope holds only installation-level audit (fence clears).
-        "scopes": [_space_entry(key, isolation) for key in await memory.known_scopes() if key != INSTALLATION_SPACE],
+        "scopes": [_space_entry(key, isolation) for key in await memory.known_scopes()],
         "fences": [_fence_entry(f, kb_id) for f in fences],
     }
 
@@ -240,8 +197,8 @@ async def profiles(memory: MemoryService, body: Body) -> Result:
 async def episodes(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"space", "page", "page_size", "status"})
     space = await resolve_space(memory, body)
-    page = _int(body.get("page"), "page", 1, 1, 100_000)
-    page_size = _int(body.get("page_size"), "page_size", 10, 1, 50)
+    page = params.page(body.get("page"))
+    page_size = params.bounded_int(body.get("page_size"), "page_size", low=1, high=50, default=10)
     statuses = _status_filter(body.get("status"))
     result = await memory.list_episodes(space.scope, statuses, page, page_size)
     return {
@@ -256,9 +213,10 @@ async def search(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"space", "query", "top_k", "statuses"})
     space = await resolve_space(memory, body)
     query = _text(body.get("query"), "query", limit=MAX_QUERY_CHARS)
-    top_k = _int(body.get("top_k"), "top_k", 10, 1, 50)
+    top_k = CONSOLE_SEARCH.top_k(body.get("top_k"))
     statuses = _statuses(body.get("statuses"), "statuses", (EpisodeStatus.ACTIVE,))
-    hits = await memory.recall(space.scope, query, top_k=top_k, filters=RecallFilters(statuses=statuses))
+    hits = await memory.recall(space.scope, query, recipe=CONSOLE_SEARCH, top_k=top_k,
+                               filters=RecallFilters(statuses=statuses))
     return {
         "space": space.to_dict(),
         "query": query,
@@ -280,21 +238,32 @@ def _episode_action(action: Callable[[MemoryService, MemoryScope, str], Awaitabl
 
 
 archive = _episode_action(lambda m, s, i: m.archive(s, i))
-restore = _episode_action(lambda m, s, i: m.restore(s, i))
 delete = _episode_action(lambda m, s, i: m.forget(s, i))
+
+
+async def restore(memory: MemoryService, body: Body) -> Result:
+    """Restore, and name the correction that is still active (two versions are then recalled)."""
+    _allowed(body, {"space", "episode_id"})
+    space = await resolve_space(memory, body)
+    episode_id = _text(body.get("episode_id"), "episode_id", limit=MAX_ID_CHARS)
+    result = await memory.restore(space.scope, episode_id)
+    correction = result.active_correction
+    return {"space": space.to_dict(), "episode": _episode(result.episode),
+            "previous_status": result.previous_status.value,
+            "active_correction": _episode(correction) if correction is not None else None}
 
 
 async def injection(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"space"})
     space = await resolve_space(memory, body)
-    return {"space": space.to_dict(), "snapshot": await memory.snapshot(space.scope.scope_key)}
+    return {"space": space.to_dict(), "snapshot": await memory.snapshot(space.scope)}
 
 
 async def audit(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"space", "page", "page_size"})
     space = await resolve_space(memory, body)
-    page = _int(body.get("page"), "page", 1, 1, 1_000_000)
-    page_size = _int(body.get("page_size"), "page_size", 20, 1, 100)
+    page = params.page(body.get("page"))
+    page_size = params.bounded_int(body.get("page_size"), "page_size", low=1, high=100, default=20)
     result = await memory.audit_page(space.scope, page, page_size)
     return {"space": space.to_dict(), "entries": result.entries, "page": result.page, "pages": result.pages,
             "total": result.total}
@@ -338,12 +307,12 @@ async def health(memory: MemoryService, body: Body) -> Result:
 async def fence_clear(memory: MemoryService, body: Body) -> Result:
     """F4: the selected space (L1 + L2 on the memory KB); the installation fence only when named."""
     _allowed(body, {"space", "installation"})
-    installation = _flag(body.get("installation"), "installation")
+    installation = params.flag(body.get("installation"), "installation")
     space = await resolve_space(memory, body, required=not installation)
     cleared = await memory.clear_fences(space.scope if space else None, installation=installation)
     if cleared:
         log.warning("[LongTermMemory] console cleared fences %s", cleared)
-    remaining = await memory.fence_for(space.scope) if space else {}
+    remaining = await memory.fences_of(space.scope) if space else {}
     return {
         "space": space.to_dict() if space else None,
         "cleared": cleared,
@@ -419,8 +388,8 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
         data = await handler(memory, body)
     except LTMError as exc:
         log.info("[LongTermMemory] console %s refused: %s", path, exc.code)
-        return _fail(exc.message, exc.code)
+        return error_envelope(exc, "console")
     except Exception:  # noqa: BLE001 - the page gets a short message, the log gets the trace
         log.exception("[LongTermMemory] console %s failed", path)
-        return _fail("internal error in the memory console (see the plugin log)", "internal_error")
+        return internal_error("console")
     return {"ok": True, **data}

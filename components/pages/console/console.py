@@ -1,4 +1,4 @@
-"""Memory Console page component (SPEC section 13): routes page API calls to `api.py`."""
+"""Memory Console page component (M in docs/REQUIREMENTS.md): routes page API calls to `api.py`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ log = logging.getLogger("LongTermMemory")
 
 class MemoryConsole(Page):
     """Every answer is `PageResponse.ok({...})`; application errors are `{"ok": false, ...}` data,
-    because `PageResponse.fail` reaches the page as "[object Object]" (contract §7.2)."""
+    because `PageResponse.fail` reaches the page as "[object Object]" (docs/HOST-FACTS.md)."""
 
     async def handle_api(self, request: PageRequest) -> PageResponse:
         try:

@@ -1,4 +1,4 @@
-"""Recall ranking as an explicit, tunable recipe (SPEC E6, E7).
+"""Recall ranking as an explicit, tunable recipe (E6, E7 in docs/REQUIREMENTS.md).
 
 The backend gives a bounded candidate window (vector hits, filtered on one
 isolation key). Everything after that happens here, over the whole window, before
@@ -24,9 +24,9 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from .episodes import Episode
-from .kb_config import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
-from .timefields import parse_stored
+from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
+from ..timefields import parse_stored
+from .model import Episode
 
 _WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?", re.IGNORECASE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")

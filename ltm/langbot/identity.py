@@ -1,14 +1,18 @@
-"""Turn what LangBot hands a component into an `Identity` (SPEC S1, T5).
+"""Turn what LangBot hands a component into an `Identity` (S1, T5 in docs/REQUIREMENTS.md).
 
-Kept apart from `identity.py` because it knows the host's shapes: retrieval
-settings, `Session` objects and query variables.
+Kept apart from `ltm/identity.py` because it knows the host's shapes: session
+names, retrieval settings, `Session` objects and query variables.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from .identity import Identity
+from ..identity import Identity
+from .port import SDK_CALL_ERRORS
+
+log = logging.getLogger("LongTermMemory")
 
 
 def split_session_name(session_name: str) -> tuple[str, str] | None:
@@ -62,7 +66,9 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
     if api is not None and query_id is not None:
         try:
             variables = await api.get_query_vars()
-        except Exception:  # noqa: BLE001 - no live query: fall back to the session (T5)
+        except SDK_CALL_ERRORS as exc:  # no live query ("Query ... not found"): the session is all there is
+            log.debug("[LongTermMemory] no live query %s (%s); identity from the session", query_id,
+                      type(exc).__name__)
             variables = None
         if isinstance(variables, dict):
             sender_id = variables.get("sender_id", sender_id)
@@ -72,7 +78,7 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
             if not bot_uuid:
                 try:
                     bot_uuid = await api.get_bot_uuid() or ""
-                except Exception:  # noqa: BLE001
+                except SDK_CALL_ERRORS:
                     bot_uuid = ""
     return Identity.build(
         launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,

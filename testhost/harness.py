@@ -42,7 +42,7 @@ from langbot_plugin.utils.discover.engine import ComponentDiscoveryEngine
 from .fake_host import FakeLangBotHost
 
 R = RuntimeToPluginAction
-PLUGIN_ROOT = Path(__file__).resolve().parents[2]
+PLUGIN_ROOT = Path(__file__).resolve().parents[1]
 _FILE_STORAGE_ENV = "LANGBOT_PLUGIN_FILE_STORAGE_DIR"
 
 

@@ -1,4 +1,4 @@
-"""L1 profiles (SPEC P1-P3): small, stable facts kept as JSON in plugin storage.
+"""L1 profiles (P1-P3 in docs/REQUIREMENTS.md): small, stable facts kept as JSON in plugin storage.
 
 A session profile belongs to the conversation; a speaker profile belongs to one
 `sender_id` inside that conversation (S7). Updates are bounded and de-duplicated,
@@ -11,11 +11,14 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .errors import ValidationError
-from .timefields import now_iso
+from .. import params
+from ..errors import ValidationError
+from ..timefields import now_iso
 
 MAX_NAME_CHARS = 100
 MAX_ITEM_CHARS = 200
+MAX_NOTES_CHARS = 20000  # the configurable notes limit (ProfileLimits) can never exceed this
+MAX_LIST_ITEMS = 200
 
 
 class ProfileTarget(str, enum.Enum):
@@ -78,18 +81,8 @@ class Profile:
             updated_at=raw.get("updated_at") or None,
         )
 
-    def render(self) -> str:
-        """Compact, stable text for prompts and tools (P3)."""
-        lines = []
-        if self.name:
-            lines.append(f"Name: {self.name}")
-        if self.traits:
-            lines.append("Traits: " + "; ".join(self.traits))
-        if self.preferences:
-            lines.append("Preferences: " + "; ".join(self.preferences))
-        if self.notes:
-            lines.append(f"Notes: {self.notes}")
-        return "\n".join(lines)
+    def texts(self) -> list[str]:
+        return [self.name, self.notes, *self.traits, *self.preferences]
 
 
 @dataclass(frozen=True)
@@ -104,13 +97,10 @@ class ProfileChange:
 
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> "ProfileChange":
-        mode_raw = raw.get("mode") or UpdateMode.MERGE.value
-        try:
-            mode = UpdateMode(str(mode_raw).strip().lower())
-        except ValueError:
-            raise ValidationError("mode must be one of: merge, replace, remove") from None
+        mode = UpdateMode(params.choice(raw.get("mode"), "mode", [m.value for m in UpdateMode],
+                                        default=UpdateMode.MERGE.value))
         name = _clean_text(raw.get("name"), "name", MAX_NAME_CHARS)
-        notes = _clean_text(raw.get("notes"), "notes", None)
+        notes = _clean_text(raw.get("notes"), "notes", MAX_NOTES_CHARS)
         traits = _clean_list(raw.get("traits"), "traits")
         preferences = _clean_list(raw.get("preferences"), "preferences")
         change = cls(name, traits, preferences, notes, mode)
@@ -148,15 +138,11 @@ class ProfileChange:
         return result
 
 
-def _clean_text(value: Any, field_name: str, limit: int | None) -> str | None:
+def _clean_text(value: Any, field_name: str, limit: int) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise ValidationError(f"{field_name} must be a string")
-    text = " ".join(value.split()) if field_name == "name" else value.strip()
-    if limit and len(text) > limit:
-        raise ValidationError(f"{field_name} is longer than {limit} characters")
-    return text
+    text = params.text(value, field_name, max_chars=limit, required=False, multiline=field_name == "notes")
+    return " ".join(text.split()) if field_name == "name" else text
 
 
 def _clean_list(value: Any, field_name: str) -> list[str] | None:
@@ -166,16 +152,13 @@ def _clean_list(value: Any, field_name: str) -> list[str] | None:
         value = [value]
     if not isinstance(value, (list, tuple)):
         raise ValidationError(f"{field_name} must be a list of strings")
+    if len(value) > MAX_LIST_ITEMS:
+        raise ValidationError(f"{field_name} has more than {MAX_LIST_ITEMS} items")
     items: list[str] = []
     for item in value:
-        if not isinstance(item, str):
-            raise ValidationError(f"{field_name} must be a list of strings")
-        text = " ".join(item.split())
-        if not text:
-            continue
-        if len(text) > MAX_ITEM_CHARS:
-            raise ValidationError(f"an item of {field_name} is longer than {MAX_ITEM_CHARS} characters")
-        items.append(text)
+        text = params.text(item, f"an item of {field_name}", max_chars=MAX_ITEM_CHARS, required=False)
+        if text:
+            items.append(" ".join(text.split()))
     return items
 
 

@@ -1,8 +1,10 @@
-"""L2 episodes: the domain object, its validation, and its vector-store metadata (E1-E5, E9).
+"""L2 episodes: the domain object, its validation and its flat field form (E1-E5, E9).
 
-The host's `vector_search` returns no document text, so the memory text lives in
-metadata (`content`, and `text` for stores that keep only that field). Lists are
-stored as JSON strings because not every backend keeps list values.
+An episode is stored by the vector index as an `IndexRecord`: its isolation key
+(`user_key`) and speaker travel as the record's routing fields, its text as the
+searchable text, and everything else as flat fields (lists JSON-encoded, because
+not every backend keeps list values). How those land in a particular host's
+metadata is the LangBot adapter's business.
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import ValidationError
-from .timefields import normalize_time, now_iso, parse_aware
+from .. import params
+from ..errors import ValidationError
+from ..ports import IndexRecord
+from ..timefields import normalize_time, now_iso, parse_aware
 
 MAX_CONTENT_CHARS = 2000
 MAX_TAGS = 10
 MAX_TAG_CHARS = 40
 MAX_SOURCE_REF_CHARS = 300
+MAX_SENDER_CHARS = 200
 DEFAULT_IMPORTANCE = 2
 
 
@@ -30,33 +35,41 @@ class EpisodeStatus(str, enum.Enum):
     DELETED = "deleted"  # tombstone, reserved (E2)
 
 
+LISTED_STATUSES = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
+
+
 class ClaimType(str, enum.Enum):
     UNKNOWN = "unknown"
     USER_STATEMENT = "user_statement"
     INFERENCE = "inference"
 
 
-def parse_status(value: Any) -> EpisodeStatus:
+def parse_status(value: Any, field_name: str = "status") -> EpisodeStatus:
+    word = str(value).strip().lower() if isinstance(value, str) else ""
     try:
-        return EpisodeStatus(str(value).strip().lower())
+        return EpisodeStatus(word)
     except ValueError:
         allowed = ", ".join(s.value for s in EpisodeStatus)
-        raise ValidationError(f"unknown status {str(value)[:30]!r}; use one of: {allowed}") from None
+        shown = str(value)[:30] if value is not None else ""
+        raise ValidationError(f"unknown {field_name} {shown!r}; use one of: {allowed}") from None
+
+
+def parse_statuses(value: Any, field_name: str = "status", *,
+                   default: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,)) -> tuple[EpisodeStatus, ...]:
+    """One status, a list, or a comma-separated string; "all" means every listed status."""
+    if params.is_blank(value):
+        return default
+    if isinstance(value, str) and value.strip().lower() == "all":
+        return LISTED_STATUSES
+    words = params.word_list(value, field_name, max_items=len(EpisodeStatus), item_chars=20)
+    if not words:
+        raise ValidationError(f"{field_name} must name at least one status")
+    return tuple(dict.fromkeys(parse_status(w, field_name) for w in words))
 
 
 def new_episode_id() -> str:
     # Qdrant only accepts UUID point ids, so episode ids are UUIDs everywhere.
     return str(uuid.uuid4())
-
-
-def scoped_record_id(user_key: str, episode_id: str) -> str:
-    """Packed `file_id` of a record: deleting or fetching by it can only hit this scope."""
-    return f"{user_key}#{episode_id}"
-
-
-def speaker_key(user_key: str, sender_id: str) -> str:
-    """Packed one-field filter for 'this speaker in this space' (portable filters, S6)."""
-    return f"{user_key}|{sender_id}"
 
 
 @dataclass(frozen=True)
@@ -76,69 +89,28 @@ class FactTime:
         valid_until = normalize_time(raw.get("valid_until"), "valid_until")
         if valid_from and valid_until and parse_aware(valid_from, "valid_from") >= parse_aware(valid_until, "valid_until"):
             raise ValidationError("valid_from must be earlier than valid_until")
-        source_ref = raw.get("source_ref")
-        if source_ref is not None and not isinstance(source_ref, str):
-            raise ValidationError("source_ref must be a string")
-        source_ref = (source_ref or "").strip() or None
-        if source_ref and len(source_ref) > MAX_SOURCE_REF_CHARS:
-            raise ValidationError(f"source_ref is longer than {MAX_SOURCE_REF_CHARS} characters")
-        claim_raw = raw.get("claim_type") or ClaimType.UNKNOWN.value
-        try:
-            claim_type = ClaimType(str(claim_raw).strip().lower())
-        except ValueError:
-            raise ValidationError(
-                "claim_type must be one of: unknown, user_statement, inference"
-            ) from None
-        return cls(event_at, valid_from, valid_until, source_ref, claim_type)
+        source_ref = params.text(raw.get("source_ref"), "source_ref", max_chars=MAX_SOURCE_REF_CHARS,
+                                 required=False) or None
+        claim = params.choice(raw.get("claim_type"), "claim_type", [c.value for c in ClaimType],
+                              default=ClaimType.UNKNOWN.value)
+        return cls(event_at, valid_from, valid_until, source_ref, ClaimType(claim))
 
 
 def clean_content(value: Any) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ValidationError("content is required")
-    text = value.strip()
-    if len(text) > MAX_CONTENT_CHARS:
-        raise ValidationError(f"content is longer than {MAX_CONTENT_CHARS} characters ({len(text)})")
-    return text
+    return params.text(value, "content", max_chars=MAX_CONTENT_CHARS, multiline=True)
 
 
 def clean_importance(value: Any) -> int:
-    if value is None or value == "":
-        return DEFAULT_IMPORTANCE
-    number: int | None = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and value.strip().isdigit():
-        number = int(value.strip())
-    if number is None or not 1 <= number <= 5:
-        raise ValidationError("importance must be an integer from 1 to 5")
-    return number
+    return params.bounded_int(value, "importance", low=1, high=5, default=DEFAULT_IMPORTANCE)
 
 
 def clean_tags(value: Any) -> tuple[str, ...]:
-    if value is None or value == "":
-        return ()
-    if isinstance(value, str):
-        items = [part for part in value.split(",")]
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        raise ValidationError("tags must be a list of strings")
-    tags: list[str] = []
-    for item in items:
-        if not isinstance(item, str):
-            raise ValidationError("tags must be a list of strings")
-        tag = item.strip().lower()
-        if not tag:
-            continue
-        if len(tag) > MAX_TAG_CHARS:
-            raise ValidationError(f"tag {tag[:20]!r}... is longer than {MAX_TAG_CHARS} characters")
-        if tag not in tags:
-            tags.append(tag)
-    if len(tags) > MAX_TAGS:
-        raise ValidationError(f"at most {MAX_TAGS} tags")
-    return tuple(tags)
+    tags = params.word_list(value, "tags", max_items=MAX_TAGS, item_chars=MAX_TAG_CHARS, separators=params.PHRASES)
+    return tuple(dict.fromkeys(t.lower() for t in tags))
+
+
+def clean_sender(value: Any, field_name: str) -> str:
+    return params.text(value, field_name, max_chars=MAX_SENDER_CHARS, required=False)
 
 
 @dataclass(frozen=True)
@@ -150,10 +122,9 @@ class EpisodeDraft:
     tags: tuple[str, ...] = ()
     fact: FactTime = field(default_factory=FactTime)
     source: str = "tool"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def parse(cls, raw: dict[str, Any], *, source: str = "tool") -> "EpisodeDraft":
+    def parse(cls, raw: Any, *, source: str = "tool") -> "EpisodeDraft":
         if not isinstance(raw, dict):
             raise ValidationError("an episode must be a JSON object")
         return cls(
@@ -163,6 +134,11 @@ class EpisodeDraft:
             fact=FactTime.parse(raw),
             source=source,
         )
+
+    def texts(self) -> list[tuple[str, str]]:
+        """Every stored text of the draft, by field (checked by the secret filter)."""
+        return [("the content", self.content), *(("a tag", t) for t in self.tags),
+                ("source_ref", self.fact.source_ref or "")]
 
 
 def _json_list(value: Any) -> list[str]:
@@ -177,9 +153,13 @@ def _json_list(value: Any) -> list[str]:
     return [str(v) for v in loaded] if isinstance(loaded, list) else [str(loaded)]
 
 
+def _opt(value: Any) -> str | None:
+    return str(value) if value not in (None, "") else None
+
+
 @dataclass(frozen=True)
 class Episode:
-    """One stored L2 record, read back from the vector store."""
+    """One stored L2 record."""
 
     episode_id: str
     user_key: str
@@ -209,15 +189,10 @@ class Episode:
     def with_status(self, status: EpisodeStatus, **changes: Any) -> "Episode":
         return replace(self, status=status, status_changed_at=now_iso(), **changes)
 
-    def to_metadata(self) -> dict[str, Any]:
-        meta: dict[str, Any] = {
+    def to_record(self) -> IndexRecord:
+        fields: dict[str, Any] = {
             "episode_id": self.episode_id,
-            "uuid": self.episode_id,
-            "file_id": scoped_record_id(self.user_key, self.episode_id),
-            "user_key": self.user_key,
-            "speaker_key": speaker_key(self.user_key, self.sender_id),
             "content": self.content,
-            "text": self.content,
             "timestamp": self.timestamp,
             "importance": self.importance,
             "tags": json.dumps(list(self.tags), ensure_ascii=False),
@@ -240,23 +215,23 @@ class Episode:
             "document_id": self.document_id,
             "original_id": self.original_id,
         }
-        meta.update({k: v for k, v in optional.items() if v})
+        fields.update({k: v for k, v in optional.items() if v})
         if self.supersedes:
-            meta["supersedes"] = json.dumps(list(self.supersedes))
+            fields["supersedes"] = json.dumps(list(self.supersedes))
         if self.derived_from:
-            meta["derived_from"] = json.dumps(list(self.derived_from))
-        return meta
+            fields["derived_from"] = json.dumps(list(self.derived_from))
+        return IndexRecord(self.episode_id, self.user_key, self.sender_id, self.content, fields)
 
     @classmethod
-    def from_metadata(cls, meta: dict[str, Any]) -> "Episode":
-        """Lenient reader: old or foreign records lack fields; missing status = active (E2)."""
-        raw_status = meta.get("status") or EpisodeStatus.ACTIVE.value
+    def from_record(cls, record: IndexRecord) -> "Episode":
+        """Lenient reader: old or foreign records lack fields; a missing status is active (E2)."""
+        meta = record.fields
         try:
-            status = EpisodeStatus(raw_status)
+            status = EpisodeStatus(meta.get("status") or EpisodeStatus.ACTIVE.value)
         except ValueError:
             status = EpisodeStatus.ACTIVE
         try:
-            claim = ClaimType(meta.get("claim_type") or "unknown")
+            claim = ClaimType(meta.get("claim_type") or ClaimType.UNKNOWN.value)
         except ValueError:
             claim = ClaimType.UNKNOWN
         try:
@@ -264,31 +239,31 @@ class Episode:
         except (TypeError, ValueError):
             importance = DEFAULT_IMPORTANCE
         return cls(
-            episode_id=str(meta.get("episode_id") or meta.get("uuid") or ""),
-            user_key=str(meta.get("user_key") or ""),
-            content=str(meta.get("content") or meta.get("text") or ""),
+            episode_id=str(meta.get("episode_id") or record.record_id),
+            user_key=record.space,
+            content=str(meta.get("content") or record.text or ""),
             timestamp=str(meta.get("timestamp") or ""),
             importance=min(5, max(1, importance)),
             tags=tuple(_json_list(meta.get("tags"))),
             status=status,
-            sender_id=str(meta.get("sender_id") or ""),
+            sender_id=str(meta.get("sender_id") or record.speaker or ""),
             sender_name=str(meta.get("sender_name") or ""),
             bot_uuid=str(meta.get("bot_uuid") or ""),
             session_name=str(meta.get("session_name") or ""),
             source=str(meta.get("source") or ""),
             fact=FactTime(
-                event_at=meta.get("event_at") or None,
-                valid_from=meta.get("valid_from") or None,
-                valid_until=meta.get("valid_until") or None,
-                source_ref=meta.get("source_ref") or None,
+                event_at=_opt(meta.get("event_at")),
+                valid_from=_opt(meta.get("valid_from")),
+                valid_until=_opt(meta.get("valid_until")),
+                source_ref=_opt(meta.get("source_ref")),
                 claim_type=claim,
             ),
             supersedes=tuple(_json_list(meta.get("supersedes"))),
-            superseded_by=meta.get("superseded_by") or None,
-            superseded_at=meta.get("superseded_at") or None,
-            status_changed_at=meta.get("status_changed_at") or None,
-            document_id=meta.get("document_id") or None,
-            original_id=meta.get("original_id") or None,
+            superseded_by=_opt(meta.get("superseded_by")),
+            superseded_at=_opt(meta.get("superseded_at")),
+            status_changed_at=_opt(meta.get("status_changed_at")),
+            document_id=_opt(meta.get("document_id")),
+            original_id=_opt(meta.get("original_id")),
             derived_from=tuple(_json_list(meta.get("derived_from"))),
         )
 
@@ -319,4 +294,6 @@ class Episode:
             data["original_id"] = self.original_id
         if self.document_id:
             data["document_id"] = self.document_id
+        if self.derived_from:
+            data["derived_from"] = list(self.derived_from)
         return data

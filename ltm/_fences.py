@@ -1,0 +1,102 @@
+"""Persisted write fences (F1-F4 in docs/REQUIREMENTS.md).
+
+When a host write's outcome is unknown, the space's fence is raised: this process
+refuses further writes there at once, and the fence is persisted so a restarted
+plugin refuses too. A fence whose own storage write fails stays in memory and is
+persisted again on every later fence check until it is stored. Reads never look
+at fences.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ._storage import FENCE_PREFIX, JsonStore, fence_key
+from .errors import FencedError, LTMError
+from .spaces import Space
+from .timefields import now_iso
+
+log = logging.getLogger("LongTermMemory")
+
+
+@dataclass(frozen=True)
+class Fence:
+    space: Space
+    operation: str
+    reason: str
+    since: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"space": self.space.key, "operation": self.operation, "reason": self.reason, "since": self.since}
+
+
+class FenceRegistry:
+    def __init__(self, store: JsonStore) -> None:
+        self._store = store
+        self._fences: dict[str, Fence] | None = None
+        self._unpersisted: set[str] = set()
+
+    async def _loaded(self) -> dict[str, Fence]:
+        if self._fences is None:
+            fences: dict[str, Fence] = {}
+            for key in await self._store.keys(FENCE_PREFIX):
+                raw = await self._store.get(key)
+                space = Space.from_key(key[len(FENCE_PREFIX):])
+                if isinstance(raw, dict) and space is not None:
+                    fences[space.key] = Fence(space, str(raw.get("operation", "")), str(raw.get("reason", "")),
+                                              str(raw.get("since", "")))
+            self._fences = fences
+        return self._fences
+
+    async def get(self, space: Space) -> Fence | None:
+        return (await self._loaded()).get(space.key)
+
+    async def all(self) -> list[Fence]:
+        await self._persist_pending()
+        return sorted((await self._loaded()).values(), key=lambda f: f.space.key)
+
+    async def check(self, space: Space) -> None:
+        await self._persist_pending()
+        fence = await self.get(space)
+        if fence is not None:
+            raise FencedError(
+                f"writes to this memory are paused since {fence.since}: an earlier {fence.operation} may or may "
+                "not have reached the store; an admin must check the records and clear the fence",
+                space=space.describe(), since=fence.since, operation=fence.operation,
+            )
+
+    async def raise_fence(self, space: Space, operation: str, reason: str) -> Fence:
+        fence = Fence(space, operation, reason[:200], now_iso())
+        (await self._loaded())[space.key] = fence  # refuses in this process even if persisting fails
+        self._unpersisted.add(space.key)
+        await self._persist_pending()
+        log.warning("[LongTermMemory] fence raised space=%s operation=%s", space.key, operation)
+        return fence
+
+    @property
+    def unpersisted(self) -> list[str]:
+        return sorted(self._unpersisted)
+
+    async def _persist_pending(self) -> None:
+        if not self._unpersisted or self._fences is None:
+            return
+        for key in sorted(self._unpersisted):
+            fence = self._fences.get(key)
+            try:
+                if fence is not None:
+                    await self._store.set(fence_key(key), fence.to_dict())
+            except LTMError as exc:
+                log.error("[LongTermMemory] fence for %s not persisted yet (%s); will retry", key, exc.code)
+                continue
+            self._unpersisted.discard(key)
+
+    async def clear(self, space: Space) -> bool:
+        """Remove a fence; raises the host's error if the stored fence could not be removed."""
+        fences = await self._loaded()
+        existed = space.key in fences
+        await self._store.delete(fence_key(space.key))
+        fences.pop(space.key, None)
+        self._unpersisted.discard(space.key)
+        return existed

@@ -1,0 +1,153 @@
+"""Diagnostics: the health check (H), injection snapshots (I5), the double-recall note (I4)
+and the list of known scopes for the console's sidebar (M1).
+
+The isolation probe asks the vector index itself (not the core's own re-check) whether
+search, list and delete filtered on one space ever see or remove another space: the
+point is to test the backend.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ._fences import FenceRegistry
+from ._storage import JsonStore, scope_of_key, snapshot_key
+from .errors import LTMError
+from .identity import MemoryScope
+from .kb_settings import KBSettings
+from .ports import Embedder, HostDirectory, VectorIndex
+from .spaces import Space
+
+PROBE_TEXT = "LongTermMemory isolation probe"
+INJECTION_TTL_SECONDS = 300.0
+
+
+class Level(str, enum.Enum):
+    GREEN = "green"
+    AMBER = "amber"
+    RED = "red"
+
+
+@dataclass(frozen=True)
+class HealthItem:
+    key: str
+    level: Level
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "level": self.level.value, "message": self.message}
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    items: list[HealthItem]
+
+    @property
+    def level(self) -> Level:
+        levels = {i.level for i in self.items}
+        return Level.RED if Level.RED in levels else Level.AMBER if Level.AMBER in levels else Level.GREEN
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"level": self.level.value, "items": [i.to_dict() for i in self.items]}
+
+
+class Diagnostics:
+    def __init__(self, store: JsonStore, fences: FenceRegistry, index: VectorIndex, embedder: Embedder,
+                 directory: HostDirectory) -> None:
+        self._store = store
+        self._fences = fences
+        self._index = index
+        self._embedder = embedder
+        self._directory = directory
+        self._injected: dict[tuple[str, str], float] = {}
+
+    # ------------------------------------------------------------------ health (H)
+    async def health(self, found: tuple[str, KBSettings] | None, scope: MemoryScope | None,
+                     pipeline_kbs: list[str] | None) -> HealthReport:
+        if found is None:
+            return HealthReport([HealthItem("kb", Level.RED, "no memory knowledge base configured")])
+        kb_id, settings = found
+        items: list[HealthItem] = []
+        try:
+            host_kbs = set(await self._directory.knowledge_base_ids())
+        except LTMError:
+            host_kbs = set()
+        if host_kbs and kb_id not in host_kbs:
+            items.append(HealthItem("kb", Level.RED,
+                                    f"memory knowledge base {kb_id} is registered but LangBot no longer has it"))
+        else:
+            items.append(HealthItem("kb", Level.GREEN,
+                                    f"memory knowledge base {kb_id} registered ({settings.isolation.value} isolation)"))
+        if pipeline_kbs is not None:
+            if kb_id in pipeline_kbs:
+                items.append(HealthItem("pipeline", Level.GREEN, "memory knowledge base is attached to this pipeline: "
+                                        "memories are injected before each reply"))
+            else:
+                items.append(HealthItem("pipeline", Level.AMBER, "memory knowledge base is not attached to this "
+                                        "pipeline: no automatic memory here (tools still work)"))
+        vector = None
+        try:
+            vectors = await self._embedder.embed(settings.embedding_model_uuid, [PROBE_TEXT])
+            vector = vectors[0] if vectors else None
+        except LTMError as exc:
+            items.append(HealthItem("embedding", Level.RED, f"embedding model does not answer: {exc}"))
+        else:
+            if vector:
+                items.append(HealthItem("embedding", Level.GREEN, f"embedding model answers ({len(vector)} dimensions)"))
+            else:
+                items.append(HealthItem("embedding", Level.RED, "embedding model returned an empty vector"))
+        if vector:
+            items.append(await self._isolation(kb_id, vector))
+        if scope is not None:
+            fenced = [f for f in await self.fences_of(scope.with_kb(scope.kb_id or kb_id)) if f is not None]
+            if fenced:
+                items.append(HealthItem("fence", Level.AMBER, "writes paused by a fence since " + fenced[0].since))
+            else:
+                items.append(HealthItem("fence", Level.GREEN, "no write fence on this scope"))
+        return HealthReport(items)
+
+    async def _isolation(self, kb_id: str, vector: list[float]) -> HealthItem:
+        try:
+            problems = await self._index.probe_isolation(kb_id, vector)
+        except LTMError as exc:
+            problems = [f"probe failed: {exc}"]
+        if problems:
+            return HealthItem("isolation", Level.RED,
+                              "LEAK: " + "; ".join(problems) + ". This vector store does not keep or filter plugin "
+                              "metadata (fixed-schema stores such as Milvus or pgvector); use Chroma, Qdrant or SeekDB.")
+        return HealthItem("isolation", Level.GREEN, "search, list and delete stay inside one scope")
+
+    async def fences_of(self, scope: MemoryScope) -> list[Any]:
+        spaces = [Space.l1(scope.scope_key)]
+        if scope.kb_id:
+            spaces.append(Space.l2(scope.kb_id, scope.user_key))
+        return [await self._fences.get(space) for space in spaces]
+
+    # ------------------------------------------------------------------ injection snapshots (I5)
+    async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
+        """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way."""
+        await self._store.set(snapshot_key(scope.scope_key), snapshot)
+
+    async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
+        value = await self._store.get(snapshot_key(scope.scope_key))
+        return value if isinstance(value, dict) else None
+
+    # ------------------------------------------------------------------ double recall (I4)
+    def note_injection(self, scope: MemoryScope, text: str) -> None:
+        """This turn's memories were injected: the runner's automatic re-retrieval of the memory KB
+        with the same message is answered empty, once."""
+        now = time.monotonic()
+        self._injected = {k: t for k, t in self._injected.items() if now - t < INJECTION_TTL_SECONDS}
+        self._injected[(scope.scope_key, " ".join(text.split()))] = now
+
+    def consume_injection(self, scope: MemoryScope, text: str) -> bool:
+        stamp = self._injected.pop((scope.scope_key, " ".join(text.split())), None)
+        return stamp is not None and time.monotonic() - stamp < INJECTION_TTL_SECONDS
+
+    # ------------------------------------------------------------------ known scopes (M1)
+    async def known_scopes(self) -> list[str]:
+        scopes = {scope_of_key(key) for key in await self._store.keys("")}
+        return sorted(s for s in scopes if s and s != "installation")

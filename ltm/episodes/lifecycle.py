@@ -1,0 +1,196 @@
+"""Episode writes: remember (with explicit supersede), archive, restore, forget, bulk delete.
+
+Every mutating function here runs inside one `WriteGate.write` block of the L2
+space, so it is serialized, fenced and audited in one place (docs/ARCHITECTURE.md,
+"The write gate"). Validation that needs stored records happens under the lock,
+before the first host write: a refused request writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from ..errors import HostError, NotFound, ValidationError
+from ..gate import WriteGate, WriteTx
+from ..identity import MemoryScope
+from ..kb_settings import KBSettings
+from ..guards import refuse_secrets
+from ..spaces import Space
+from ..timefields import now_iso, parse_stored
+from .model import Episode, EpisodeDraft, EpisodeStatus, new_episode_id
+from .store import UPSERT_BATCH, EpisodeStore
+
+log = logging.getLogger("LongTermMemory")
+
+
+def new_episode(scope: MemoryScope, draft: EpisodeDraft) -> Episode:
+    """A fresh episode of the caller's space, attributed to the caller's speaker."""
+    identity = scope.identity
+    return Episode(
+        episode_id=new_episode_id(),
+        user_key=scope.user_key,
+        content=draft.content,
+        timestamp=now_iso(),
+        importance=draft.importance,
+        tags=draft.tags,
+        sender_id=scope.sender_id,
+        sender_name=scope.sender_name,
+        bot_uuid=identity.bot_uuid if identity else "",
+        session_name=identity.session_name if identity else "",
+        source=draft.source,
+        fact=draft.fact,
+    )
+
+
+async def write_episodes(tx: WriteTx, store: EpisodeStore, settings: KBSettings, episodes: Sequence[Episode],
+                         audit: Callable[[WriteTx, Episode], None]) -> None:
+    """Embed (nothing written yet, so a failure there is harmless), then upsert in batches;
+    each batch is one gated host write and is audited as soon as it is applied."""
+    vectors = await store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
+    kb_id = tx.space.kb_id
+    for start in range(0, len(episodes), UPSERT_BATCH):
+        batch = episodes[start : start + UPSERT_BATCH]
+        await tx.call("vector upsert",
+                      lambda batch=batch, start=start: store.upsert_batch(kb_id, batch,
+                                                                          vectors[start : start + len(batch)]))
+        for episode in batch:
+            audit(tx, episode)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    episode: Episode
+    previous_status: EpisodeStatus
+    # The correction that superseded the restored record and is still active: two versions are now active.
+    active_correction: Episode | None = None
+
+
+@dataclass(frozen=True)
+class DeleteCriteria:
+    """Filters of a scoped bulk delete: all given ones must match; at least one is required.
+    `speaker` is a sender id (never a display name)."""
+
+    speaker: str = ""
+    tag: str = ""
+    before: datetime | None = None
+    status: EpisodeStatus | None = None
+
+    def __post_init__(self) -> None:
+        if not (self.speaker or self.tag or self.before or self.status):
+            raise ValidationError("give at least one filter: speaker, tag, before or status")
+
+    def matches(self, episode: Episode) -> bool:
+        if self.speaker and self.speaker != episode.sender_id:
+            return False
+        if self.tag and self.tag.lower() not in episode.tags:
+            return False
+        if self.status and episode.status is not self.status:
+            return False
+        if self.before:
+            stored = parse_stored(episode.timestamp)
+            if stored is None or stored >= self.before:
+                return False
+        return True
+
+
+class EpisodeLifecycle:
+    def __init__(self, gate: WriteGate, store: EpisodeStore) -> None:
+        self._gate = gate
+        self._store = store
+
+    async def _get(self, scope: MemoryScope, episode_id: str) -> Episode:
+        episode = await self._store.get(scope.kb_id, scope.user_key, episode_id)
+        if episode is None:
+            raise NotFound(f"episode {episode_id} not found in this scope", episode_id=episode_id)
+        return episode
+
+    async def remember(self, scope: MemoryScope, settings: KBSettings, draft: EpisodeDraft,
+                       supersedes: Sequence[str]) -> Episode:
+        """T1 / E4-E5: every supersede target is checked before any write; a correction whose second
+        step is refused is rolled back, so two active versions of a fact never stay behind."""
+        refuse_secrets(draft.texts())
+        space = Space.l2(scope.kb_id, scope.user_key)
+        async with self._gate.write(scope, space, "remember") as tx:
+            targets: list[Episode] = []
+            for target_id in supersedes:
+                target = await self._store.get(scope.kb_id, scope.user_key, target_id)
+                if target is None:
+                    raise ValidationError(f"episode {target_id} is not in this scope; nothing was written")
+                if not target.is_active:
+                    raise ValidationError(
+                        f"episode {target_id} is {target.status.value}, not active, in this scope; nothing was written")
+                if target.sender_id != scope.sender_id:
+                    raise ValidationError(f"episode {target_id} belongs to another speaker; only its own speaker can "
+                                          "correct it. Nothing was written")
+                targets.append(target)
+            episode = replace(new_episode(scope, draft), supersedes=tuple(t.episode_id for t in targets))
+            await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
+                "remember", "episode", e.episode_id,
+                f"stored episode ({len(e.content)} chars, importance {e.importance})", tags=list(e.tags)))
+            if targets:
+                stamp = now_iso()
+                replaced = [t.with_status(EpisodeStatus.SUPERSEDED, superseded_by=episode.episode_id,
+                                          superseded_at=stamp) for t in targets]
+                try:
+                    await write_episodes(tx, self._store, settings, replaced, lambda t, e: t.applied(
+                        "supersede", "episode", e.episode_id, f"superseded by {episode.episode_id}"))
+                except HostError as exc:
+                    await tx.call("vector delete",
+                                  lambda: self._store.delete(scope.kb_id, scope.user_key, [episode.episode_id]))
+                    tx.reverted("remember_rollback", "episode", episode.episode_id,
+                                "correction refused by the store; the new episode was removed again")
+                    raise HostError(f"the correction was not stored ({exc.message}); nothing changed") from None
+        log.info("[LongTermMemory] remember scope=%s user_key=%s superseded=%d", scope.scope_key, scope.user_key,
+                 len(targets))
+        return episode
+
+    async def set_status(self, scope: MemoryScope, settings: KBSettings, episode_id: str,
+                         allowed: tuple[EpisodeStatus, ...], new_status: EpisodeStatus, operation: str
+                         ) -> RestoreResult:
+        space = Space.l2(scope.kb_id, scope.user_key)
+        correction: Episode | None = None
+        async with self._gate.write(scope, space, operation) as tx:
+            episode = await self._get(scope, episode_id)
+            if episode.status not in allowed:
+                raise ValidationError(f"episode {episode.episode_id} is {episode.status.value}; cannot {operation} it")
+            updated = episode.with_status(new_status)
+            await write_episodes(tx, self._store, settings, [updated], lambda t, e: t.applied(
+                operation, "episode", e.episode_id, f"{episode.status.value} -> {new_status.value}",
+                previous_status=episode.status.value))
+            if new_status is EpisodeStatus.ACTIVE and episode.superseded_by:
+                found = await self._store.get(scope.kb_id, scope.user_key, episode.superseded_by)
+                correction = found if found is not None and found.is_active else None
+        return RestoreResult(updated, episode.status, correction)
+
+    async def forget(self, scope: MemoryScope, episode_id: str, *, operation: str = "forget") -> Episode:
+        space = Space.l2(scope.kb_id, scope.user_key)
+        async with self._gate.write(scope, space, operation) as tx:
+            episode = await self._get(scope, episode_id)
+            await tx.call("vector delete", lambda: self._store.delete(scope.kb_id, scope.user_key,
+                                                                     [episode.episode_id]))
+            tx.applied(operation, "episode", episode.episode_id, f"deleted {episode.status.value} episode")
+        return episode
+
+    async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria) -> list[Episode]:
+        """Enumerate the space under its lock, delete only the matches, audit each (C delete).
+
+        A space larger than one enumeration is handled in rounds: deleted records leave the
+        listing, so each round sees records the previous one could not."""
+        space = Space.l2(scope.kb_id, scope.user_key)
+        deleted: list[Episode] = []
+        async with self._gate.write(scope, space, "bulk_delete") as tx:
+            while True:
+                listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+                matches = [e for e in listing.episodes if criteria.matches(e)]
+                for start in range(0, len(matches), UPSERT_BATCH):
+                    batch = matches[start : start + UPSERT_BATCH]
+                    await tx.call("vector delete", lambda batch=batch: self._store.delete(
+                        scope.kb_id, scope.user_key, [e.episode_id for e in batch]))
+                    for episode in batch:
+                        tx.applied("bulk_delete", "episode", episode.episode_id, "deleted by bulk delete")
+                    deleted.extend(batch)
+                if not listing.truncated or not matches:
+                    return deleted

@@ -1,0 +1,252 @@
+"""Moving episodes in and out of a space: export, import batches, JSON documents (C, E10).
+
+An import is validated as a whole before anything is written (the first bad record
+fails it with its position). Writes then go through the write gate in batches;
+each applied batch is audited at once, so a failure part-way is reported as a
+partial import naming what was stored (`PartialWrite`).
+
+A KB document's index (`doc:<kb>:<document>`) is written BEFORE its episodes and
+names every id the document will create, so deleting the document always finds
+them, even after an ingest that stopped part-way.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .. import params
+from .._storage import JsonStore, document_key
+from ..errors import ValidationError
+from ..gate import WriteGate, WriteTx
+from ..identity import MemoryScope, clean_id
+from ..kb_settings import KBSettings
+from ..spaces import Space
+from ..timefields import normalize_time
+from ..guards import refuse_secrets
+from .lifecycle import new_episode, write_episodes
+from .model import (
+    MAX_SENDER_CHARS,
+    Episode,
+    EpisodeDraft,
+    EpisodeStatus,
+    clean_sender,
+    new_episode_id,
+    parse_status,
+)
+from .store import EpisodeStore
+
+log = logging.getLogger("LongTermMemory")
+
+MAX_IMPORT_RECORDS = 5000
+MAX_IMPORT_BYTES = 8 * 1024 * 1024
+MAX_ID_CHARS = 100
+_IMPORTABLE = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
+
+
+@dataclass(frozen=True)
+class ImportRecord:
+    """One validated episode of an import batch."""
+
+    draft: EpisodeDraft
+    status: EpisodeStatus = EpisodeStatus.ACTIVE
+    timestamp: str | None = None
+    sender_id: str | None = None
+    sender_name: str | None = None
+    original_id: str | None = None
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    superseded_at: str | None = None
+
+
+def load_json(text: str | bytes) -> Any:
+    if isinstance(text, bytes):
+        if len(text) > MAX_IMPORT_BYTES:
+            raise ValidationError(f"the import is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB")
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ValidationError("the import is not UTF-8 text") from None
+    if len(text) > MAX_IMPORT_BYTES:
+        raise ValidationError(f"the import is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ValidationError("the JSON is nested too deeply") from None
+
+
+def episode_list(payload: Any) -> list[Any]:
+    """A list of episodes, or an object with an `episodes` list."""
+    if isinstance(payload, dict):
+        if "episodes" not in payload:
+            raise ValidationError('expected a list of episodes or {"episodes": [...]}')
+        payload = payload["episodes"]
+    if not isinstance(payload, list):
+        raise ValidationError('"episodes" must be a list')
+    if len(payload) > MAX_IMPORT_RECORDS:
+        raise ValidationError(f"at most {MAX_IMPORT_RECORDS} episodes per import")
+    return payload
+
+
+def parse_records(payload: Any, *, source: str = "import", default_source_ref: str | None = None
+                  ) -> list[ImportRecord]:
+    items = episode_list(payload)
+    if not items:
+        raise ValidationError("the import has no episodes")
+    records: list[ImportRecord] = []
+    seen_ids: set[str] = set()
+    for position, item in enumerate(items, start=1):
+        try:
+            records.append(_parse_one(item, source, default_source_ref, seen_ids))
+        except ValidationError as exc:
+            raise ValidationError(f"episode #{position}: {exc.message}; nothing was imported") from None
+    return records
+
+
+def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids: set[str]) -> ImportRecord:
+    if not isinstance(item, dict):
+        raise ValidationError("must be a JSON object")
+    raw = dict(item)
+    if default_source_ref and not raw.get("source_ref"):
+        raw["source_ref"] = default_source_ref
+    item_source = params.text(item.get("source"), "source", max_chars=40, required=False) or source
+    draft = EpisodeDraft.parse(raw, source=item_source)
+    status = parse_status(item.get("status") or "active")
+    if status not in _IMPORTABLE:
+        raise ValidationError(f"status {status.value} cannot be imported")
+    original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=MAX_ID_CHARS,
+                              required=False) or None
+    if original_id:
+        if original_id in seen_ids:
+            raise ValidationError(f"duplicate id {original_id}")
+        seen_ids.add(original_id)
+    supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=MAX_ID_CHARS)
+    sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
+    sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
+    refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or "")])
+    return ImportRecord(
+        draft=draft,
+        status=status,
+        timestamp=normalize_time(item.get("timestamp"), "timestamp"),
+        sender_id=sender_id,
+        sender_name=sender_name,
+        original_id=original_id,
+        supersedes=tuple(supersedes),
+        superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=MAX_ID_CHARS,
+                                  required=False) or None,
+        superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
+    )
+
+
+def _materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
+                 keep_senders: bool) -> list[Episode]:
+    """New ids in the caller's space; links inside the batch are carried over to the new ids."""
+    id_map = {r.original_id: new_episode_id() for r in records if r.original_id}
+    episodes: list[Episode] = []
+    for record in records:
+        episode = new_episode(scope, record.draft)
+        new_id = id_map.get(record.original_id or "", episode.episode_id)
+        sender_id = record.sender_id if keep_senders and record.sender_id is not None else episode.sender_id
+        sender_name = record.sender_name if keep_senders and record.sender_name is not None else episode.sender_name
+        episodes.append(replace(
+            episode,
+            episode_id=new_id,
+            timestamp=record.timestamp or episode.timestamp,
+            status=record.status,
+            sender_id=sender_id,
+            sender_name=sender_name,
+            original_id=record.original_id,
+            document_id=document_id,
+            supersedes=tuple(id_map[i] for i in record.supersedes if i in id_map),
+            superseded_by=id_map.get(record.superseded_by or ""),
+            superseded_at=record.superseded_at if record.superseded_by in id_map else None,
+        ))
+    return episodes
+
+
+def _audit_import(operation: str, document_id: str | None) -> Any:
+    def audit(tx: WriteTx, e: Episode) -> None:
+        tx.applied(operation, "episode", e.episode_id, f"imported ({e.status.value})",
+                   original_id=e.original_id or "", document_id=document_id or "")
+    return audit
+
+
+class EpisodeTransfer:
+    def __init__(self, gate: WriteGate, store: EpisodeStore, json_store: JsonStore) -> None:
+        self._gate = gate
+        self._store = store
+        self._json = json_store
+
+    async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
+                              operation: str = "import", keep_senders: bool = True) -> list[Episode]:
+        if not records:
+            raise ValidationError("the import has no episodes")
+        episodes = _materialize(scope, records, None, keep_senders)
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
+            await write_episodes(tx, self._store, settings, episodes, _audit_import(operation, None))
+        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d", scope.scope_key, scope.user_key,
+                 len(episodes))
+        return episodes
+
+    async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
+                              document_id: str) -> list[Episode]:
+        episodes = _materialize(scope, records, document_id, keep_senders=True)
+        key = document_key(scope.kb_id, document_id)
+        index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
+                 "isolation": scope.isolation.value, "ids": [e.episode_id for e in episodes]}
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "document_import") as tx:
+            await tx.call("storage write", lambda: self._json.set(key, index))
+            await write_episodes(tx, self._store, settings, episodes, _audit_import("document_import", document_id))
+        return episodes
+
+    async def document_scope(self, kb_id: str, document_id: str) -> tuple[MemoryScope, list[str]] | None:
+        index = await self._json.get(document_key(kb_id, document_id))
+        if not isinstance(index, dict) or not index.get("user_key") or not index.get("scope_key"):
+            return None
+        scope = MemoryScope.stored(str(index["scope_key"]), str(index["user_key"]), kb_id,
+                                   str(index.get("isolation") or "session"))
+        return scope, [str(i) for i in index.get("ids") or []]
+
+    async def delete_document(self, kb_id: str, document_id: str) -> int:
+        """Remove exactly the records one ingested document created (E10)."""
+        found = await self.document_scope(kb_id, document_id)
+        if found is None:
+            return 0
+        scope, ids = found
+        async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), "document_delete") as tx:
+            present = await self._present(kb_id, scope.user_key, ids)
+            if present:
+                await tx.call("vector delete", lambda: self._store.delete(kb_id, scope.user_key, present))
+                for episode_id in present:
+                    tx.applied("document_delete", "episode", episode_id, f"document {document_id} deleted")
+            await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
+        return len(present)
+
+    async def _present(self, kb_id: str, user_key: str, ids: list[str]) -> list[str]:
+        """Which of `ids` are stored: one enumeration of the space (single gets beyond its limit)."""
+        listing = await self._store.enumerate(kb_id, user_key)
+        stored = {e.episode_id for e in listing.episodes}
+        present = [i for i in ids if i in stored]
+        if listing.truncated:
+            present += [i for i in ids if i not in stored and await self._store.get(kb_id, user_key, i) is not None]
+        return present
+
+    async def export(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
+        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+        episodes = sorted((e for e in listing.episodes if e.status in statuses), key=lambda e: e.timestamp)
+        export: dict[str, Any] = {
+            "user_key": scope.user_key,
+            "statuses": [s.value for s in statuses],
+            "episodes": [e.to_public() for e in episodes],
+        }
+        if listing.truncated:
+            export["truncated"] = True  # never pass off a partial export as complete
+        return export
+
+
+__all__ = ["MAX_SENDER_CHARS", "EpisodeTransfer", "ImportRecord", "episode_list", "load_json", "parse_records"]

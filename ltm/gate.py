@@ -1,0 +1,174 @@
+"""The one write gate: every change to memory goes through `WriteGate.write`.
+
+    async with gate.write(scope, space, "remember") as tx:
+        ...validate under the lock...
+        await tx.call("vector upsert", lambda: index.upsert(...))
+        tx.applied("remember", "episode", episode_id, "stored episode")
+
+In that one construct the gate
+1. serializes writes per memory space (a process-local lock; F1),
+2. refuses the write when the space is fenced (F2),
+3. runs each host write through the unknown-outcome guard: a write whose outcome
+   is unknown (timeout, lost link, cancellation while the request was with the host)
+   fences the space (F2); an authoritative refusal or a failed read does not (F3),
+4. audits exactly what was applied (A1), also when a later step fails, and
+5. tells the caller the truth about partial outcomes: an authoritative failure
+   after something was applied becomes `PartialWrite` naming what was applied; a
+   change whose audit entry cannot be written fences the space and becomes
+   `UnrecordedChange`.
+
+A step that is undone inside the block (a rollback) is reported with
+`tx.reverted(...)`: it is audited, and it no longer counts as applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+from ._audit import AuditEntry, AuditLog
+from ._fences import FenceRegistry
+from ._storage import KeyedLocks
+from .errors import LTMError, OutcomeUnknown, PartialWrite, UnrecordedChange
+from .identity import MemoryScope
+from .spaces import Space
+
+log = logging.getLogger("LongTermMemory")
+T = TypeVar("T")
+
+INSTALLATION_LOG = "installation"
+
+
+class WriteTx:
+    """One gated write: its host calls and what it applied."""
+
+    def __init__(self, scope: MemoryScope | None, space: Space, operation: str) -> None:
+        self.scope = scope
+        self.space = space
+        self.operation = operation
+        self.entries: list[AuditEntry] = []
+        self._net: dict[str, str] = {}
+        self.unknown: str | None = None
+
+    async def call(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
+        """Run one host write. Only writes go through here: a failed read never fences."""
+        try:
+            return await write()
+        except OutcomeUnknown as exc:
+            self.unknown = f"{what}: {exc.message}"
+            raise
+        except asyncio.CancelledError:
+            self.unknown = f"{what}: cancelled while the request was with the host"
+            raise
+
+    def entry(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> AuditEntry:
+        scope = self.scope
+        return AuditEntry(
+            operation=operation, target_type=target_type, target_id=target_id,
+            scope_key=scope.scope_key if scope else INSTALLATION_LOG,
+            user_key=scope.user_key if scope else "",
+            sender_id=scope.sender_id if scope else "", sender_name=scope.sender_name if scope else "",
+            query_id=scope.query_id if scope else None, summary=summary, meta=meta,
+        )
+
+    def applied(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> None:
+        """A change that reached the store: audited, and counted as applied."""
+        self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
+        self._net[f"{target_type}:{target_id}"] = operation
+
+    def reverted(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> None:
+        """A change undone inside this write: audited, and no longer counted as applied."""
+        self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
+        self._net.pop(f"{target_type}:{target_id}", None)
+
+    def noted(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> None:
+        """An audit-only entry (e.g. fences cleared as a side effect)."""
+        self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
+
+    @property
+    def applied_targets(self) -> list[str]:
+        return list(self._net)
+
+
+class WriteGate:
+    def __init__(self, fences: FenceRegistry, audit: AuditLog) -> None:
+        self._fences = fences
+        self._audit = audit
+        self._locks = KeyedLocks()
+
+    @contextlib.asynccontextmanager
+    async def write(self, scope: MemoryScope | None, space: Space, operation: str, *,
+                    enforce_fence: bool = True) -> AsyncIterator[WriteTx]:
+        """`enforce_fence=False` only for the operations that resolve a fence: clearing it and
+        removing the knowledge base it belongs to (F4)."""
+        async with self._locks.hold(space.key):
+            if enforce_fence:
+                await self._fences.check(space)
+            tx = WriteTx(scope, space, operation)
+            try:
+                yield tx
+            except BaseException as exc:
+                replacement = await self._after_failure(tx, exc)
+                if replacement is exc:
+                    raise
+                raise replacement from exc
+            await self._record(tx)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, space: Space) -> AsyncIterator[None]:
+        """The space's lock without a write: for reads that must see a settled space."""
+        async with self._locks.hold(space.key):
+            yield
+
+    async def _after_failure(self, tx: WriteTx, exc: BaseException) -> BaseException:
+        if tx.unknown is not None:
+            # The last write may or may not have been applied: fence, then record what surely was.
+            await asyncio.shield(self._fences.raise_fence(tx.space, tx.operation, tx.unknown))
+            await asyncio.shield(self._record_quietly(tx))
+            if isinstance(exc, asyncio.CancelledError):
+                return exc
+            return OutcomeUnknown(
+                f"{tx.operation}: the host did not confirm a write, so writes to this memory are paused until an "
+                "admin checks the records and clears the fence",
+                applied=tx.applied_targets, space=tx.space.describe(),
+            )
+        if tx.entries:
+            await asyncio.shield(self._record_quietly(tx))
+        if tx.applied_targets and isinstance(exc, LTMError):
+            return PartialWrite(
+                f"{tx.operation} stopped part-way: {exc.message}. Applied and audited: "
+                f"{len(tx.applied_targets)} change(s); the rest was not applied",
+                applied=tx.applied_targets, cause=exc.code,
+            )
+        return exc
+
+    async def _record(self, tx: WriteTx) -> None:
+        if not tx.entries:
+            return
+        try:
+            await self._audit.append_many(self.log_id(tx.scope), tx.entries)
+        except LTMError as exc:
+            await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
+            raise UnrecordedChange(
+                f"{tx.operation} was applied, but its audit entry could not be written; writes to this memory "
+                "are paused until an admin checks it and clears the fence",
+                applied=tx.applied_targets, space=tx.space.describe(),
+            ) from None
+
+    async def _record_quietly(self, tx: WriteTx) -> None:
+        """Audit after a failure; if even that fails, fence (the original error still reaches the caller)."""
+        if not tx.entries:
+            return
+        try:
+            await self._audit.append_many(self.log_id(tx.scope), tx.entries)
+        except LTMError as exc:
+            log.error("[LongTermMemory] audit of a failed %s not written (%s); fencing", tx.operation, exc.code)
+            await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
+
+    @staticmethod
+    def log_id(scope: MemoryScope | None) -> str:
+        """The audit log an entry goes to: the caller's session scope (or the installation)."""
+        return scope.scope_key if scope else INSTALLATION_LOG

@@ -1,0 +1,17 @@
+"""Write policy checks shared by every write path (docs/REQUIREMENTS.md, "Two layers")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import ValidationError
+from .secrets_filter import secret_kind
+
+
+def refuse_secrets(fields: Iterable[tuple[str, str]]) -> None:
+    """Refuse a write when any stored text field looks like a credential; nothing is written.
+    `fields` are (field name, text) pairs; the message names the field, never the text."""
+    for name, text in fields:
+        kind = secret_kind(text) if text else None
+        if kind:
+            raise ValidationError(f"refused: {name} looks like {kind}; secrets are never stored")

@@ -1,0 +1,110 @@
+"""The installation's memory knowledge base (S8): registration, removal, settings, scopes.
+
+One installation keeps one memory KB, recorded in the installation-wide `kb_configs`
+record in plugin storage; every change to that record is serialized and fenced on
+the installation space.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ._fences import FenceRegistry
+from ._storage import KB_CONFIGS_KEY, JsonStore, document_prefix
+from .episodes.store import EpisodeStore
+from .errors import LTMError, NoKnowledgeBase, ValidationError
+from .gate import WriteGate
+from .identity import Identity, Isolation, MemoryScope
+from .kb_settings import KBSettings
+from .spaces import Space, SpaceKind
+from .timefields import now_iso
+
+log = logging.getLogger("LongTermMemory")
+
+
+class KnowledgeBaseRegistry:
+    def __init__(self, gate: WriteGate, store: JsonStore, fences: FenceRegistry, episodes: EpisodeStore) -> None:
+        self._gate = gate
+        self._store = store
+        self._fences = fences
+        self._episodes = episodes
+        self._cache: dict[str, Any] | None = None
+
+    async def _record(self) -> dict[str, Any]:
+        if self._cache is None:
+            raw = await self._store.get(KB_CONFIGS_KEY, {})
+            if not isinstance(raw, dict):
+                raw = {}
+            raw.setdefault("order", [])
+            raw.setdefault("kbs", {})
+            self._cache = raw
+        return self._cache
+
+    async def register(self, kb_id: str, raw_settings: Any) -> KBSettings:
+        if not kb_id:
+            raise ValidationError("knowledge base id is required")
+        settings = KBSettings.parse(raw_settings)
+        async with self._gate.write(None, Space.installation(), "kb_register") as tx:
+            record = await self._record()
+            others = [k for k in record["order"] if k != kb_id]
+            if others:
+                raise ValidationError(f"LongTermMemory already has a memory knowledge base ({others[0]}); "
+                                      "one installation keeps one memory knowledge base")
+            new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
+            await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+            self._cache = new
+            tx.applied("kb_register", "knowledge_base", kb_id,
+                       f"memory knowledge base registered ({settings.isolation.value} isolation)")
+        log.info("[LongTermMemory] memory knowledge base registered kb=%s isolation=%s", kb_id,
+                 settings.isolation.value)
+        return settings
+
+    async def unregister(self, kb_id: str) -> bool:
+        """Delete the KB's vectors, document indexes, fences and config (F4). Never refused by a fence:
+        the host removes the KB whatever the plugin answers."""
+        async with self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
+            record = await self._record()
+            known = kb_id in record["kbs"]
+            try:
+                await tx.call("vector delete", lambda: self._episodes.drop_collection(kb_id))
+            except LTMError as exc:
+                log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc.code)
+            for fence in await self._fences.all():
+                if fence.space.kind is SpaceKind.L2 and fence.space.kb_id == kb_id:
+                    await tx.call("storage delete", lambda fence=fence: self._fences.clear(fence.space))
+                    tx.noted("fence_clear", "fence", fence.space.key, "cleared because the knowledge base was removed")
+            for key in await self._store.keys(document_prefix(kb_id)):
+                await tx.call("storage delete", lambda key=key: self._store.delete(key))
+            if known:
+                new = {"order": [k for k in record["order"] if k != kb_id],
+                       "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
+                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+                self._cache = new
+            tx.applied("kb_unregister", "knowledge_base", kb_id, "memory knowledge base removed with its vectors")
+        log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
+        return known
+
+    async def memory_kb(self) -> tuple[str, KBSettings] | None:
+        record = await self._record()
+        for kb_id in record["order"]:
+            raw = record["kbs"].get(kb_id)
+            if raw:
+                return kb_id, KBSettings.parse(raw)
+        return None
+
+    async def settings(self, kb_id: str) -> KBSettings:
+        record = await self._record()
+        raw = record["kbs"].get(kb_id)
+        if not raw:
+            raise NoKnowledgeBase(f"knowledge base {kb_id} is not a LongTermMemory knowledge base")
+        return KBSettings.parse(raw)
+
+    async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
+        """The scope of a turn. Without a memory KB, L1 still works; L2 calls raise NoKnowledgeBase."""
+        if kb_id:
+            return MemoryScope.for_identity(identity, (await self.settings(kb_id)).isolation, kb_id)
+        found = await self.memory_kb()
+        if found is None:
+            return MemoryScope.for_identity(identity, Isolation.SESSION, "")
+        return MemoryScope.for_identity(identity, found[1].isolation, found[0])

@@ -1,0 +1,122 @@
+"""What the memory core needs from the outside world, split by capability.
+
+The core never talks to LangBot directly. It asks these small protocols, which the
+LangBot adapter (`ltm.langbot`) implements over the plugin SDK, and which the
+in-memory fake (`testhost.memory_ports`) implements for fast unit tests.
+
+Failure contract for every port method (the write fences depend on it):
+- an authoritative refusal raises `HostError` (nothing was applied);
+- no answer (timeout, lost connection) raises `OutcomeUnknown`;
+- cancellation propagates unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Vector = Sequence[float]
+
+
+class KeyValueStore(Protocol):
+    """Plugin storage: bytes per key, no transactions, no compare-and-set."""
+
+    async def get(self, key: str) -> bytes | None: ...
+    async def set(self, key: str, value: bytes) -> None: ...
+    async def delete(self, key: str) -> None: ...
+    async def keys(self, prefix: str = "") -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class IndexRecord:
+    """One episode as the vector index keeps it.
+
+    `space` is the isolation key (a `user_key`) and `speaker` the sender id ("" when
+    unknown): the index must be able to filter on both. `fields` are the episode's
+    own flat fields (str/int/float/bool values), stored verbatim and returned as
+    stored. `text` is what full-text search matches."""
+
+    record_id: str
+    space: str
+    speaker: str
+    text: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    record: IndexRecord
+    distance: float  # lower is better; the scale depends on the backend, so only compare within one list
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    records: list[IndexRecord]
+    more: bool  # the backend may hold further records of the space after this page
+
+
+class VectorIndex(Protocol):
+    """Records of many isolated spaces in one collection (a memory knowledge base).
+
+    Every read returns records of the asked `space` only; an implementation whose
+    backend cannot filter must drop foreign records rather than return them."""
+
+    async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None: ...
+
+    async def search(
+        self, collection: str, space: str, vector: Vector, top_k: int, *, speaker: str | None = None
+    ) -> list[IndexHit]: ...
+
+    async def search_text(
+        self, collection: str, space: str, text: str, vector: Vector, top_k: int
+    ) -> list[IndexHit] | None:
+        """Records whose text matches `text`, or None when this backend has no usable text search."""
+        ...
+
+    async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None: ...
+
+    async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage: ...
+
+    async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None: ...
+
+    async def drop_collection(self, collection: str) -> None: ...
+
+    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
+        """Write two throwaway records in two throwaway spaces and report every way the backend
+        let one space see or remove the other (empty list: isolated). Cleans up after itself."""
+        ...
+
+
+class Embedder(Protocol):
+    async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # "system" | "user" | "assistant"
+    content: str
+
+
+class LanguageModel(Protocol):
+    async def complete(
+        self, model: str, messages: Sequence[ChatMessage], *, timeout_s: float, max_output_chars: int
+    ) -> str:
+        """The model's reply text. Raises `HostError` for a refusal, `OutcomeUnknown` on timeout,
+        `ValidationError` when the reply exceeds `max_output_chars`."""
+        ...
+
+
+class HostDirectory(Protocol):
+    async def knowledge_base_ids(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class HostPorts:
+    """Everything the core uses from the host, passed in once."""
+
+    store: KeyValueStore
+    index: VectorIndex
+    embedder: Embedder
+    llm: LanguageModel
+    directory: HostDirectory

@@ -1,0 +1,1 @@
+"""L1 profiles: the model and its operations."""

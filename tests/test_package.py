@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import tomllib
@@ -58,4 +59,16 @@ def test_build_produces_an_installable_lbpkg_without_tests(tmp_path):
     names = set(zipfile.ZipFile(package).namelist())
     assert {"manifest.yaml", "main.py", "requirements.txt", "assets/icon.svg", "ltm/service.py",
             "components/knowledge_engine/memory_engine.yaml"} <= names
-    assert not [n for n in names if n.startswith(("tests/", "bench/", ".venv/", "scripts/"))]
+    assert not [n for n in names if n.startswith(("tests/", "bench/", ".venv/", "scripts/", "pages/"))]
+    # The console ships as its one built page, identical to a fresh build of pages/console/.
+    page = "components/pages/console/index.html"
+    assert page in names
+    assert not [n for n in names if n.startswith("components/pages/console/") and n.endswith((".js", ".css", ".json"))]
+    assert zipfile.ZipFile(package).read(page) == _build_console().build()
+
+
+def _build_console():
+    spec = importlib.util.spec_from_file_location("build_console", ROOT / "scripts" / "build_console.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

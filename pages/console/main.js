@@ -1,0 +1,159 @@
+/* Console shell: header, the memory-space sidebar, tab switching, and start-up.
+   Runs after every tab-*.js, so all tabs are registered by now. */
+(function () {
+  'use strict';
+  var C = window.ltmConsole;
+  var S = C.S, TABS = C.TABS, $ = C.$, t = C.t, h = C.h, fill = C.fill;
+  var call = C.call, loadTab = C.loadTab, renderPanel = C.renderPanel;
+  var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox;
+
+  TABS.forEach(function (tab) {
+    if (!C.tabs[tab]) throw new Error('Memory Console: no script defines the "' + tab + '" tab');
+  });
+
+  // ---------- header, sidebar, space
+  function renderHeader() {
+    var line = $('kb-line'), ov = S.overview;
+    if (S.overviewError) { fill(line, h('span', { class: 'badge red' }, t('common.error')), ' ', S.overviewError.message); return; }
+    if (!ov) { fill(line, t('app.loading')); return; }
+    var parts = [];
+    if (ov.kb) parts.push(h('span', null, t('app.kb', { id: ov.kb.id, isolation: t('iso.' + ov.kb.settings.isolation) })));
+    else parts.push(h('span', { class: 'badge amber' }, t('level.amber')), ' ', t('app.noKb'));
+    if (ov.fences && ov.fences.length) parts.push(' · ', h('span', { class: 'badge amber' }, t('app.fences', { count: ov.fences.length })));
+    fill(line, parts);
+  }
+  function renderScopes() {
+    var list = $('scope-list'), ov = S.overview;
+    if (!ov) { fill(list, h('li', null, loadingBox())); return; }
+    if (!ov.scopes.length) { fill(list, h('li', { class: 'muted small' }, t('sidebar.empty'))); return; }
+    fill(list, ov.scopes.map(function (sp) {
+      var selected = S.space && S.space.scope_key === sp.scope_key && S.space.user_key === sp.user_key;
+      return h('li', null, h('button', {
+        type: 'button', class: 'scope-btn', 'aria-pressed': selected ? 'true' : 'false',
+        onclick: function () { selectSpace({ scope_key: sp.scope_key, user_key: sp.user_key }, true); }
+      }, h('span', { class: 'mono' }, sp.scope_key),
+        sp.user_key !== sp.scope_key ? h('span', { class: 'sub mono' }, '→ ' + sp.user_key) : null));
+    }));
+  }
+  function renderSpacebar() {
+    var bar = $('spacebar');
+    if (!S.space) { fill(bar, h('span', { class: 'muted' }, t('space.none'))); return; }
+    var info = S.spaceInfo && S.spaceInfo.scope_key === S.space.scope_key ? S.spaceInfo : null;
+    fill(bar,
+      h('div', { class: 'kv' }, h('span', { class: 'k' }, t('space.scope')), h('span', { class: 'mono', id: 'current-scope' }, S.space.scope_key)),
+      h('div', { class: 'kv' }, h('span', { class: 'k' }, t('space.user')), h('span', { class: 'mono', id: 'current-user' }, S.space.user_key)),
+      info && info.warning ? h('div', { class: 'alert warn small', style: 'margin:4px 0 0;width:100%' }, info.warning) : null);
+  }
+  function setSidebar(open) {
+    $('layout').setAttribute('data-sidebar', open ? 'open' : 'closed');
+    $('sidebar-toggle').setAttribute('aria-expanded', open ? 'true' : 'false');
+  }
+  var narrowQuery = window.matchMedia('(max-width: 800px)');
+  function narrow() { return narrowQuery.matches; }
+  // Going narrow with a space selected: the space list folds away behind its toggle.
+  narrowQuery.addEventListener('change', function () { if (narrow() && S.space) setSidebar(false); });
+
+  function selectSpace(space, fromUser) {
+    S.space = { scope_key: space.scope_key, user_key: space.user_key };
+    S.spaceInfo = null;
+    TABS.forEach(function (tab) {
+      S.views[tab] = {};
+      if (C.tabs[tab].reset) C.tabs[tab].reset();
+    });
+    $('raw-scope').value = space.scope_key;
+    $('raw-user').value = space.user_key;
+    renderScopes();
+    renderSpacebar();
+    TABS.forEach(renderPanel);
+    loadTab(S.tab);
+    if (fromUser && narrow()) { setSidebar(false); $('tab-' + S.tab).focus(); }
+  }
+
+  function loadOverview() {
+    return call('/overview', {}).then(function (data) {
+      S.overview = data; S.overviewError = null;
+    }, function (err) {
+      S.overviewError = err;
+    }).then(function () {
+      renderHeader(); renderScopes();
+      if (S.tab === 'diagnostics') renderPanel('diagnostics');
+    });
+  }
+
+  $('refresh-overview').addEventListener('click', function () { loadOverview(); if (S.space) loadTab(S.tab); });
+  $('sidebar-toggle').addEventListener('click', function () {
+    setSidebar($('layout').getAttribute('data-sidebar') !== 'open');
+  });
+  $('derive-form').addEventListener('submit', function (e) {
+    e.preventDefault();
+    var msg = $('derive-msg');
+    var session = $('derive-session').value.trim();
+    if (!session) { fill(msg, alertBox('error', t('common.required', { field: t('field.sessionName') }))); $('derive-session').focus(); return; }
+    var body = { session_name: session };
+    var bot = $('derive-bot').value.trim();
+    if (bot) body.bot_uuid = bot;
+    if ($('derive-isolation').value) body.isolation = $('derive-isolation').value;
+    fill(msg, loadingBox());
+    call('/derive', body).then(function (data) {
+      fill(msg, data.note ? alertBox('warn', data.note) : null);
+      selectSpace({ scope_key: data.scope_key, user_key: data.user_key }, true);
+    }, function (err) { fill(msg, errorBox(err)); });
+  });
+  $('raw-form').addEventListener('submit', function (e) {
+    e.preventDefault();
+    var scope = $('raw-scope').value.trim(), user = $('raw-user').value.trim(), msg = $('raw-msg');
+    if (!scope || !user) {
+      fill(msg, alertBox('error', t('common.required', { field: !scope ? 'scope_key' : 'user_key' })));
+      (!scope ? $('raw-scope') : $('raw-user')).focus();
+      return;
+    }
+    fill(msg, null);
+    selectSpace({ scope_key: scope, user_key: user }, true);
+  });
+
+  // ---------- tabs (WAI-ARIA tabs: arrow keys, Home, End)
+  function selectTab(tab, focus) {
+    S.tab = tab;
+    TABS.forEach(function (name) {
+      var on = name === tab, btn = $('tab-' + name);
+      btn.setAttribute('aria-selected', on ? 'true' : 'false');
+      btn.tabIndex = on ? 0 : -1;
+      $('panel-' + name).hidden = !on;
+    });
+    if (focus) $('tab-' + tab).focus();
+    renderPanel(tab);
+    var view = S.views[tab];
+    if (!view.data && !view.loading && !view.error) loadTab(tab);
+  }
+  $('tablist').addEventListener('click', function (e) {
+    var btn = e.target.closest('[role="tab"]');
+    if (btn) selectTab(btn.getAttribute('data-tab'), false);
+  });
+  $('tablist').addEventListener('keydown', function (e) {
+    var focused = e.target.closest('[role="tab"]');
+    var i = TABS.indexOf(focused ? focused.getAttribute('data-tab') : S.tab), next = null;
+    if (e.key === 'ArrowRight' || e.key === 'ArrowDown') next = TABS[(i + 1) % TABS.length];
+    else if (e.key === 'ArrowLeft' || e.key === 'ArrowUp') next = TABS[(i + TABS.length - 1) % TABS.length];
+    else if (e.key === 'Home') next = TABS[0];
+    else if (e.key === 'End') next = TABS[TABS.length - 1];
+    if (next) { e.preventDefault(); selectTab(next, true); }
+  });
+
+  C.selectTab = selectTab; C.selectSpace = selectSpace; C.loadOverview = loadOverview; C.renderSpacebar = renderSpacebar;
+
+  // ---------- start
+  function rerender() {
+    renderHeader(); renderScopes(); renderSpacebar();
+    TABS.forEach(renderPanel);
+  }
+  langbot.onLanguageChange(function () { rerender(); });
+  langbot.onThemeChange(function () { /* colors follow the CSS variables the bridge sets */ });
+  langbot.onReady(function () {
+    if (S.started) return;
+    S.started = true;
+    setSidebar(true);
+    selectTab(TABS[0], false);
+    rerender();
+    loadOverview();
+  });
+})();

@@ -38,17 +38,15 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from bench.plugin_env import quiet_logs  # noqa: E402
-from ltm.identity import Identity  # noqa: E402
 from ltm import parse_records  # noqa: E402
+from ltm.identity import Identity  # noqa: E402
 from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
 
 BOT, GROUP = "bot-1", "g1"
 SPEAKER, SPEAKER_NAME = "alice", "Alice"
 OTHERS = [("bob", "Bob"), ("carol", "Carol"), ("dave", "Dave")]
 QUESTION = "what did Alice say about the trip to Berlin and the new apartment?"
-_WORDS = ("trip Berlin apartment concert garden painting budget release meeting Friday coffee bike "
-          "museum sister kids school project deadline recipe marathon camping guitar novel vacation "
-          "interview promotion puppy dentist birthday wedding flight hotel beach mountain").split()
+_WORDS = ["trip", "Berlin", "apartment", "concert", "garden", "painting", "budget", "release", "meeting", "Friday", "coffee", "bike", "museum", "sister", "kids", "school", "project", "deadline", "recipe", "marathon", "camping", "guitar", "novel", "vacation", "interview", "promotion", "puppy", "dentist", "birthday", "wedding", "flight", "hotel", "beach", "mountain"]
 
 
 class MeteredHost(FakeLangBotHost):
@@ -167,7 +165,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
     for action in actions:
         print(f"{action:<28}" + "".join(f"{r['calls'].get(action, 0):>{width}}" for r in rows))
     print(f"{'total':<28}" + "".join(f"{sum(r['calls'].values()):>{width}}" for r in rows))
-    print(f"{'same counts on every run':<28}" + "".join(f"{str(r['stable']):>{width}}" for r in rows))
+    print(f"{'same counts on every run':<28}" + "".join(f"{r['stable']!s:>{width}}" for r in rows))
     print()
     print("Bytes returned by the host for one injection (JSON)")
     for action in actions:

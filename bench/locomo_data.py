@@ -18,7 +18,7 @@ import json
 import re
 import zipfile
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ class Conversation:
 def parse_session_date(text: str) -> datetime:
     """'1:56 pm on 8 May, 2023' -> aware UTC datetime."""
     moment = datetime.strptime(" ".join(text.split()), "%I:%M %p on %d %B, %Y")
-    return moment.replace(tzinfo=timezone.utc)
+    return moment.replace(tzinfo=UTC)
 
 
 def _iso(moment: datetime) -> str:

@@ -49,8 +49,8 @@ from bench.bm25 import BM25  # noqa: E402
 from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
-from ltm.kb_settings import RetrievalStrategy  # noqa: E402
 from ltm.episodes.ranking import ScoredEpisode, SearchRecipe  # noqa: E402
+from ltm.kb_settings import RetrievalStrategy  # noqa: E402
 
 ALL_SYSTEMS = ("bm25", "vector", "plugin", "plugin-vector", "union")
 DEFAULT_SYSTEMS = ("bm25", "vector", "plugin", "plugin-vector")
@@ -242,7 +242,7 @@ def print_table(results: Results, systems: list[str]) -> None:
             t = tallies.get(cat)
             if t is None or t.n == 0:
                 continue
-            line = f"{system:<14}{str(cat):>4}{t.n:>6}" + "".join(f"{fmt(t.rate(m)):>8}" for m in metrics)
+            line = f"{system:<14}{cat!s:>4}{t.n:>6}" + "".join(f"{fmt(t.rate(m)):>8}" for m in metrics)
             if base:
                 b = base[cat]
                 line += "".join(f"{ratio(t.rate(m), b.rate(m)):>13}" for m in metrics)

@@ -26,11 +26,11 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from bench.embedders import CachedEmbedder
 from bench.locomo_data import Conversation
-from ltm.episodes.model import Episode
-from ltm.identity import Identity
 from ltm import parse_records
-from ltm.kb_settings import RetrievalStrategy
+from ltm.episodes.model import Episode
 from ltm.episodes.ranking import Candidate, SearchRecipe, rank
+from ltm.identity import Identity
+from ltm.kb_settings import RetrievalStrategy
 from ltm.secrets_filter import secret_kind
 from ltm.timefields import utc_now
 from testhost import FakeLangBotHost, PluginHarness, make_backend
@@ -66,7 +66,7 @@ class ConversationEnv:
         assert self.harness is not None
         return self.harness.plugin.memory
 
-    async def open(self) -> "ConversationEnv":
+    async def open(self) -> ConversationEnv:
         host = FakeLangBotHost(make_backend(self.backend))
         host.embedding_models[MODEL_UUID] = self.embedder  # type: ignore[assignment]
         self.host = host

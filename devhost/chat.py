@@ -79,7 +79,7 @@ class DebugChat:
         except Exception:  # noqa: BLE001
             pass
 
-    def __enter__(self) -> "DebugChat":
+    def __enter__(self) -> DebugChat:
         return self
 
     def __exit__(self, *exc: Any) -> None:

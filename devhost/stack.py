@@ -30,8 +30,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 if __package__ in (None, ""):  # `python devhost/stack.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -278,7 +279,7 @@ class StackConfig:
     boot_timeout: float = 180.0
 
     @classmethod
-    def from_env(cls, data_dir: Path, **overrides: Any) -> "StackConfig":
+    def from_env(cls, data_dir: Path, **overrides: Any) -> StackConfig:
         def port(name: str) -> int | None:
             value = os.environ.get(name)
             return int(value) if value else None

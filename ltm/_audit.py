@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 from ._storage import JsonStore, KeyedLocks, audit_chunk_key, audit_head_key
@@ -82,7 +83,7 @@ class AuditLog:
                 count = index * CHUNK + len(chunk)
             writes.append((audit_head_key(log_id), {"count": count, "chunk": CHUNK}))
             for key, value in writes:
-                await run(lambda key=key, value=value: self._store.set(key, value))
+                await run(partial(self._store.set, key, value))
 
     async def count(self, log_id: str) -> int:
         head = await self._store.get(audit_head_key(log_id), {"count": 0})

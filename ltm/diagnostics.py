@@ -96,7 +96,8 @@ class Diagnostics:
             items.append(HealthItem("embedding", Level.RED, f"embedding model does not answer: {exc}"))
         else:
             if vector:
-                items.append(HealthItem("embedding", Level.GREEN, f"embedding model answers ({len(vector)} dimensions)"))
+                items.append(HealthItem("embedding", Level.GREEN,
+                                        f"embedding model answers ({len(vector)} dimensions)"))
             else:
                 items.append(HealthItem("embedding", Level.RED, "embedding model returned an empty vector"))
         if vector:
@@ -117,7 +118,8 @@ class Diagnostics:
         if problems:
             return HealthItem("isolation", Level.RED,
                               "LEAK: " + "; ".join(problems) + ". This vector store does not keep or filter plugin "
-                              "metadata (fixed-schema stores such as Milvus or pgvector); use Chroma, Qdrant or SeekDB.")
+                              "metadata (fixed-schema stores such as Milvus or pgvector); use Chroma, Qdrant or "
+                              "SeekDB.")
         return HealthItem("isolation", Level.GREEN, "search, list and delete stay inside one scope")
 
     async def fences_of(self, scope: MemoryScope) -> list[Any]:

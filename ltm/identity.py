@@ -63,7 +63,7 @@ class Identity:
         sender_id: Any = None,
         sender_name: Any = None,
         query_id: int | None = None,
-    ) -> "Identity":
+    ) -> Identity:
         ltype = getattr(launcher_type, "value", launcher_type)
         return cls(
             launcher_type=str(ltype or "").strip().lower(),
@@ -126,7 +126,7 @@ class MemoryScope:
             raise ValidationError("scope_key and user_key are required")
 
     @classmethod
-    def for_identity(cls, identity: Identity, isolation: Isolation | str, kb_id: str = "") -> "MemoryScope":
+    def for_identity(cls, identity: Identity, isolation: Isolation | str, kb_id: str = "") -> MemoryScope:
         mode = Isolation(isolation)
         return cls(
             scope_key=identity.session_key,
@@ -137,7 +137,7 @@ class MemoryScope:
         )
 
     @classmethod
-    def stored(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> "MemoryScope":
+    def stored(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
         """A scope rebuilt from keys the plugin stored earlier (no speaker, no live turn)."""
         try:
             mode = Isolation(isolation)
@@ -145,7 +145,7 @@ class MemoryScope:
             mode = Isolation.SESSION
         return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=mode)
 
-    def with_kb(self, kb_id: str) -> "MemoryScope":
+    def with_kb(self, kb_id: str) -> MemoryScope:
         return replace(self, kb_id=kb_id)
 
     @property

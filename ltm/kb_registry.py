@@ -8,6 +8,7 @@ the installation space.
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from ._fences import FenceRegistry
@@ -72,10 +73,10 @@ class KnowledgeBaseRegistry:
                 log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc.code)
             for fence in await self._fences.all():
                 if fence.space.kind is SpaceKind.L2 and fence.space.kb_id == kb_id:
-                    await tx.call("storage delete", lambda fence=fence: self._fences.clear(fence.space))
+                    await tx.call("storage delete", partial(self._fences.clear, fence.space))
                     tx.noted("fence_clear", "fence", fence.space.key, "cleared because the knowledge base was removed")
             for key in await self._store.keys(document_prefix(kb_id)):
-                await tx.call("storage delete", lambda key=key: self._store.delete(key))
+                await tx.call("storage delete", partial(self._store.delete, key))
             if known:
                 new = {"order": [k for k in record["order"] if k != kb_id],
                        "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}

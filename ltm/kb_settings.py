@@ -52,7 +52,7 @@ class KBSettings:
         return data
 
     @classmethod
-    def parse(cls, raw: Any) -> "KBSettings":
+    def parse(cls, raw: Any) -> KBSettings:
         """Validate settings from the KB form. Keys this version does not know (LangBot's own,
         or a newer plugin's) are ignored."""
         if not isinstance(raw, dict):

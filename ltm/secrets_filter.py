@@ -21,7 +21,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
                    re.IGNORECASE),
     ),
     ("a password", re.compile(r"(密码|口令|密钥)\s*[:：是为]\s*\S+")),
-    ("a one-time code", re.compile(r"(验证码|verification code|one[- ]time (pass)?code|OTP)\D{0,12}\d{4,8}", re.IGNORECASE)),
+    ("a one-time code",
+     re.compile(r"(验证码|verification code|one[- ]time (pass)?code|OTP)\D{0,12}\d{4,8}", re.IGNORECASE)),
 ]
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from . import params
@@ -222,7 +223,7 @@ class MemoryService:
         for space in targets:
             async with self._gate.write(scope, space, "fence_clear", enforce_fence=False) as tx:
                 if await self._fences.get(space) is not None:
-                    await tx.call("storage delete", lambda space=space: self._fences.clear(space))
+                    await tx.call("storage delete", partial(self._fences.clear, space))
                     tx.applied("fence_clear", "fence", space.key, f"cleared write fence {space.key}")
                     cleared.append(space.key)
         return cleared

@@ -25,15 +25,15 @@ class Space:
     user_key: str = ""
 
     @classmethod
-    def l1(cls, scope_key: str) -> "Space":
+    def l1(cls, scope_key: str) -> Space:
         return cls(SpaceKind.L1, scope_key=scope_key)
 
     @classmethod
-    def l2(cls, kb_id: str, user_key: str) -> "Space":
+    def l2(cls, kb_id: str, user_key: str) -> Space:
         return cls(SpaceKind.L2, kb_id=kb_id, user_key=user_key)
 
     @classmethod
-    def installation(cls) -> "Space":
+    def installation(cls) -> Space:
         return cls(SpaceKind.INSTALLATION)
 
     @property
@@ -46,7 +46,7 @@ class Space:
         return "installation"
 
     @classmethod
-    def from_key(cls, key: str) -> "Space | None":
+    def from_key(cls, key: str) -> Space | None:
         """The space a stored fence key names; None for a key this version does not know."""
         if key == "installation":
             return cls.installation()

@@ -7,7 +7,7 @@ plugin must never invent the zone (or the date) of a fact.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from dateutil import parser as _dateparser
 
@@ -15,12 +15,12 @@ from .errors import ValidationError
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def format_utc(moment: datetime) -> str:
     """UTC ISO-8601 with a `Z` suffix; microseconds kept when present."""
-    moment = moment.astimezone(timezone.utc)
+    moment = moment.astimezone(UTC)
     text = moment.isoformat(timespec="microseconds" if moment.microsecond else "seconds")
     return text.replace("+00:00", "Z")
 
@@ -46,7 +46,7 @@ def parse_aware(value: object, field: str) -> datetime:
     if moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None:
         raise ValidationError(f"{field} has no timezone: add one, e.g. 'Z' or '+08:00'")
     try:
-        return moment.astimezone(timezone.utc)
+        return moment.astimezone(UTC)
     except (OverflowError, ValueError):
         raise ValidationError(f"{field} is out of range: it falls outside years 1-9999 in UTC") from None
 

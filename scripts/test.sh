@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of LongTermMemory on a fresh machine: creates .venv, installs the
-# test dependencies listed in pyproject.toml (only when that file changed), runs pytest.
+# test dependencies listed in pyproject.toml (only when that file changed), runs the
+# static checks (ruff, mypy, import contracts) and then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3.11}"
@@ -24,4 +25,8 @@ PYEOF
   touch "$stamp"
 fi
 bash scripts/install-browser.sh
+# Static checks first: lint, types (strict on ltm/), the layer contracts of docs/ARCHITECTURE.md.
+.venv/bin/ruff check .
+.venv/bin/mypy
+.venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache
 exec .venv/bin/python -m pytest "$@"

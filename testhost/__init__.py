@@ -13,10 +13,10 @@ from .vectors import BACKEND_NAMES, make_backend
 
 __all__ = [
     "BACKEND_NAMES",
-    "FakeLangBotHost",
-    "HashingEmbedder",
     "LANGBOT_VERSION",
     "PLUGIN_ROOT",
+    "FakeLangBotHost",
+    "HashingEmbedder",
     "PluginActionError",
     "PluginHarness",
     "make_backend",

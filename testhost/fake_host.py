@@ -546,4 +546,4 @@ class FakeLangBotHost:
         await self.backend.close()
 
 
-__all__ = ["FakeLangBotHost", "KnowledgeBase", "LANGBOT_VERSION", "LiveQuery"]
+__all__ = ["LANGBOT_VERSION", "FakeLangBotHost", "KnowledgeBase", "LiveQuery"]

@@ -507,7 +507,7 @@ class PluginHarness:
             try:
                 locations = [getattr(module, "__file__", None),
                              *list(getattr(module, "__path__", None) or [])]
-            except Exception:  # a namespace path whose parent is gone, etc.
+            except Exception:  # noqa: BLE001 - a namespace path whose parent is gone, etc.
                 return False
             paths = [Path(p).resolve() for p in locations if p]
             return bool(paths) and all(

@@ -77,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._page_path = page_path
         super().__init__(*args, **kwargs)
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         if self.path in ("/", "/index.html"):
             self._send(HOST_HTML.encode("utf-8"), "text/html; charset=utf-8")
         elif self.path == "/plugin/index.html":
@@ -93,7 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return None
 
 
@@ -109,7 +109,7 @@ class PageHostServer:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "PageHostServer":
+    def start(self) -> PageHostServer:
         self._thread.start()
         return self
 

@@ -11,11 +11,12 @@ import json
 import uuid
 from typing import Any
 
-from components.commands.render import MAX_REPLY_CHARS
-from tests.command_helpers import BOT, STALE_SENDER, Chat, listed_ids, memory_kb, open_chat
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError
+
+from components.commands.render import MAX_REPLY_CHARS
 from testhost import FakeLangBotHost, PluginHarness
+from tests.command_helpers import BOT, STALE_SENDER, Chat, listed_ids, memory_kb, open_chat
 
 PROVENANCE = ("content", "status", "timestamp", "importance", "tags", "sender_id", "sender_name", "source",
               "event_at", "valid_from", "valid_until", "source_ref", "claim_type")
@@ -263,7 +264,7 @@ async def test_archive_and_restore_lifecycle_and_scope(harness: PluginHarness) -
 
     archived = await chat.run(f"!memory archive {note}")
     assert archived.startswith(f"Archived episode {note}") and f"!memory restore {note}" in archived
-    assert f"is archived; cannot archive it" in await chat.run(f"!memory archive {note}")
+    assert "is archived; cannot archive it" in await chat.run(f"!memory archive {note}")
     assert "Status: archived" in await chat.run(f"!memory show {note}")
     assert f"Restored episode {note} (was archived)" in await chat.run(f"!memory restore {note}")
     assert "is active; cannot restore it" in await chat.run(f"!memory restore {note}")

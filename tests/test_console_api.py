@@ -19,10 +19,9 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from ltm.spaces import Space
-
-INSTALLATION_SPACE = Space.installation()
 from testhost import PluginHarness, make_session
 
+INSTALLATION_SPACE = Space.installation()
 A = PluginToRuntimeAction
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_DIR = ROOT / "components" / "pages" / "console"

@@ -27,11 +27,10 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from ltm.spaces import Space
+from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
+from tests.console_bridge import PageHostServer, attach_page_api
 
 INSTALLATION_SPACE = Space.installation()
-from tests.console_bridge import PageHostServer, attach_page_api
-from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
-
 A = PluginToRuntimeAction
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "console"

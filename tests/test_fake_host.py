@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import (
     ActionCallError,
     ActionCallTimeoutError,
     ConnectionClosedError,
 )
+
 from testhost import (
     PLUGIN_ROOT,
     FakeLangBotHost,
@@ -676,7 +676,7 @@ async def test_harness_knowledge_engine(synth: PluginHarness) -> None:
         await synth.kb_create(config={"fail": True})
     assert list(host.kbs) == [kb]  # the failed KB row was rolled back
 
-    doc = "cats purr when happy\n\nthe stock market fell\n".encode()
+    doc = b"cats purr when happy\n\nthe stock market fell\n"
     result = await synth.ingest(kb, "doc-1", "notes.txt", doc)
     assert result["status"] == "completed" and result["chunks_created"] == 2
     assert list(host.storage) == [f"kb:{kb}"]

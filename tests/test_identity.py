@@ -1,8 +1,8 @@
 import pytest
 
 from ltm.errors import ValidationError
-from ltm.langbot.identity import identity_from_retrieval, split_session_name
 from ltm.identity import Identity, Isolation, MemoryScope, user_key_for
+from ltm.langbot.identity import identity_from_retrieval, split_session_name
 
 
 def test_session_keys_with_and_without_bot():

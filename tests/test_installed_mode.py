@@ -3,8 +3,8 @@ scope, config is a frozen snapshot, and nothing may outlive its action (contract
 
 from __future__ import annotations
 
-from tests.agent_helpers import Chat, prompt_turn, tool
 from testhost import PluginHarness
+from tests.agent_helpers import Chat, prompt_turn, tool
 
 
 async def test_tools_injection_and_command_work_in_installed_mode(supported_host):

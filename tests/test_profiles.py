@@ -1,9 +1,8 @@
 import pytest
 
-from ltm.errors import ValidationError
 from components.common.render import profile_text
+from ltm.errors import ValidationError
 from ltm.profiles.model import Profile, ProfileChange, ProfileLimits
-
 
 LIMITS = ProfileLimits(max_traits=3, max_preferences=2, max_notes_chars=20)
 

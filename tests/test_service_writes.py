@@ -9,12 +9,11 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError, ConnectionClosedError
 
+from ltm import DeleteCriteria, parse_records
 from ltm._audit import AuditEntry
 from ltm.episodes.model import EpisodeStatus
 from ltm.errors import FencedError, HostError, OutcomeUnknown, UnrecordedChange, ValidationError
 from ltm.spaces import Space
-from ltm import parse_records
-from ltm import DeleteCriteria
 from ltm.timefields import format_utc, utc_now
 from testhost import PluginHarness
 from tests.service_helpers import ident, scope, start_with_kb

@@ -14,6 +14,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
@@ -122,7 +123,7 @@ def statuses_of(topic: str, args: Args) -> tuple[EpisodeStatus, ...]:
     """Default active; `--status` replaces the default; the include switches add to it."""
     chosen: list[EpisodeStatus] = []
     for value in args.options.get("status", []):
-        chosen.extend(as_usage(topic, lambda value=value: parse_statuses(value, "status", default=())))
+        chosen.extend(as_usage(topic, partial(parse_statuses, value, "status", default=())))
     if not chosen:
         chosen = [EpisodeStatus.ACTIVE]
     if "include-superseded" in args.switches:

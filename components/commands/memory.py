@@ -64,7 +64,7 @@ class MemoryCommand(Command):
         super().__init__()
 
         @self.subcommand("*", help="Inspect and manage this chat's long-term memory", usage="!memory help")
-        async def dispatch(component: "MemoryCommand", ctx: ExecuteContext) -> AsyncGenerator[CommandReturn, None]:
+        async def dispatch(component: MemoryCommand, ctx: ExecuteContext) -> AsyncGenerator[CommandReturn, None]:
             # Called by the SDK as fn(component, ctx); only the first yield is delivered.
             yield CommandReturn(text=await component.respond(ctx))
 
@@ -97,7 +97,7 @@ class MemoryCommand(Command):
         except LTMError as exc:
             log.info("[LongTermMemory] command memory %s refused: %s", topic or "overview", exc.code)
             return f"!memory {topic or 'overview'}: {message(exc, 'command')}"
-        except Exception:  # noqa: BLE001 - the operator gets one short line, the log gets the trace
+        except Exception:
             log.exception("[LongTermMemory] command memory %s failed", topic or "overview")
             return "Memory is unavailable right now (internal error, see the plugin log)."
 

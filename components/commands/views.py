@@ -97,11 +97,11 @@ async def pipeline_kbs(ctx: ExecuteContext) -> list[str] | None:
     injection checks; the listener leaves it untouched on command turns), else the local-agent
     configuration; None (skip that check) when there is no live query."""
     try:
-        variables = await ctx.get_query_vars()  # type: ignore[attr-defined]  # ExecuteContextProxy has it
+        variables = await ctx.get_query_vars()  # ExecuteContextProxy: a query-based API
         kb_ids = variables.get("_knowledge_base_uuids") if isinstance(variables, dict) else None
         if isinstance(kb_ids, list):
             return [str(k) for k in kb_ids]
-        kbs = await ctx.list_pipeline_knowledge_bases()  # type: ignore[attr-defined]
+        kbs = await ctx.list_pipeline_knowledge_bases()
     except Exception:  # noqa: BLE001 - e.g. "Query ... not found" outside a pipeline
         return None
     return [str(kb.get("uuid")) for kb in kbs or [] if isinstance(kb, dict) and kb.get("uuid")]

@@ -57,7 +57,7 @@ class MemoryTool(Tool):
         except LTMError as exc:
             log.info("[LongTermMemory] tool %s refused: %s", name, exc.code)
             return error_envelope(exc, "tool")
-        except Exception:  # noqa: BLE001 - the model gets a short message, the log gets the trace
+        except Exception:
             log.exception("[LongTermMemory] tool %s failed", name)
             return internal_error("tool")
 

@@ -45,7 +45,7 @@ class MemoryInjector(EventListener):
         async def on_prompt(ctx: context.EventContext) -> None:
             try:
                 await self._inject(ctx)
-            except Exception:  # noqa: BLE001 - I6: memory never fails the user's turn
+            except Exception:
                 log.exception("[LongTermMemory] injection failed query=%s; turn continues without memory",
                               ctx.query_id)
 

@@ -72,7 +72,7 @@ class MemoryEngine(KnowledgeEngine):
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})
-        except Exception:  # noqa: BLE001 - host RAG must never fail the user's turn because of memory
+        except Exception:
             log.exception("[LongTermMemory] engine retrieve failed")
             return RetrievalResponse(results=[], total_found=0, metadata={"error": "memory recall failed"})
         entries = [
@@ -107,7 +107,7 @@ class MemoryEngine(KnowledgeEngine):
         except LTMError as exc:
             log.warning("[LongTermMemory] document import failed document=%s: %s", document_id, exc)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED, error_message=exc.message)
-        except Exception as exc:  # noqa: BLE001 - e.g. the host could not hand over the file
+        except Exception as exc:
             log.exception("[LongTermMemory] document import failed document=%s", document_id)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED,
                                    error_message=f"could not import the document: {type(exc).__name__}")

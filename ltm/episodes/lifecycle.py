@@ -12,12 +12,13 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 
 from ..errors import HostError, NotFound, ValidationError
 from ..gate import WriteGate, WriteTx
+from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
-from ..guards import refuse_secrets
 from ..spaces import Space
 from ..timefields import now_iso, parse_stored
 from .model import Episode, EpisodeDraft, EpisodeStatus, new_episode_id
@@ -53,9 +54,7 @@ async def write_episodes(tx: WriteTx, store: EpisodeStore, settings: KBSettings,
     kb_id = tx.space.kb_id
     for start in range(0, len(episodes), UPSERT_BATCH):
         batch = episodes[start : start + UPSERT_BATCH]
-        await tx.call("vector upsert",
-                      lambda batch=batch, start=start: store.upsert_batch(kb_id, batch,
-                                                                          vectors[start : start + len(batch)]))
+        await tx.call("vector upsert", partial(store.upsert_batch, kb_id, batch, vectors[start : start + len(batch)]))
         for episode in batch:
             audit(tx, episode)
 
@@ -187,8 +186,8 @@ class EpisodeLifecycle:
                 matches = [e for e in listing.episodes if criteria.matches(e)]
                 for start in range(0, len(matches), UPSERT_BATCH):
                     batch = matches[start : start + UPSERT_BATCH]
-                    await tx.call("vector delete", lambda batch=batch: self._store.delete(
-                        scope.kb_id, scope.user_key, [e.episode_id for e in batch]))
+                    await tx.call("vector delete", partial(self._store.delete, scope.kb_id, scope.user_key,
+                                                           [e.episode_id for e in batch]))
                     for episode in batch:
                         tx.applied("bulk_delete", "episode", episode.episode_id, "deleted by bulk delete")
                     deleted.extend(batch)

@@ -83,11 +83,12 @@ class FactTime:
     claim_type: ClaimType = ClaimType.UNKNOWN
 
     @classmethod
-    def parse(cls, raw: dict[str, Any]) -> "FactTime":
+    def parse(cls, raw: dict[str, Any]) -> FactTime:
         event_at = normalize_time(raw.get("event_at"), "event_at")
         valid_from = normalize_time(raw.get("valid_from"), "valid_from")
         valid_until = normalize_time(raw.get("valid_until"), "valid_until")
-        if valid_from and valid_until and parse_aware(valid_from, "valid_from") >= parse_aware(valid_until, "valid_until"):
+        if valid_from and valid_until and (
+                parse_aware(valid_from, "valid_from") >= parse_aware(valid_until, "valid_until")):
             raise ValidationError("valid_from must be earlier than valid_until")
         source_ref = params.text(raw.get("source_ref"), "source_ref", max_chars=MAX_SOURCE_REF_CHARS,
                                  required=False) or None
@@ -124,7 +125,7 @@ class EpisodeDraft:
     source: str = "tool"
 
     @classmethod
-    def parse(cls, raw: Any, *, source: str = "tool") -> "EpisodeDraft":
+    def parse(cls, raw: Any, *, source: str = "tool") -> EpisodeDraft:
         if not isinstance(raw, dict):
             raise ValidationError("an episode must be a JSON object")
         return cls(
@@ -186,7 +187,7 @@ class Episode:
     def is_active(self) -> bool:
         return self.status is EpisodeStatus.ACTIVE
 
-    def with_status(self, status: EpisodeStatus, **changes: Any) -> "Episode":
+    def with_status(self, status: EpisodeStatus, **changes: Any) -> Episode:
         return replace(self, status=status, status_changed_at=now_iso(), **changes)
 
     def to_record(self) -> IndexRecord:
@@ -223,7 +224,7 @@ class Episode:
         return IndexRecord(self.episode_id, self.user_key, self.sender_id, self.content, fields)
 
     @classmethod
-    def from_record(cls, record: IndexRecord) -> "Episode":
+    def from_record(cls, record: IndexRecord) -> Episode:
         """Lenient reader: old or foreign records lack fields; a missing status is active (E2)."""
         meta = record.fields
         try:

@@ -75,7 +75,7 @@ class SearchRecipe:
     bm25_b: float = 0.75
 
     @classmethod
-    def from_settings(cls, settings: KBSettings, top_k: int) -> "SearchRecipe":
+    def from_settings(cls, settings: KBSettings, top_k: int) -> SearchRecipe:
         recipe = cls(
             top_k=top_k,
             strategy=settings.retrieval_strategy,
@@ -110,7 +110,7 @@ class ScoredEpisode:
 
 def time_weight(age_days: float, half_life_days: float) -> float:
     """0.5 ** (age / half-life): 1.0 now, 0.5 at the half-life age; never 0."""
-    return 0.5 ** (max(0.0, age_days) / max(half_life_days, 1e-6))
+    return float(0.5 ** (max(0.0, age_days) / max(half_life_days, 1e-6)))
 
 
 def _vector_scores(candidates: list[Candidate]) -> list[float]:

@@ -22,11 +22,11 @@ from .. import params
 from .._storage import JsonStore, document_key
 from ..errors import ValidationError
 from ..gate import WriteGate, WriteTx
+from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import normalize_time
-from ..guards import refuse_secrets
 from .lifecycle import new_episode, write_episodes
 from .model import (
     MAX_SENDER_CHARS,

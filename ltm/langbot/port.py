@@ -226,7 +226,7 @@ class HostLanguageModel:
         try:
             reply = await asyncio.wait_for(
                 _call("model call", self._plugin.invoke_llm(model, request, timeout=timeout_s)), timeout_s + 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise OutcomeUnknown(f"the model did not answer within {timeout_s:g} s") from None
         content = getattr(reply, "content", "")
         text = content if isinstance(content, str) else "".join(

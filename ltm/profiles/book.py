@@ -9,9 +9,9 @@ from typing import Any
 
 from .. import params
 from .._storage import JsonStore, profile_key, speaker_profile_prefix
-from ..guards import refuse_secrets
 from ..errors import ValidationError
 from ..gate import WriteGate
+from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..spaces import Space
 from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget

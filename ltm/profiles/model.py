@@ -39,7 +39,7 @@ class ProfileLimits:
     max_notes_chars: int = 1000
 
     @classmethod
-    def from_config(cls, config: dict[str, Any]) -> "ProfileLimits":
+    def from_config(cls, config: dict[str, Any]) -> ProfileLimits:
         def bounded(key: str, default: int, low: int, high: int) -> int:
             try:
                 value = int(config.get(key, default))
@@ -70,7 +70,7 @@ class Profile:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, raw: Any) -> "Profile":
+    def from_dict(cls, raw: Any) -> Profile:
         if not isinstance(raw, dict):
             return cls()
         return cls(
@@ -96,7 +96,7 @@ class ProfileChange:
     mode: UpdateMode = UpdateMode.MERGE
 
     @classmethod
-    def parse(cls, raw: dict[str, Any]) -> "ProfileChange":
+    def parse(cls, raw: dict[str, Any]) -> ProfileChange:
         mode = UpdateMode(params.choice(raw.get("mode"), "mode", [m.value for m in UpdateMode],
                                         default=UpdateMode.MERGE.value))
         name = _clean_text(raw.get("name"), "name", MAX_NAME_CHARS)

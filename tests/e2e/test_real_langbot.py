@@ -257,7 +257,7 @@ def test_memory_console_lists_episode_in_real_webui(e2e, tmp_path):
         if "/page-api" in response.url:
             try:
                 body = response.json()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 body = None
             page_api.append((response.status, body))
 

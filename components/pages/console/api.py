@@ -101,10 +101,15 @@ async def _memory_kb(memory: MemoryService) -> tuple[str, Isolation]:
     return found[0], found[1].isolation
 
 
-async def resolve_space(memory: MemoryService, body: Body, *, required: bool = True) -> Space | None:
-    raw = body.get("space")
-    if raw is None and not required:
+async def optional_space(memory: MemoryService, body: Body) -> Space | None:
+    """The selected space, or None when the body names none."""
+    if body.get("space") is None:
         return None
+    return await resolve_space(memory, body)
+
+
+async def resolve_space(memory: MemoryService, body: Body) -> Space:
+    raw = body.get("space")
     if not isinstance(raw, dict):
         raise ValidationError("space is required: an object {scope_key, user_key}; select a memory space first")
     unknown = sorted(set(raw) - {"scope_key", "user_key"})
@@ -299,7 +304,7 @@ async def export(memory: MemoryService, body: Body) -> Result:
 
 async def health(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"space"})
-    space = await resolve_space(memory, body, required=False)
+    space = await optional_space(memory, body)
     report = await memory.health(space.scope if space else None)
     return {"space": space.to_dict() if space else None, "report": report.to_dict(), "checked_at": now_iso()}
 
@@ -308,7 +313,7 @@ async def fence_clear(memory: MemoryService, body: Body) -> Result:
     """F4: the selected space (L1 + L2 on the memory KB); the installation fence only when named."""
     _allowed(body, {"space", "installation"})
     installation = params.flag(body.get("installation"), "installation")
-    space = await resolve_space(memory, body, required=not installation)
+    space = (await optional_space(memory, body) if installation else await resolve_space(memory, body))
     cleared = await memory.clear_fences(space.scope if space else None, installation=installation)
     if cleared:
         log.warning("[LongTermMemory] console cleared fences %s", cleared)
@@ -324,7 +329,7 @@ async def fence_clear(memory: MemoryService, body: Body) -> Result:
 async def review(memory: MemoryService, body: Body) -> Result:
     """K7 / Q: consolidation drafts and the candidate queue are not built yet."""
     _allowed(body, {"space"})
-    await resolve_space(memory, body, required=False)
+    await optional_space(memory, body)
     found = await memory.memory_kb()
     settings = found[1] if found else None
     return {
@@ -389,7 +394,7 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
     except LTMError as exc:
         log.info("[LongTermMemory] console %s refused: %s", path, exc.code)
         return error_envelope(exc, "console")
-    except Exception:  # noqa: BLE001 - the page gets a short message, the log gets the trace
+    except Exception:
         log.exception("[LongTermMemory] console %s failed", path)
         return internal_error("console")
     return {"ok": True, **data}

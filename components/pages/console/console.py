@@ -19,7 +19,7 @@ class MemoryConsole(Page):
         try:
             memory = getattr(self.plugin, "memory", None)
             data = await api.dispatch(memory, request.endpoint, request.method, request.body)
-        except Exception:  # noqa: BLE001 - dispatch does not raise; this is the last guard
+        except Exception:
             log.exception("[LongTermMemory] console request failed")
             data = {"ok": False, "error": "internal error in the memory console", "code": "internal_error"}
         return PageResponse.ok(data)

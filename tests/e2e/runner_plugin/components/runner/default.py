@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from typing import Any, AsyncGenerator
+from collections.abc import AsyncGenerator
+from typing import Any
 
 from langbot_plugin.api.definition.components.runner.runner import Runner
 from langbot_plugin.api.entities.builtin.provider.message import Message
@@ -74,7 +75,7 @@ class E2ERunner(Runner):
         try:
             proxy = QueryBasedAPIProxy(query_id=int(query_id), plugin_runtime_handler=handler)
             variables = await proxy.get_query_vars()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             log.warning("E2ERunner: get_query_vars(%s) failed: %s", query_id, exc)
             return None
         value = variables.get("_ltm_context")
@@ -86,7 +87,7 @@ class E2ERunner(Runner):
         api = getattr(ctx.api, "_api", ctx.api)  # untraced: tool results may be strings
         try:
             prompt = await api.get_prompt()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             log.warning("E2ERunner: get_prompt failed (%s); using the configured prompt", exc)
             prompt = list(ctx.config.get("prompt") or [])
         messages = [Message.model_validate(m) for m in prompt]
@@ -125,7 +126,7 @@ class E2ERunner(Runner):
                     result = await api.call_tool(name, params)
                     yield RunnerResult.tool_call_completed(ctx.run_id, call_id, name, result=_as_dict(result))
                     text = _as_text(result)
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     log.warning("E2ERunner: tool %s failed: %s", name, exc)
                     yield RunnerResult.tool_call_completed(ctx.run_id, call_id, name, error=str(exc))
                     text = f"error: {exc}"

@@ -1,4 +1,4 @@
-"""Refuse to store what looks like a secret (SPEC section 1: never store credentials).
+"""Refuse to store what looks like a secret (W3 in docs/REQUIREMENTS.md: never store credentials).
 
 The tool prompts teach the model not to store secrets; this is the backstop on
 every write path. Deliberately conservative: it looks for credential *shapes*

@@ -3,7 +3,7 @@
 Every Host API of the SDK funnels into ``Handler.call_action(action, data,
 timeout)``; the harness replaces that method with ``FakeLangBotHost.call_action``.
 The fake answers with the same payload shapes and, above all, fails with the
-same ``ActionCallError`` messages as the real host (contract §6 and §8.4), so
+same ``ActionCallError`` messages as the real host (docs/HOST-FACTS.md 6-8 and 11.1), so
 plugin error handling is exercised for real.
 
 Everything here is deterministic: embeddings come from ``HashingEmbedder`` and
@@ -130,6 +130,7 @@ class FakeLangBotHost:
         self.files: dict[str, bytes] = {}
 
         self._faults: dict[str, deque[_Fault]] = {}
+        self._query_counter = 10_000
         self._plugin_handler: Any = None
         self._routes: dict[str, Handler] = self._build_routes()
 
@@ -175,6 +176,14 @@ class FakeLangBotHost:
         return res["items"]
 
     # ---------------------------------------------------------------- queries
+
+    def next_query_id(self) -> int:
+        """A fresh query id of this host (the host numbers its queries; hand-picked ids in tests stay
+        below 10,000, so the two never collide)."""
+        self._query_counter += 1
+        while self._query_counter in self.queries:
+            self._query_counter += 1
+        return self._query_counter
 
     def open_query(self, query_id: int, *, bot_uuid: str, launcher_type: str,
                    launcher_id: str | int, sender_id: str | int, sender_name: str = "",

@@ -1,6 +1,6 @@
 """Load the real plugin through the SDK's own runtime code and drive it like the host.
 
-The steps follow shared/docs/langbot-sdk-contract.md §8.3: real manifest
+The steps follow docs/HOST-FACTS.md 11.1: real manifest
 discovery, a real ``PluginRuntimeHandler`` on a connection that never carries
 traffic, a real ``PluginRuntimeController`` lifecycle, and the handler's
 registered action functions called with host-shaped payloads. Only
@@ -109,7 +109,7 @@ class PluginHarness:
     ``installed_mode=True`` binds every inbound action to an InstallationBinding
     the way an installed (desired-state) worker is bound: config is then a
     frozen per-invocation snapshot and tasks that outlive their action lose
-    Host API access (contract §1.6). The default follows §8.3 (no binding).
+    Host API access (docs/HOST-FACTS.md 10). The default follows 11.1 (no binding).
     """
 
     def __init__(self, host: FakeLangBotHost, *, plugin_root: Path | str = PLUGIN_ROOT,
@@ -277,6 +277,10 @@ class PluginHarness:
         }
         return await self._request(R.RETRIEVE_KNOWLEDGE,
                                    {"retriever_name": "", "retrieval_context": context})
+
+    async def create_memory_kb(self, **settings: Any) -> str:
+        """The one way tests create the plugin's memory KB: embedding model "emb-1" plus `settings`."""
+        return await self.kb_create(config={"embedding_model_uuid": "emb-1", **settings})
 
     async def kb_create(self, kb_id: str | None = None, config: dict[str, Any] | None = None, *,
                         name: str = "memory",

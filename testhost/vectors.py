@@ -2,7 +2,7 @@
 
 The host forwards the plugin's vector calls to one of several stores and each
 store treats filters, metadata and distances differently (see
-shared/docs/langbot-sdk-contract.md §6.1-6.3). These classes reproduce those
+docs/HOST-FACTS.md 6 and 12). These classes reproduce those
 differences on purpose, including the unfriendly ones, so that plugin tests
 fail here the same way they would fail on a real host:
 
@@ -303,7 +303,7 @@ class QdrantBackend:
                                                    distance=models.Distance.COSINE),
             )
         # `documents` is not stored: the host's Qdrant adapter ignores it
-        # (contract §6.1), so list() falls back to payload["text"].
+        # (docs/HOST-FACTS.md 6.1), so list() falls back to payload["text"].
         points = [
             models.PointStruct(id=pid, vector=vec, payload=dict(meta))
             for pid, vec, meta in zip(ids, vectors, metadatas)

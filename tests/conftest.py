@@ -3,9 +3,11 @@
 - ``host``: FakeLangBotHost with embedding model "emb-1"; runs once per backend
   ("chroma", "qdrant", "fixed").
 - ``supported_host``: the same, only on the backends the plugin supports
-  ("chroma", "qdrant"; SPEC excludes Milvus/pgvector-like stores).
+  ("chroma", "qdrant"; fixed-schema stores fail closed instead, B1 in docs/REQUIREMENTS.md).
 - ``harness``: the real plugin started on ``supported_host``; stopped afterwards.
   Give it a config with ``@pytest.mark.plugin_config({"max_profile_traits": 5})``.
+- ``kb``: the plugin's memory KB on ``harness`` (default settings). Tests that need other
+  settings call ``harness.create_memory_kb(isolation="bot", ...)``, the one KB creator.
 """
 
 from __future__ import annotations
@@ -75,3 +77,8 @@ async def harness(request: pytest.FixtureRequest, supported_host: FakeLangBotHos
         yield plugin
     finally:
         await plugin.stop()
+
+
+@pytest.fixture
+async def kb(harness: PluginHarness) -> str:
+    return await harness.create_memory_kb()

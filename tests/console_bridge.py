@@ -1,6 +1,6 @@
 """A tiny stand-in for the LangBot WebUI plugin-page host, for the console browser tests.
 
-It reproduces what the WebUI does with a plugin page (contract §7.2, host
+It reproduces what the WebUI does with a plugin page (docs/HOST-FACTS.md 9.2, host
 web/src/app/home/plugin-pages/page.tsx):
 - fetch the page HTML, turn it into a ``blob:`` URL and load it into
   ``<iframe sandbox="allow-scripts allow-forms">`` (opaque origin: no storage,

@@ -18,7 +18,7 @@ def ident(launcher_id: str = "g1", *, bot: str = "bot-1", kind: str = "group", s
 async def start_with_kb(host: FakeLangBotHost, **settings: Any) -> tuple[PluginHarness, str]:
     harness = PluginHarness(host)
     await harness.start()
-    kb_id = await harness.kb_create(config={"embedding_model_uuid": "emb-1", **settings})
+    kb_id = await harness.create_memory_kb(**settings)
     return harness, kb_id
 
 

@@ -1,4 +1,4 @@
-"""`!memory` (SPEC section 7, 8, 11) through the SDK's real command dispatch.
+"""`!memory` (C, A, H in docs/REQUIREMENTS.md) through the SDK's real command dispatch.
 
 Every test runs on Chroma and Qdrant (`harness` fixture); the health test also
 runs on the fixed-schema store. Replies are checked as an operator reads them:
@@ -16,14 +16,14 @@ from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeout
 
 from components.commands.render import MAX_REPLY_CHARS
 from testhost import FakeLangBotHost, PluginHarness
-from tests.command_helpers import BOT, STALE_SENDER, Chat, listed_ids, memory_kb, open_chat
+from tests.chat import BOT, STALE_SENDER, Chat, listed_ids, open_chat
 
 PROVENANCE = ("content", "status", "timestamp", "importance", "tags", "sender_id", "sender_name", "source",
               "event_at", "valid_from", "valid_until", "source_ref", "claim_type")
 
 
 async def two_chats(harness: PluginHarness) -> tuple[Chat, Chat, str]:
-    kb = await memory_kb(harness)
+    kb = await harness.create_memory_kb()
     return open_chat(harness, "g1"), open_chat(harness, "g2", sender_id="u9", sender_name="Zed"), kb
 
 
@@ -70,7 +70,7 @@ async def test_help_unknown_subcommand_and_features_not_in_this_version(harness:
 
 
 async def test_overview_in_bot_isolation_shares_l2_but_not_l1(harness: PluginHarness) -> None:
-    await harness.kb_create(config={"embedding_model_uuid": "emb-1", "isolation": "bot"})
+    await harness.create_memory_kb(isolation="bot")
     first, second = open_chat(harness, "g1"), open_chat(harness, "g2", sender_id="u9", sender_name="Zed")
     shared = await first.remember("Shared across the bot's chats")
     text = await second.run("!memory")
@@ -280,7 +280,7 @@ async def test_archive_and_restore_lifecycle_and_scope(harness: PluginHarness) -
 # --------------------------------------------------------------------------- health
 
 async def test_health_green_with_pipeline_state(harness: PluginHarness) -> None:
-    kb = await memory_kb(harness)
+    kb = await harness.create_memory_kb()
     attached = open_chat(harness, "g1", pipeline_kbs=[kb])
     kept = await attached.remember("A real memory that the probe must not touch")
     text = await attached.run("!memory health")
@@ -301,7 +301,7 @@ async def test_health_names_the_leak_on_fixed_schema_and_leaves_no_probes(
     plugin = PluginHarness(host)
     await plugin.start()
     try:
-        kb = await memory_kb(plugin)
+        kb = await plugin.create_memory_kb()
         chat = open_chat(plugin, "g1", pipeline_kbs=[kb])
         text = await chat.run("!memory health")
         if backend_name == "fixed":
@@ -520,7 +520,7 @@ async def _audited(chat: Chat, other: Chat, command: str) -> tuple[str, list[dic
 
 
 async def test_every_mutating_subcommand_audits_each_changed_record(harness: PluginHarness) -> None:
-    await memory_kb(harness)
+    await harness.create_memory_kb()
     other = open_chat(harness, "g9", sender_id="u9", sender_name="Zed")
     await other.remember("The other chat's only memory")
 
@@ -570,7 +570,7 @@ async def test_every_mutating_subcommand_audits_each_changed_record(harness: Plu
 # --------------------------------------------------------------------------- who may change group memory
 
 async def test_group_members_without_admin_rights_cannot_change_memory(harness: PluginHarness) -> None:
-    await memory_kb(harness)
+    await harness.create_memory_kb()
     admin = open_chat(harness, "g1")
     member = open_chat(harness, "g1", sender_id="u2", sender_name="Bea", privilege=1)
     episode = await admin.remember("Team offsite is in Lisbon")
@@ -582,7 +582,7 @@ async def test_group_members_without_admin_rights_cannot_change_memory(harness: 
 
 
 async def test_private_chats_and_the_opt_out_allow_changes(harness: PluginHarness) -> None:
-    await memory_kb(harness)
+    await harness.create_memory_kb()
     query_id = 4242
     harness.host.open_query(query_id, bot_uuid=BOT, launcher_type="person", launcher_id="u5", sender_id="u5",
                             sender_name="Cy")

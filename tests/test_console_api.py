@@ -1,8 +1,8 @@
-"""Memory Console page API (SPEC M1-M3, F4, H, K7) through the SDK's real Page dispatch.
+"""Memory Console page API (M1-M3, F4, H, K7 in docs/REQUIREMENTS.md) through the SDK's real Page dispatch.
 
 Every call goes `harness.page_api("console", ...)` -> PAGE_API action -> the
 `MemoryConsole.handle_api` of the loaded plugin, on Chroma and Qdrant. Plus static
-checks of the page HTML (contract §7.2/§7.3).
+checks of the page HTML (docs/HOST-FACTS.md 9.2, 9.3).
 """
 
 from __future__ import annotations
@@ -66,10 +66,6 @@ async def remember(h: PluginHarness, session: dict[str, Any], content: str, **ex
     return out["episode_id"]
 
 
-async def make_kb(h: PluginHarness, **settings: Any) -> str:
-    return await h.kb_create(config={"embedding_model_uuid": "emb-1", **settings})
-
-
 async def statuses_in(h: PluginHarness, space: dict[str, str]) -> dict[str, str]:
     data = await ok(h, "/episodes", {"space": space, "status": "all", "page_size": 50})
     return {e["id"]: e["status"] for e in data["episodes"]}
@@ -100,7 +96,7 @@ async def test_overview_without_a_memory_kb(harness: PluginHarness) -> None:
 
 
 async def test_overview_lists_kb_known_scopes_and_fences(harness: PluginHarness) -> None:
-    kb = await make_kb(harness, isolation="bot")
+    kb = await harness.create_memory_kb(isolation="bot")
     await harness.call_tool("update_profile", {"scope": "session", "name": "Tea club"}, session=G1, query_id=1)
     await remember(harness, P2, "Bob prefers mornings")
     data = await ok(harness, "/overview", {})
@@ -122,7 +118,7 @@ async def test_derive_follows_the_plugin_rules(harness: PluginHarness) -> None:
     data = await ok(harness, "/derive", {"session_name": "person_42", "isolation": "bot"})
     assert (data["scope_key"], data["user_key"]) == ("person_42", "person_42")
 
-    await make_kb(harness, isolation="bot")
+    await harness.create_memory_kb(isolation="bot")
     data = await ok(harness, "/derive", {"bot_uuid": "bot-1", "session_name": "group_g1"})
     assert data["user_key"] == "bot:bot-1" and data["note"] == ""
     data = await ok(harness, "/derive", {"bot_uuid": "bot-1", "session_name": "group_g1", "isolation": "session"})
@@ -155,7 +151,7 @@ async def test_profiles_of_the_selected_space_only(harness: PluginHarness) -> No
 
 
 async def test_episodes_are_paged_newest_first_with_a_status_filter(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     ids = [await remember(harness, G1, f"group fact number {i}") for i in range(7)]
     await remember(harness, P2, "a private fact")
     first = await ok(harness, "/episodes", {"space": SPACE_G1, "page_size": 3})
@@ -182,7 +178,7 @@ async def test_episodes_are_paged_newest_first_with_a_status_filter(harness: Plu
 
 
 async def test_search_is_ranked_and_scoped(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     tea = await remember(harness, G1, "Alice likes green tea with jasmine", tags=["tea"])
     await remember(harness, G1, "The team ships version two on Friday")
     secret = await remember(harness, P2, "Bob likes green tea too")
@@ -217,7 +213,7 @@ async def test_l2_endpoints_without_a_memory_kb_say_so(harness: PluginHarness) -
 
 
 async def test_archive_restore_delete_are_audited(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     eid = await remember(harness, G1, "Carol's birthday is on May 3")
     data = await ok(harness, "/episode/archive", {"space": SPACE_G1, "episode_id": eid})
     assert data["episode"]["id"] == eid and data["episode"]["status"] == "archived"
@@ -240,7 +236,7 @@ async def test_archive_restore_delete_are_audited(harness: PluginHarness) -> Non
 
 
 async def test_ids_of_another_space_are_not_found(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     mine = await remember(harness, G1, "group plan: picnic on Sunday")
     theirs = await remember(harness, P2, "private: dentist on Monday")
     for endpoint in ("/episode/archive", "/episode/restore", "/episode/delete"):
@@ -263,7 +259,7 @@ async def test_ids_of_another_space_are_not_found(harness: PluginHarness) -> Non
 
 
 async def test_injection_shows_the_latest_snapshot_of_the_scope(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     await remember(harness, G1, "Alice likes green tea")
     assert (await ok(harness, "/injection", {"space": SPACE_G1}))["snapshot"] is None
     harness.host.open_query(5, bot_uuid="bot-1", launcher_type="group", launcher_id="g1", sender_id="u1",
@@ -278,7 +274,7 @@ async def test_injection_shows_the_latest_snapshot_of_the_scope(harness: PluginH
 
 
 async def test_audit_pages_and_export(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     for i in range(5):
         await remember(harness, G1, f"fact {i}")
     await remember(harness, P2, "private fact")
@@ -295,7 +291,7 @@ async def test_audit_pages_and_export(harness: PluginHarness) -> None:
 
 
 async def test_export_has_l1_and_l2_of_the_space_only(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     await harness.call_tool("update_profile", {"scope": "session", "name": "Tea club"}, session=G1, query_id=1)
     await harness.call_tool("update_profile", {"scope": "speaker", "traits": ["calm"]}, session=G1, query_id=1)
     keep = await remember(harness, G1, "group fact")
@@ -326,7 +322,7 @@ async def test_export_without_a_kb_still_has_l1(harness: PluginHarness) -> None:
 async def test_health_reports_cards(harness: PluginHarness) -> None:
     report = (await ok(harness, "/health"))["report"]
     assert report["level"] == "red" and report["items"][0]["key"] == "kb"
-    kb = await make_kb(harness)
+    kb = await harness.create_memory_kb()
     report = (await ok(harness, "/health", {"space": SPACE_G1}))["report"]
     assert report["level"] == "green"
     assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "fence"]
@@ -345,7 +341,7 @@ async def fence_group(h: PluginHarness) -> str:
 
 
 async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: PluginHarness) -> None:
-    kb = await make_kb(harness)
+    kb = await harness.create_memory_kb()
     eid = await remember(harness, G1, "Alice likes green tea")
     other = await remember(harness, P2, "private fact")
     await fence_group(harness)
@@ -382,7 +378,7 @@ async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: P
 
 
 async def test_installation_fence_is_cleared_only_when_named(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     memory = harness.plugin.memory
     await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     assert (await ok(harness, "/fence/clear", {"space": SPACE_G1}))["cleared"] == []
@@ -408,7 +404,7 @@ async def test_installation_fence_is_cleared_only_when_named(harness: PluginHarn
 async def test_review_is_reported_as_not_available(harness: PluginHarness) -> None:
     data = await ok(harness, "/review", {})
     assert data["enabled"] is False and "not available" in data["message"]
-    await make_kb(harness, consolidation_enabled=True)
+    await harness.create_memory_kb(consolidation_enabled=True)
     data = await ok(harness, "/review", {"space": SPACE_G1})
     assert data["enabled"] is False and data["settings"]["consolidation_enabled"] is True
     assert data["drafts"] == [] and data["candidates"] == []
@@ -424,7 +420,7 @@ async def test_non_object_bodies_are_invalid_input(harness: PluginHarness, body:
 
 
 async def test_malformed_bodies_name_the_field(harness: PluginHarness) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
     cases: list[tuple[str, Any, str]] = [
         ("/profiles", {}, "space is required"),
         ("/profiles", {"space": "bot-1:group_g1"}, "space is required"),
@@ -460,7 +456,7 @@ async def test_unknown_endpoints_and_methods(harness: PluginHarness) -> None:
 
 async def test_unexpected_errors_never_escape_handle_api(harness: PluginHarness, monkeypatch: pytest.MonkeyPatch,
                                                          caplog: pytest.LogCaptureFixture) -> None:
-    await make_kb(harness)
+    await harness.create_memory_kb()
 
     async def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internals")

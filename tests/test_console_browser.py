@@ -31,6 +31,7 @@ from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from tests.console_bridge import PageHostServer, attach_page_api
 
 INSTALLATION_SPACE = Space.installation()
+pytestmark = pytest.mark.slow
 A = PluginToRuntimeAction
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "console"
@@ -143,7 +144,7 @@ class Console:
 
 
 async def _seed(h: PluginHarness, host: FakeLangBotHost) -> tuple[str, dict[str, str]]:
-    kb = await h.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await h.create_memory_kb()
     host.open_query(1, bot_uuid="bot-1", launcher_type="group", launcher_id="g1", sender_id="u1",
                     sender_name="Alice", message_text="remember this")
     ids: dict[str, str] = {}

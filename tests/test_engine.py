@@ -9,10 +9,10 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from ltm.errors import OutcomeUnknown
-from tests.agent_helpers import Chat, tool
+from tests.chat import Place, tool
 from tests.service_helpers import ident
 
-GROUP1 = Chat("group", "g1")
+GROUP1 = Place("group", "g1")
 SETTINGS = {"session_name": "group_g1", "bot_uuid": "bot-1", "sender_id": "alice"}
 
 
@@ -32,13 +32,13 @@ async def test_kb_settings_are_validated_persisted_and_single(harness):
     kb_id, settings = await memory.memory_kb()
     assert kb_id == kb and settings.isolation.value == "bot" and settings.auto_recall_top_k == 3
     with pytest.raises(ValueError, match="already has a memory knowledge base"):
-        await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+        await harness.create_memory_kb()
     await harness.restart(fresh_modules=False)
     assert (await harness.plugin.memory.memory_kb())[0] == kb
 
 
 async def test_kb_delete_removes_config_vectors_and_fences(harness):
-    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await harness.create_memory_kb()
     await tool(harness, GROUP1, "remember", {"content": "kept until the KB goes"}, sender="alice")
     memory = harness.plugin.memory
     scope = await memory.scope_for(ident("g1"))
@@ -55,9 +55,9 @@ async def test_kb_delete_removes_config_vectors_and_fences(harness):
 
 
 async def test_retrieve_is_scoped_and_needs_a_conversation(harness):
-    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await harness.create_memory_kb()
     await tool(harness, GROUP1, "remember", {"content": "group one likes hiking"}, sender="alice")
-    await tool(harness, Chat("group", "g2"), "remember", {"content": "group two likes hiking"}, sender="alice")
+    await tool(harness, Place("group", "g2"), "remember", {"content": "group two likes hiking"}, sender="alice")
     found = await harness.retrieve(kb, "hiking", retrieval_settings=SETTINGS)
     assert [r["content"][0]["text"] for r in found["results"]] == ["group one likes hiking"]
     assert found["results"][0]["metadata"]["status"] == "active"
@@ -66,7 +66,7 @@ async def test_retrieve_is_scoped_and_needs_a_conversation(harness):
 
 
 async def test_json_document_import_and_exact_delete(harness):
-    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await harness.create_memory_kb()
     kept = await tool(harness, GROUP1, "remember", {"content": "typed by hand"}, sender="alice")
     data = _doc([
         {"content": "Q3 launch led by Alice", "tags": ["work"], "importance": 4,
@@ -101,7 +101,7 @@ async def test_json_document_import_and_exact_delete(harness):
     ],
 )
 async def test_bad_documents_fail_whole_and_write_nothing(harness, data, message):
-    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await harness.create_memory_kb()
     harness.host.reset_counts()
     result = await harness.ingest(kb, "doc-bad", "bad.json", data)
     assert result["status"] == "failed" and message in result["error_message"]
@@ -113,7 +113,7 @@ async def test_capabilities_offer_document_upload(harness):
 
 
 async def test_retrieve_degrades_to_nothing_when_the_host_fails(harness):
-    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await harness.create_memory_kb()
     await tool(harness, GROUP1, "remember", {"content": "group one likes hiking"}, sender="alice")
     harness.host.fail_next(A.INVOKE_EMBEDDING, ActionCallTimeoutError)
     found = await harness.retrieve(kb, "hiking", retrieval_settings=SETTINGS)
@@ -121,7 +121,7 @@ async def test_retrieve_degrades_to_nothing_when_the_host_fails(harness):
 
 
 async def test_retrieve_log_shortens_the_query_and_never_logs_a_secret(harness, caplog):
-    kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await harness.create_memory_kb()
     caplog.set_level("INFO", logger="LongTermMemory")
     await harness.retrieve(kb, "my password: hunter2-very-secret and more words", retrieval_settings=SETTINGS)
     await harness.retrieve(kb, "x" * 100, retrieval_settings=SETTINGS)

@@ -670,7 +670,7 @@ async def test_harness_tool_event_command_page(synth: PluginHarness) -> None:
 async def test_harness_knowledge_engine(synth: PluginHarness) -> None:
     host = synth.host
     assert await synth.rag_capabilities() == ["doc_ingestion"]
-    kb = await synth.kb_create(config={"embedding_model_uuid": "emb-1"})
+    kb = await synth.create_memory_kb()
     assert host.storage[f"kb:{kb}"] == b'{"embedding_model_uuid": "emb-1"}'
     with pytest.raises(ValueError, match="bad config"):
         await synth.kb_create(config={"fail": True})

@@ -1,4 +1,4 @@
-"""PromptPreProcessing injection through the SDK event dispatch (SPEC I1-I6, issue 3)."""
+"""PromptPreProcessing injection through the SDK event dispatch (I1-I6 in docs/REQUIREMENTS.md)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,11 @@ from langbot_plugin.entities.io.errors import ActionCallError
 
 from ltm import parse_records
 from ltm.timefields import format_utc, utc_now
-from tests.agent_helpers import SYSTEM_PROMPT, Chat, prompt_turn, tool
+from tests.chat import SYSTEM_PROMPT, Place, prompt_turn, tool
 from tests.service_helpers import ident
 
-GROUP1, GROUP2 = Chat("group", "g1"), Chat("group", "g2")
-PRIVATE = Chat("person", "alice")
-
-
-@pytest.fixture
-async def kb(harness):
-    return await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+GROUP1, GROUP2 = Place("group", "g1"), Place("group", "g2")
+PRIVATE = Place("person", "alice")
 
 
 async def test_fact_from_speaker_a_reaches_group1_only(harness, kb):
@@ -164,6 +159,7 @@ async def test_memory_command_turns_are_not_recalled(harness, kb):
     assert turn.context["episodes"] == []
 
 
+@pytest.mark.slow
 async def test_injection_host_calls_do_not_depend_on_scope_size(harness, kb):
     memory = harness.plugin.memory
 

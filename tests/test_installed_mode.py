@@ -1,18 +1,18 @@
 """The plugin as an installed (desired-state) worker: every action runs in the SDK's invocation
-scope, config is a frozen snapshot, and nothing may outlive its action (contract 1.4, 1.6)."""
+scope, config is a frozen snapshot, and nothing may outlive its action (docs/HOST-FACTS.md 1.2, 1.3, 10)."""
 
 from __future__ import annotations
 
 from testhost import PluginHarness
-from tests.agent_helpers import Chat, prompt_turn, tool
+from tests.chat import Place, prompt_turn, tool
 
 
 async def test_tools_injection_and_command_work_in_installed_mode(supported_host):
     harness = PluginHarness(supported_host, installed_mode=True)
     await harness.start({"max_profile_traits": 2, "command_admin_only_in_groups": True})
     try:
-        await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
-        chat = Chat("group", "g1")
+        await harness.create_memory_kb()
+        chat = Place("group", "g1")
         saved = await tool(harness, chat, "remember", {"content": "demo day is on the 12th"}, sender="alice")
         assert saved["ok"] is True
         profile = await tool(harness, chat, "update_profile", {"scope": "speaker", "traits": ["a", "b", "c"]},

@@ -1,4 +1,4 @@
-"""S1-S8 on real Chroma and Qdrant; the fixed-schema backend shows the leak SPEC 15 describes."""
+"""S1-S8 on real Chroma and Qdrant; the fixed-schema backend shows the leak B1 (docs/REQUIREMENTS.md) describes."""
 
 from __future__ import annotations
 

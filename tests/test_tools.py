@@ -1,4 +1,4 @@
-"""The four tools through the SDK tool dispatch (SPEC T1-T6, E4, E5; issue 3)."""
+"""The four tools through the SDK tool dispatch (T1-T6, E4, E5 in docs/REQUIREMENTS.md)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,10 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm.episodes.model import EpisodeStatus
-from tests.agent_helpers import Chat, tool
+from tests.chat import Place, tool
 from tests.service_helpers import ident
 
-GROUP1, GROUP2 = Chat("group", "g1"), Chat("group", "g2")
-
-
-@pytest.fixture
-async def kb(harness):
-    return await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+GROUP1, GROUP2 = Place("group", "g1"), Place("group", "g2")
 
 
 async def _remember(harness, content, chat=GROUP1, sender="alice", **extra):
@@ -167,5 +162,5 @@ async def test_unknown_and_identity_like_arguments_are_ignored_and_named(harness
     [hit] = (await tool(harness, GROUP1, "recall_memory", {"query": "demo", "why": "check"}, sender="alice"))[
         "episodes"]
     assert hit["id"] == result["episode_id"] and hit["sender"]["id"] == "alice"
-    elsewhere = await tool(harness, Chat("group", "g2"), "recall_memory", {"query": "demo"}, sender="mallory")
+    elsewhere = await tool(harness, Place("group", "g2"), "recall_memory", {"query": "demo"}, sender="mallory")
     assert elsewhere["episodes"] == [] and "ignored_params" not in elsewhere

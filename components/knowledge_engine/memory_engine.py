@@ -48,7 +48,7 @@ class MemoryEngine(KnowledgeEngine):
         kb_id = context.get_collection_id()
         settings = dict(context.retrieval_settings or {})
         identity = identity_from_retrieval(settings)
-        # SPEC L: a shortened query, and never a secret the user may have typed.
+        # L1 in docs/REQUIREMENTS.md: a shortened query, and never a secret the user may have typed.
         short_query = "<redacted>" if secret_kind(context.query or "") else (context.query or "")[:40]
         log.info(
             "[LongTermMemory] engine retrieve collection=%s top_k=%s session=%s sender=%s bot=%s query=%r",

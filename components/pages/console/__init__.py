@@ -1,1 +1,1 @@
-"""Memory Console page (SPEC section 13)."""
+"""Memory Console page (M1-M3 in docs/REQUIREMENTS.md)."""

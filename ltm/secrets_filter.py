@@ -35,8 +35,7 @@ are the one scan over the whole text, and its expression starts with a digit cla
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 API_KEY = "an API key"
 ACCESS_TOKEN = "an access token"
@@ -182,11 +181,11 @@ def _dash_token(text: str, pos: int) -> str | None:
     return API_KEY if match.group("key") else ACCESS_TOKEN
 
 
-_TELEGRAM = re.compile(r":AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
+_TELEGRAM = re.compile(r":AA[A-Za-z0-9_-]{30,}")
 
 
 def _telegram_token(text: str, pos: int) -> str | None:
-    """`<8-10 digit bot id>:AA<33 characters>`; the anchor is the colon."""
+    """`<8-10 digit bot id>:AA<about 33 characters>`; the anchor is the colon."""
     if not _TELEGRAM.match(text, pos):
         return None
     digits = pos - _run_start(text, pos, frozenset("0123456789"), 11)
@@ -312,9 +311,9 @@ def _assignment(text: str, pos: int) -> str | None:
 
 
 _PIN = re.compile(
-    rf"""(?<![A-Za-z])(?P<pin>pin)(?:\s?(?:code|number|no\.?)|码|号)?(?![A-Za-z])
-         (?P<conn>\s{{1,3}}(?:is|was)\s{{1,3}}|\s{{0,3}}(?:[:=：＝]|是|为)\s{{0,3}}|\s{{1,3}})
-         ["'“]?[0-9]{{4,8}}(?![0-9])""",
+    r"""(?<![A-Za-z])(?P<pin>pin)(?:\s?(?:code|number|no\.?)|码|号)?(?![A-Za-z])
+         (?P<conn>\s{1,3}(?:is|was)\s{1,3}|\s{0,3}(?:[:=：＝]|是|为)\s{0,3}|\s{1,3})
+         ["'“]?[0-9]{4,8}(?![0-9])""",
     _I | _X,
 )
 
@@ -327,8 +326,8 @@ def _pin(text: str, pos: int) -> str | None:
 
 # "<qualifier> code|passcode|password|pin <digits>": a one-time code, or a door/alarm code.
 _CODE_AFTER_HEAD = re.compile(
-    rf"(?<![A-Za-z])(?:(?:pass)?code|password|pin)(?![A-Za-z])[^0-9\n]{{0,16}}(?P<code>[0-9]{{4,8}})"
-    rf"(?![0-9])",
+    r"(?<![A-Za-z])(?:(?:pass)?code|password|pin)(?![A-Za-z])[^0-9\n]{0,16}(?P<code>[0-9]{4,8})"
+    r"(?![0-9])",
     _I,
 )
 _CODE_QUALIFIER = re.compile(
@@ -349,21 +348,21 @@ def _qualified_code(text: str, pos: int) -> str | None:
     return ONE_TIME_CODE if qualifier.group("otp") else PIN
 
 
-_OTP = re.compile(rf"(?:otp|2fa)(?![A-Za-z])[^0-9\n]{{0,16}}(?P<code>[0-9]{{4,8}})(?![0-9])", _I)
+_OTP = re.compile(r"(?:otp|2fa)(?![A-Za-z])[^0-9\n]{0,16}(?P<code>[0-9]{4,8})(?![0-9])", _I)
 
 
 def _otp(text: str, pos: int) -> str | None:
     """"OTP: 123456", "TOTP 123456", "2FA 123456"."""
-    before = text[max(0, pos - 2):pos]
-    if before[-1:].isalpha() and not (before[-1] in "tThH" and not before[:1].isalpha()):
+    prev, prev2 = text[pos - 1:pos], text[max(0, pos - 2):max(0, pos - 1)]
+    if prev.isalpha() and not (prev in "tThH" and not prev2.isalpha()):  # TOTP and HOTP, not "potpourri"
         return None
     match = _OTP.match(text, pos)
     return ONE_TIME_CODE if match and not _looks_like_year(match.group("code")) else None
 
 
-_CARD_CODE = re.compile(rf"(?<![A-Za-z])(?:cvv2?|cvc2?|csc)(?![A-Za-z])[^0-9\n]{{0,8}}[0-9]{{3,4}}(?![0-9])",
+_CARD_CODE = re.compile(r"(?<![A-Za-z])(?:cvv2?|cvc2?|csc)(?![A-Za-z])[^0-9\n]{0,8}[0-9]{3,4}(?![0-9])",
                         _I)
-_FULL_NUMBER = rf"[^0-9\n]{{0,12}}[0-9](?:[ -]?[0-9]){{11,18}}(?![ -]?[0-9])"
+_FULL_NUMBER = r"[^0-9\n]{0,12}[0-9](?:[ -]?[0-9]){11,18}(?![ -]?[0-9])"
 _CARD_LABEL = re.compile(rf"card(?P<suffix>\s?(?:number|no\.?|num|\#))?(?![A-Za-z]){_FULL_NUMBER}", _I)
 _CARD_KIND_BEFORE = re.compile(r"(?<![A-Za-z])(?:credit|debit|bank)\s?\Z", _I)
 
@@ -384,7 +383,7 @@ _LOWER_RULES: list[tuple[str, tuple[Handler, ...]]] = [
     ("bearer", (_bearer,)),
     ("authorization", (_shape(r"(?<![A-Za-z])authorization\s{0,4}:\s{0,4}basic\s{1,4}[A-Za-z0-9+/]{8,}", PASSWORD,
                               _I),)),
-    ("pass", (_en_statement, _assignment, _qualified_code)),
+    ("pass", (_qualified_code, _en_statement, _assignment)),
     ("pwd", (_en_statement, _assignment)),
     ("apikey", (_en_statement, _assignment)),
     ("token", (_en_statement, _assignment)),
@@ -431,7 +430,7 @@ def _zh_statement(text: str, pos: int) -> str | None:
 
 
 _ZH_OTP_WORDS = ("验证", "校验", "动态", "短信", "确认", "登录", "动态密")
-_ZH_CODE_DIGITS = re.compile(rf"[^0-9\n]{{0,16}}(?P<code>[0-9]{{3,8}})(?![0-9])")
+_ZH_CODE_DIGITS = re.compile(r"[^0-9\n]{0,16}(?P<code>[0-9]{3,8})(?![0-9])")
 
 
 def _zh_code(text: str, pos: int) -> str | None:
@@ -449,7 +448,7 @@ def _zh_code(text: str, pos: int) -> str | None:
 
 
 _ZH_CARD_NUMBER = re.compile(rf"号?{_FULL_NUMBER}")
-_ZH_CARD_CODE = re.compile(rf"背[^0-9\n]{{0,8}}[0-9]{{3,4}}(?![0-9])")
+_ZH_CARD_CODE = re.compile(r"背[^0-9\n]{0,8}[0-9]{3,4}(?![0-9])")
 
 
 def _zh_card(text: str, pos: int) -> str | None:
@@ -461,9 +460,9 @@ def _zh_card(text: str, pos: int) -> str | None:
 
 
 _CJK_RULES: list[tuple[str, tuple[Handler, ...]]] = [
-    *((noun, (_zh_statement,)) for noun in ("密码", "口令", "密钥", "秘钥", "私钥", "令牌", "助记词")),
-    ("码", (_zh_code,)),
+    ("码", (_zh_code,)),  # before 密码, so that 动态密码 884422 reads as a one-time code
     ("卡", (_zh_card,)),
+    *((noun, (_zh_statement,)) for noun in ("密码", "口令", "密钥", "秘钥", "私钥", "令牌", "助记词")),
 ]
 
 
@@ -585,5 +584,5 @@ def redact_for_log(text: str, limit: int = 40) -> str:
     if secret_kind(text):
         return REDACTED
     line = "".join(c if c.isprintable() else " " for c in text)
-    line = _WHITESPACE.sub(" ", line).strip()[: max(limit, 0)]
+    line = _WHITESPACE.sub(" ", line).strip()[: max(limit, 0)].rstrip()
     return REDACTED if secret_kind(line) else line

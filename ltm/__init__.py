@@ -59,7 +59,7 @@ from .kb_settings import KBSettings, RetrievalStrategy
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
-from .secrets_filter import secret_kind
+from .secrets_filter import redact_for_log, secret_kind
 from .service import EpisodePage, MemoryService
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
@@ -118,6 +118,7 @@ __all__ = [
     "parse_records",
     "parse_status",
     "parse_statuses",
+    "redact_for_log",
     "secret_kind",
     "split_session_key",
     "user_key_for",

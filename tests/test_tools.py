@@ -6,7 +6,7 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm.episodes.model import EpisodeStatus
-from tests.chat import Place, tool
+from tests.chat import Place, open_chat, tool
 from tests.service_helpers import ident
 
 GROUP1, GROUP2 = Place("group", "g1"), Place("group", "g2")
@@ -164,3 +164,25 @@ async def test_unknown_and_identity_like_arguments_are_ignored_and_named(harness
     assert hit["id"] == result["episode_id"] and hit["sender"]["id"] == "alice"
     elsewhere = await tool(harness, Place("group", "g2"), "recall_memory", {"query": "demo"}, sender="mallory")
     assert elsewhere["episodes"] == [] and "ignored_params" not in elsewhere
+
+
+@pytest.mark.parametrize("params", [
+    {"content": "deploy notes", "tags": ["ops", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"]},
+    {"content": "deploy notes", "source_ref": "https://deploy:hunter2pass@ci.example.com/job/1"},
+    {"content": "我的银行卡密码是 838201"},
+    {"content": "token for the bot: xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"},
+])
+async def test_credentials_in_any_stored_field_are_refused_and_nothing_is_written(harness, kb, params):
+    message = await _rejected_without_writes(harness, params)
+    assert message.startswith("refused:") and "secrets are never stored" in message
+    for value in params.values():
+        for part in (value if isinstance(value, list) else [value]):
+            if part not in ("deploy notes", "ops"):
+                assert part not in message  # the message names the field, never the text
+
+
+async def test_an_import_cannot_carry_a_credential_in_its_sender_fields(harness, kb):
+    chat = open_chat(harness)
+    reply = await chat.run('!memory import l2 [{"content": "ok", "sender_name": "password: hunter2hunter2"}]')
+    assert "sender_name looks like a password" in reply and "nothing was imported" in reply
+    assert await chat.export_l2() == []

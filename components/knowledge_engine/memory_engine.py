@@ -22,7 +22,7 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-from ltm import ENGINE_RETRIEVE, LTMError, MemoryService, ValidationError, load_json, parse_records, secret_kind
+from ltm import ENGINE_RETRIEVE, LTMError, MemoryService, ValidationError, load_json, parse_records, redact_for_log
 from ltm.langbot import identity_from_retrieval, identity_from_scope_spec
 
 log = logging.getLogger("LongTermMemory")
@@ -49,7 +49,7 @@ class MemoryEngine(KnowledgeEngine):
         settings = dict(context.retrieval_settings or {})
         identity = identity_from_retrieval(settings)
         # L1 in docs/REQUIREMENTS.md: a shortened query, and never a secret the user may have typed.
-        short_query = "<redacted>" if secret_kind(context.query or "") else (context.query or "")[:40]
+        short_query = redact_for_log(context.query or "")
         log.info(
             "[LongTermMemory] engine retrieve collection=%s top_k=%s session=%s sender=%s bot=%s query=%r",
             kb_id, settings.get("top_k"), settings.get("session_name"), settings.get("sender_id"),

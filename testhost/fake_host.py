@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from langbot_plugin.entities.io.actions.enums import CommonAction, PluginToRuntimeAction
+from langbot_plugin.entities.io.actions.enums import CommonAction, PluginToRuntimeAction, RuntimeToPluginAction
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from .embedder import HashingEmbedder, cosine
@@ -315,6 +315,7 @@ class FakeLangBotHost:
             A.CREATE_NEW_CONVERSATION: self._create_new_conversation,
             A.REPLY_MESSAGE: self._reply_message,
             A.LIST_PIPELINE_KNOWLEDGE_BASES: self._list_pipeline_kbs,
+            A.RETRIEVE_KNOWLEDGE_BASE: self._retrieve_knowledge_base,
             A.LIST_KNOWLEDGE_BASES: self._list_kbs,
             A.GET_LANGBOT_VERSION: self._get_version,
             A.GET_BOTS: self._get_bots,
@@ -506,10 +507,38 @@ class FakeLangBotHost:
                              "quote_origin": data.get("quote_origin", False)})
         return {}
 
+    async def _retrieve_knowledge_base(self, data: dict[str, Any]) -> dict[str, Any]:
+        """A plugin's query-scoped retrieval (no run id), as LangBot 4.11.2 answers it: the KB must be
+        in the query's `_knowledge_base_uuids` *now*; the KB's engine then gets the turn's session."""
+        query = self._query(data)
+        kb_id = str(data.get("kb_id") or "")
+        allowed = query.variables.get("_knowledge_base_uuids")
+        if not isinstance(allowed, list) or kb_id not in allowed:
+            raise ActionCallError(f"Knowledge base {kb_id} is not configured for this pipeline")
+        if kb_id not in self.kbs:
+            raise ActionCallError(f"Knowledge base {kb_id} not found")
+        if self._plugin_handler is None:
+            raise ActionCallError("fake host: no plugin handler attached for retrieval")
+        kb = self.kbs[kb_id]
+        variables = query.variables
+        context = {
+            "query": str(data.get("query_text") or ""), "knowledge_base_id": kb_id, "collection_id": kb_id,
+            "retrieval_settings": {**kb.retrieval_settings, "top_k": data.get("top_k", 5),
+                                   "session_name": f"{variables['launcher_type']}_{variables['launcher_id']}",
+                                   "bot_uuid": query.bot_uuid, "sender_id": str(variables.get("sender_id"))},
+            "creation_settings": dict(kb.creation_settings), "filters": data.get("filters") or {},
+        }
+        action = self._plugin_handler.actions[RuntimeToPluginAction.RETRIEVE_KNOWLEDGE.value]
+        response = await action({"retriever_name": "", "retrieval_context": context})
+        if response.code != 0:
+            raise ActionCallError(response.message)
+        return {"results": list((response.data or {}).get("results") or [])}
+
     async def _list_pipeline_kbs(self, data: dict[str, Any]) -> dict[str, Any]:
         query = self._query(data)
-        return {"knowledge_bases": [self.kbs[k].summary() for k in query.pipeline_kbs
-                                    if k in self.kbs]}
+        # 4.11.2 answers from the query variable as it is now (a listener may have edited it).
+        listed = query.variables.get("_knowledge_base_uuids", query.pipeline_kbs)
+        return {"knowledge_bases": [self.kbs[k].summary() for k in listed if k in self.kbs]}
 
     # ------------------------------------------------------------------ global
 

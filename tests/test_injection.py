@@ -69,11 +69,25 @@ async def test_no_sender_means_no_speaker_profile(harness, kb):
     assert turn.context["speaker_profile"] is None and turn.context["speaker"] == {"id": "", "name": ""}
 
 
-async def test_memory_kb_is_removed_from_host_rag(harness, kb):
-    turn = await prompt_turn(harness, GROUP1, "alice", "Alice", "hi", pipeline_kbs=["docs-kb", kb])
-    assert turn.variables["_knowledge_base_uuids"] == ["docs-kb"]
-    plain = await prompt_turn(harness, GROUP1, "alice", "Alice", "hi", pipeline_kbs=["docs-kb"])
-    assert plain.variables["_knowledge_base_uuids"] == ["docs-kb"]
+async def test_explicit_query_scoped_retrieval_of_the_memory_kb_keeps_working(harness, kb):
+    """AgenticRAG-style: another plugin retrieves the memory KB through the live query with its own
+    text. LangBot 4.11.2 refuses that unless the KB is still in `_knowledge_base_uuids`."""
+    await tool(harness, GROUP1, "remember", {"content": "the launch is moved to Thursday"}, sender="alice")
+    text = "what about the launch"
+    turn = await prompt_turn(harness, GROUP1, "alice", "Alice", text, pipeline_kbs=["docs-kb", kb])
+    assert "moved to Thursday" in turn.memory_text
+    assert turn.variables["_knowledge_base_uuids"] == ["docs-kb", kb]  # left in place
+
+    async def query_scoped(query_text: str) -> list[str]:
+        answer = await harness.host.call_action(A.RETRIEVE_KNOWLEDGE_BASE, {
+            "query_id": turn.query_id, "kb_id": kb, "query_text": query_text, "top_k": 5})
+        return [r["content"][0]["text"] for r in answer["results"]]
+
+    assert await query_scoped(text) == []  # the runner's automatic re-retrieval of the same message
+    assert await query_scoped("launch day") == ["the launch is moved to Thursday"]  # the agent's own query
+    assert await query_scoped(text) == ["the launch is moved to Thursday"]  # asked again: served
+    listed = await harness.host.call_action(A.LIST_PIPELINE_KNOWLEDGE_BASES, {"query_id": turn.query_id})
+    assert kb in {k["uuid"] for k in listed["knowledge_bases"]}
 
 
 async def test_no_injection_in_a_pipeline_without_the_memory_kb(harness, kb):

@@ -2,6 +2,13 @@
 
 Only in pipelines whose runner has the memory KB attached (the KB id is in the
 query variable `_knowledge_base_uuids`, I4); elsewhere it does nothing at all.
+
+Double recall. The memory KB stays in `_knowledge_base_uuids`: in LangBot 4.11.2
+removing it does not keep a runner from retrieving it (a run is granted its
+configured KBs as well), but it does make the host refuse a plugin's explicit,
+query-scoped retrieval of the memory KB (AgenticRAG's `query_knowledge`), which must
+keep working (docs/HOST-FACTS.md 5.5). Instead the injection is noted, and the
+engine answers the runner's first re-retrieval of this same message with nothing.
 One fixed set of host calls per turn, whatever the scope holds. Any memory failure
 degrades to "no memory this turn" (I6); the user's turn never fails because of it.
 """
@@ -84,7 +91,6 @@ class MemoryInjector(EventListener):
                             speaker={"id": speaker_id, "name": speaker_name})
             session_profile, speaker_profile = await self._profiles(memory, scope, snapshot)
             episodes = await self._recall(memory, scope, text, snapshot)
-            await self._drop_memory_kb(ctx, variables, scope.kb_id)
         except Exception as exc:  # noqa: BLE001 - any host or memory failure degrades to no memory (I6)
             snapshot["errors"].append(f"context: {exc}")
             log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)
@@ -137,11 +143,3 @@ class MemoryInjector(EventListener):
         except LTMError as exc:  # I6
             snapshot["errors"].append(f"recall: {exc}")
             return []
-
-    @staticmethod
-    async def _drop_memory_kb(ctx: Any, variables: dict[str, Any], kb_id: str) -> None:
-        """I4: the host's naive RAG must not recall the memory KB a second time."""
-        kb_ids = variables.get("_knowledge_base_uuids")
-        if not kb_id or not isinstance(kb_ids, list) or kb_id not in kb_ids:
-            return
-        await ctx.set_query_var("_knowledge_base_uuids", [k for k in kb_ids if k != kb_id])

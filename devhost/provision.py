@@ -187,7 +187,7 @@ def choose_embedder(wanted: str, embed_venv: Path, *, explicit_python: str | Non
     """
     default_python = fallback_python or sys.executable
     if explicit_python:  # LTM_MODEL_PYTHON: the user's own interpreter, used as it is
-        return EmbedderChoice(wanted if wanted != "auto" else "auto", explicit_python)
+        return EmbedderChoice(wanted, explicit_python)
     if wanted == "hashing":
         return EmbedderChoice("hashing", default_python)
     try:

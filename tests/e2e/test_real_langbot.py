@@ -333,8 +333,8 @@ def test_consumer_plugin_without_active_memory_reads_none(e2e, consumer_pipeline
     consumer. no_kb: the plugin runs but is inactive without the memory KB and sets nothing;
     no_ltm: the plugin is not bound to the pipeline, so its listener never runs."""
     with e2e.chat("person", consumer_pipelines[pipeline]) as chat:
-        remember_reply, _ = turn(e2e, chat, "my trait is 偏好简洁")
-        assert "done: update_profile" in remember_reply or pipeline == "no_ltm", remember_reply
+        reply, _ = turn(e2e, chat, "my trait is 偏好简洁")
+        assert "done: update_profile" in reply or pipeline == "no_ltm", reply
         _, requests = turn(e2e, chat, "hello")
     record = consumer_record(requests[0])
     assert record["ltm"] is None and record["profile"] is None and record["style"] is None, record

@@ -17,6 +17,7 @@ from typing import Any
 LTM_PLUGIN = ("langbot-ltm", "LongTermMemory")
 RUNNER_PLUGIN = ("ltm-test", "E2ERunner")
 RUNNER_ID = "plugin:ltm-test/E2ERunner/default"
+CONSUMER_PLUGIN = ("ltm-test", "ContextConsumer")
 
 
 class LangBotError(RuntimeError):

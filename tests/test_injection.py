@@ -96,7 +96,7 @@ async def test_no_injection_in_a_pipeline_without_the_memory_kb(harness, kb):
     harness.host.reset_counts()
     turn = await prompt_turn(harness, GROUP1, "alice", "Alice", "when is the demo", pipeline_kbs=["docs-kb"])
     assert turn.system_texts == [SYSTEM_PROMPT]
-    assert "_ltm_context" not in turn.variables  # memory is not active in this pipeline
+    assert turn.variables["_ltm_context"] is None  # memory is not active in this pipeline
     assert turn.variables["_knowledge_base_uuids"] == ["docs-kb"]
     assert harness.host.count(A.VECTOR_SEARCH) == 0 and harness.host.count(A.GET_PLUGIN_STORAGE) == 0
     # Tools need no attachment: authorizing them is enough.

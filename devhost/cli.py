@@ -1,0 +1,131 @@
+"""The command line behind `scripts/run-local.sh` (stdlib only).
+
+    python3.11 -m devhost.cli run [--data-dir .localrun] [--webui-port 5300] [--embedder auto]
+    python3.11 -m devhost.cli ensure-lbvenv [--path .lbvenv]
+    python3.11 -m devhost.cli ensure-embedding-env [--path .embvenv]
+
+`run` starts the stack, sets it up, prints the banner on stdout (everything else goes to
+stderr) and waits; Ctrl-C or SIGTERM stops every process it started. A second `run` on a
+data dir that is in use is refused with the owner's PID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .langbot_setup import KB_NAME, PIPELINE_NAME
+from .processes import DataDirInUse, pid_alive
+from .provision import REPO, ensure_embedding_env, ensure_lbvenv, log
+from .stack import Stack, StackConfig
+
+
+def banner(stack: Stack) -> str:
+    info = stack.setup_info
+    assert info is not None
+    lines = [
+        "",
+        "=" * 78,
+        " LongTermMemory on a local LangBot 4.11.2 (loopback only)",
+        "=" * 78,
+        f" WebUI:      {stack.base_url}/",
+        f" Login:      {info.admin_email} / {info.admin_password}",
+        f" Pipeline:   {PIPELINE_NAME} ({info.pipeline_uuid}); open it and use the debug chat",
+        f" Memory KB:  {KB_NAME} ({info.kb_uuid}) on langbot-ltm/LongTermMemory, attached to the pipeline",
+        f" Console:    {stack.base_url}/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole",
+        f" Chat model: {info.chat_label}",
+    ]
+    if stack.config.chat_base_url is None:
+        lines.append("             every reply of the scripted local model starts with \"[scripted local model]\";")
+        lines.append("             set LTM_CHAT_BASE_URL, LTM_CHAT_API_KEY, LTM_CHAT_MODEL for a real model")
+    lines += [
+        f" Embeddings: {info.embedder_label}",
+        f" Data dir:   {stack.data_dir} (kept between runs); logs in {stack.logs}",
+        f" Model log:  {stack.request_log}",
+        " Ctrl-C stops everything this script started.",
+        "=" * 78,
+        "",
+    ]
+    return "\n".join(lines)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _raise_stop(signum: int, _frame: Any) -> None:
+    raise _Stop(signal.Signals(signum).name)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    data_dir = Path(args.data_dir).resolve()
+    config = StackConfig.from_env(data_dir, webui_port=args.webui_port, embedder=args.embedder)
+    if config.webui_port is None:
+        config.webui_port = 5300
+    stack = Stack(config)
+    signal.signal(signal.SIGINT, _raise_stop)
+    signal.signal(signal.SIGTERM, _raise_stop)
+    code = 0
+    try:
+        stack.start()
+        wild = stack.wildcard_listeners()
+        if wild:
+            raise RuntimeError(f"a started process listens beyond loopback: {wild}")
+        stack.setup()
+        # One write: the banner never shares a line with anything else on the terminal.
+        sys.stdout.write(banner(stack) + "\n")
+        sys.stdout.flush()
+        while True:
+            dead = stack.group.dead()
+            if dead is not None:
+                raise RuntimeError(f"{dead.name} exited with {dead.popen.returncode}; log tail:\n{dead.tail()}")
+            time.sleep(1)
+    except _Stop as stop:
+        log(f"{stop}: stopping")
+    except DataDirInUse as exc:
+        log(f"refused: {exc}")
+        return 2  # nothing was started, nothing to stop
+    except Exception as exc:  # noqa: BLE001
+        log(f"error: {exc}")
+        if stack.procs:
+            print(stack.log_tails(40), file=sys.stderr)
+        code = 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if stack.lock.held or stack.procs:
+            pids = stack.stop()
+            left = sorted(p for p in pids if pid_alive(p))
+            log(f"stopped {len(pids)} processes" + (f"; still alive: {left}" if left else ""))
+            log(f"data kept in {data_dir}")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m devhost.cli", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="start everything, set it up, wait for Ctrl-C")
+    run.add_argument("--data-dir", default=os.environ.get("LTM_LOCALRUN_DIR") or str(REPO / ".localrun"))
+    run.add_argument("--webui-port", type=int, default=None, help="default: $LTM_WEBUI_PORT or 5300")
+    run.add_argument("--embedder", choices=["auto", "hashing", "minilm"], default=None)
+    venv = sub.add_parser("ensure-lbvenv", help="create .lbvenv with LangBot 4.11.2 if missing")
+    venv.add_argument("--path", default=os.environ.get("LTM_LBVENV") or str(REPO / ".lbvenv"))
+    emb = sub.add_parser("ensure-embedding-env", help="create .embvenv with CPU torch and all-MiniLM-L6-v2 if missing")
+    emb.add_argument("--path", default=os.environ.get("LTM_EMBED_VENV") or str(REPO / ".embvenv"))
+    args = parser.parse_args(argv)
+    if args.command == "ensure-lbvenv":
+        print(ensure_lbvenv(Path(args.path)))
+        return 0
+    if args.command == "ensure-embedding-env":
+        print(ensure_embedding_env(Path(args.path)))
+        return 0
+    return cmd_run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

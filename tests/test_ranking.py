@@ -52,3 +52,19 @@ def test_exact_match_boost_can_be_switched_off():
 def test_tokenize_drops_stopwords_and_splits_cjk():
     assert tokenize("What did Alice plan for the trip?") == ["alice", "plan", "trip"]
     assert "周五" in tokenize("我们周五开会")
+
+
+def test_at_one_and_two_half_lives_an_identical_memory_scores_a_half_and_a_quarter():
+    """Documented decay: at `recency_half_life_days` an otherwise identical memory scores about half of
+    a fresh one; decay never removes it from the ranking."""
+    recipe = SearchRecipe(top_k=10, half_life_days=30)
+    now = utc_now()
+    fresh, one, two = (Candidate(_ep(name, "the boat trip is on saturday", days_old=age), 0.5)
+                       for name, age in (("fresh", 0), ("one", 30), ("two", 60)))
+    filler = Candidate(_ep("filler", "a note about gardening", days_old=0), 1.5)
+    scores = {s.episode.episode_id: s.score for s in rank([fresh, one, two, filler], "boat trip", recipe, now)}
+    assert abs(scores["one"] / scores["fresh"] - 0.5) < 0.01
+    assert abs(scores["two"] / scores["fresh"] - 0.25) < 0.01
+    assert set(scores) == {"fresh", "one", "two", "filler"}  # old memories are ranked, never dropped
+    ancient = Candidate(_ep("ancient", "the boat trip is on saturday", days_old=3650), 0.5)
+    assert rank([ancient], "boat trip", recipe, now)[0].score > 0

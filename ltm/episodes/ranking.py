@@ -5,14 +5,17 @@ isolation key). Everything after that happens here, over the whole window, befor
 `top_k` is cut:
 
     relevance = vector_weight * vector_similarity + lexical_weight * bm25
-    score     = relevance * time_factor * importance_factor + exact bonuses
+    score     = (relevance * importance_factor + exact bonuses) * time_factor
 
 - vector_similarity is min-max normalized inside the window, because distance
   scales differ per backend (Chroma squared L2, Qdrant 1 - cos, RRF for hybrid);
 - bm25 is the plugin's own lexical score over the window (LangBot's Chroma
   "full text" is a substring match of the whole query, useless for questions);
-- time_factor = (1 - recency_weight) + recency_weight * 0.5 ** (age / half_life),
-  so at the half-life age the time weight is 0.5 and nothing is ever deleted;
+- time_factor = (1 - recency_weight) + recency_weight * 0.5 ** (age / half_life), with
+  recency_weight 1 by default: as documented, an otherwise identical memory at the
+  half-life age scores half of a fresh one (a quarter at two half-lives). Decay never
+  deletes anything and never reaches 0; `recency_half_life_days` is the admin's knob
+  (recency_weight < 1 would keep a floor, e.g. for benchmarks without realistic time);
 - exact bonuses lift matches on episode id, tags, sender and verbatim snippets.
 """
 
@@ -63,7 +66,7 @@ class SearchRecipe:
     vector_weight: float = 0.5
     lexical_weight: float = 0.5
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
-    recency_weight: float = 0.3
+    recency_weight: float = 1.0  # documented half-life semantics: half the score at the half-life age
     importance_weight: float = 0.05
     exact_match_boost: bool = True
     id_bonus: float = 10.0
@@ -196,7 +199,7 @@ def rank(
         bonus = _exact_bonus(recipe, query, token_set, ep)
         if preferred_sender and ep.sender_id == preferred_sender:
             bonus += recipe.speaker_bonus
-        scored.append(ScoredEpisode(ep, relevance * tf * importance + bonus, vec, lex, tf, bonus))
+        scored.append(ScoredEpisode(ep, (relevance * importance + bonus) * tf, vec, lex, tf, bonus))
     # Newest first among equal scores, then by score (sort is stable).
     scored.sort(key=lambda s: s.episode.timestamp, reverse=True)
     scored.sort(key=lambda s: -s.score)

@@ -1,20 +1,23 @@
 """Scoped audit log (A1, A2 in docs/REQUIREMENTS.md).
 
-Entries live in plugin storage (never in the vector DB), one log per audit id, in
-fixed-size chunks: `audit:<id>` holds the count, `audit:<id>:<n>` holds entries
-n*CHUNK .. n*CHUNK+CHUNK-1. An append rewrites only the last chunk and the small
-head record, so its cost does not grow with the log.
+One log per memory space (`l1:<scope_key>`, `l2:<kb>:<user_key>`, `installation`), so a
+change to a space shared by several chats (bot isolation) is visible from every one of
+them. Entries live in plugin storage (never in the vector DB) in fixed-size chunks: a
+head record holds the count, chunk n holds entries n*CHUNK .. n*CHUNK+CHUNK-1. An append
+rewrites only the last chunk and the small head record, so its cost does not grow with
+the log. A chat reads the merge of its own logs, newest first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
 from ._storage import JsonStore, KeyedLocks, audit_chunk_key, audit_head_key
-from .timefields import now_iso
+from .timefields import now_iso, parse_stored
 
 CHUNK = 50
 MAX_SUMMARY_CHARS = 200
@@ -113,3 +116,53 @@ class AuditLog:
         for index in range(-(-total // CHUNK)):
             result.extend(await self._store.get(audit_chunk_key(log_id, index), []))
         return result[:total]
+
+    async def _newest_first(self, log_id: str, total: int) -> AsyncIterator[dict[str, Any]]:
+        chunk: list[dict[str, Any]] = []
+        loaded = -1
+        for position in range(total - 1, -1, -1):
+            index, offset = divmod(position, CHUNK)
+            if index != loaded:
+                raw = await self._store.get(audit_chunk_key(log_id, index), [])
+                chunk, loaded = (raw if isinstance(raw, list) else []), index
+            if offset < len(chunk):
+                yield chunk[offset]
+
+    async def merged_page(self, log_ids: Sequence[str], page: int, page_size: int = 10) -> AuditPage:
+        """Newest first over several logs (a chat's own space and the spaces it shares)."""
+        counts = {log_id: await self.count(log_id) for log_id in dict.fromkeys(log_ids)}
+        total = sum(counts.values())
+        filled = [log_id for log_id, n in counts.items() if n]
+        if len(filled) <= 1:
+            single = await self.page(filled[0], page, page_size) if filled else AuditPage([], page, 1, 0)
+            return AuditPage(single.entries, page, max(1, -(-total // page_size)), total)
+        skip = (page - 1) * page_size
+        streams = {log_id: self._newest_first(log_id, counts[log_id]) for log_id in filled}
+        heads: dict[str, dict[str, Any]] = {}
+        for log_id, stream in streams.items():
+            first = await anext(stream, None)
+            if first is not None:
+                heads[log_id] = first
+        entries: list[dict[str, Any]] = []
+        while heads and len(entries) < page_size:
+            newest = max(heads, key=lambda k: _moment(heads[k]))
+            entry = heads.pop(newest)
+            following = await anext(streams[newest], None)
+            if following is not None:
+                heads[newest] = following
+            if skip:
+                skip -= 1
+            else:
+                entries.append(entry)
+        return AuditPage(entries, page, max(1, -(-total // page_size)), total)
+
+    async def merged_export(self, log_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Oldest first over several logs."""
+        merged: list[dict[str, Any]] = []
+        for log_id in dict.fromkeys(log_ids):
+            merged.extend(await self.export(log_id))
+        return sorted(merged, key=_moment)
+
+
+def _moment(entry: dict[str, Any]) -> datetime:
+    return parse_stored(entry.get("time")) or datetime.min.replace(tzinfo=UTC)

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from ._storage import FENCE_PREFIX, JsonStore, fence_key
+from ._storage import FENCE_PREFIX, JsonStore, fence_key, space_of_fence_key
 from .errors import FencedError, LTMError
 from .spaces import Space
 from .timefields import now_iso
@@ -43,7 +43,7 @@ class FenceRegistry:
             fences: dict[str, Fence] = {}
             for key in await self._store.keys(FENCE_PREFIX):
                 raw = await self._store.get(key)
-                space = Space.from_key(key[len(FENCE_PREFIX):])
+                space = Space.from_key(space_of_fence_key(key))
                 if isinstance(raw, dict) and space is not None:
                     fences[space.key] = Fence(space, str(raw.get("operation", "")), str(raw.get("reason", "")),
                                               str(raw.get("since", "")))

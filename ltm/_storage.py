@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from .errors import HostError
@@ -21,63 +21,138 @@ from .ports import KeyValueStore
 log = logging.getLogger("LongTermMemory")
 
 KB_CONFIGS_KEY = "kb_configs"
+LAYOUT_KEY = "storage_layout"
+LAYOUT_VERSION = 2
+
+# Every key built from host identifiers (scope keys, sender ids, KB and document ids) escapes
+# each component, so distinct identifiers never share a key (a group "g1:0" and the audit
+# chunk 0 of group "g1", or a group "g1:speaker:x" and a speaker of "g1", once did).
+# Components are percent-encoded except letters, digits and "._-~"; parts are joined by "/".
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-~")
+
+
+def escape(component: str) -> str:
+    return "".join(ch if ch in _SAFE else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in component)
+
+
+def unescape(component: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(component):
+        if component[i] == "%" and i + 3 <= len(component):
+            out.append(int(component[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.extend(component[i].encode("utf-8"))
+            i += 1
+    return out.decode("utf-8")
+
+
+def _key(*parts: str) -> str:
+    return "v2/" + "/".join(parts)
 
 
 def profile_key(scope_key: str, sender_id: str = "") -> str:
     """The session profile of a scope, or one speaker's profile in it."""
-    return f"profile:{scope_key}:speaker:{sender_id}" if sender_id else f"profile:{scope_key}:session"
+    if sender_id:
+        return _key("profile", escape(scope_key), "speaker", escape(sender_id))
+    return _key("profile", escape(scope_key), "session")
 
 
 def speaker_profile_prefix(scope_key: str) -> str:
-    return f"profile:{scope_key}:speaker:"
+    return _key("profile", escape(scope_key), "speaker", "")
+
+
+def sender_of_profile_key(key: str, scope_key: str) -> str:
+    return unescape(key[len(speaker_profile_prefix(scope_key)):])
 
 
 def audit_head_key(log_id: str) -> str:
-    return f"audit:{log_id}"
+    return _key("audit", escape(log_id), "head")
 
 
 def audit_chunk_key(log_id: str, index: int) -> str:
-    return f"audit:{log_id}:{index}"
+    return _key("audit", escape(log_id), str(index))
+
+
+FENCE_PREFIX = _key("fence", "")
 
 
 def fence_key(space_key: str) -> str:
-    return f"fence:{space_key}"
+    return FENCE_PREFIX + escape(space_key)
 
 
-FENCE_PREFIX = "fence:"
+def space_of_fence_key(key: str) -> str:
+    return unescape(key[len(FENCE_PREFIX):])
 
 
 def snapshot_key(scope_key: str) -> str:
-    return f"snapshot:{scope_key}"
+    return _key("snapshot", escape(scope_key))
 
 
 def document_key(kb_id: str, document_id: str) -> str:
-    return f"doc:{kb_id}:{document_id}"
+    return _key("doc", escape(kb_id), escape(document_id))
 
 
 def document_prefix(kb_id: str) -> str:
-    return f"doc:{kb_id}:"
+    return _key("doc", escape(kb_id), "")
+
+
+def scope_marker_key(scope_key: str) -> str:
+    """A small record saying this session scope has written memory (the console lists known scopes)."""
+    return _key("scope", escape(scope_key))
 
 
 def scope_of_key(key: str) -> str | None:
-    """The session scope a stored profile, audit or snapshot key belongs to (for the console's list)."""
-    if key.startswith("profile:"):
-        return key[len("profile:"):].rsplit(":session", 1)[0].split(":speaker:")[0]
-    if key.startswith("audit:"):
-        head, _, tail = key[len("audit:"):].rpartition(":")
-        return head if tail.isdigit() and head else key[len("audit:"):]
-    if key.startswith("snapshot:"):
-        return key[len("snapshot:"):]
+    """The session scope a stored profile, L1 audit log or snapshot key belongs to (the console's list)."""
+    parts = key.split("/")
+    if len(parts) < 3 or parts[0] != "v2":
+        return None
+    kind, owner = parts[1], unescape(parts[2])
+    if kind in ("profile", "snapshot", "scope"):
+        return owner
+    if kind == "audit" and owner.startswith("l1:"):
+        return owner[3:]
+    if kind == "audit" and owner.startswith("l2:"):
+        # In session isolation the L2 key is the session key itself; a bot-wide key names no chat.
+        user_key = owner[3:].partition(":")[2]
+        return None if user_key.startswith("bot:") else user_key or None
     return None
 
 
+Prepare = Callable[[], Awaitable[None]]
+
+
 class JsonStore:
-    """JSON values over the key-value port. A damaged record reads as missing and is logged."""
+    """JSON values over the key-value port. A damaged record reads as missing and is logged.
+
+    `before_first_use(prepare)` runs `prepare` once, before the first access of this store
+    (used for the storage-layout migration); if it fails, the next access tries again."""
 
     def __init__(self, port: KeyValueStore) -> None:
         self._port = port
+        self._prepare: Prepare | None = None
+        self._ready = True
+        self._ready_lock = asyncio.Lock()
+
+    def before_first_use(self, prepare: Prepare) -> None:
+        self._prepare = prepare
+        self._ready = False
+
+    def raw(self) -> JsonStore:
+        """The same storage without the first-use step (for the step itself)."""
+        return JsonStore(self._port)
+
+    async def _ensure_ready(self) -> None:
+        if self._ready:
+            return
+        async with self._ready_lock:
+            if not self._ready and self._prepare is not None:
+                await self._prepare()
+            self._ready = True
 
     async def get(self, key: str, default: Any = None) -> Any:
+        await self._ensure_ready()
         raw = await self._port.get(key)
         if raw is None:
             return default
@@ -89,6 +164,7 @@ class JsonStore:
             return default
 
     async def set(self, key: str, value: Any) -> None:
+        await self._ensure_ready()
         try:
             data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         except (TypeError, ValueError, UnicodeEncodeError) as exc:
@@ -97,9 +173,11 @@ class JsonStore:
         await self._port.set(key, data)
 
     async def delete(self, key: str) -> None:
+        await self._ensure_ready()
         await self._port.delete(key)
 
     async def keys(self, prefix: str = "") -> list[str]:
+        await self._ensure_ready()
         return [k for k in await self._port.keys(prefix) if k.startswith(prefix)]
 
 

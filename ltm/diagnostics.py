@@ -9,18 +9,20 @@ point is to test the backend.
 from __future__ import annotations
 
 import enum
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ._fences import FenceRegistry
-from ._storage import JsonStore, scope_of_key, snapshot_key
+from ._storage import JsonStore, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
 from .identity import MemoryScope
 from .kb_settings import KBSettings
 from .ports import Embedder, HostDirectory, VectorIndex
 from .spaces import Space
 
+log = logging.getLogger("LongTermMemory")
 PROBE_TEXT = "LongTermMemory isolation probe"
 INJECTION_TTL_SECONDS = 300.0
 
@@ -63,6 +65,7 @@ class Diagnostics:
         self._embedder = embedder
         self._directory = directory
         self._injected: dict[tuple[str, str], float] = {}
+        self._noted: set[str] = set()
 
     # ------------------------------------------------------------------ health (H)
     async def health(self, found: tuple[str, KBSettings] | None, scope: MemoryScope | None,
@@ -150,6 +153,18 @@ class Diagnostics:
         return stamp is not None and time.monotonic() - stamp < INJECTION_TTL_SECONDS
 
     # ------------------------------------------------------------------ known scopes (M1)
+    async def note_scope(self, scope: MemoryScope) -> None:
+        """Remember that a session scope wrote memory, once per scope and process. Bookkeeping only:
+        a failure is logged, never reported (the change itself is already stored and audited)."""
+        if scope.scope_key in self._noted:
+            return
+        try:
+            await self._store.set(scope_marker_key(scope.scope_key), {"user_key": scope.user_key})
+        except LTMError as exc:
+            log.warning("[LongTermMemory] scope marker not written scope=%s: %s", scope.scope_key, exc.code)
+            return
+        self._noted.add(scope.scope_key)
+
     async def known_scopes(self) -> list[str]:
         scopes = {scope_of_key(key) for key in await self._store.keys("")}
         return sorted(s for s in scopes if s and s != "installation")

@@ -32,9 +32,9 @@ from typing import Any, TypeVar
 from ._audit import AuditEntry, AuditLog
 from ._fences import FenceRegistry
 from ._storage import KeyedLocks
-from .errors import LTMError, OutcomeUnknown, PartialWrite, UnrecordedChange
+from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, UnrecordedChange
 from .identity import MemoryScope
-from .spaces import Space
+from .spaces import Space, SpaceKind
 
 log = logging.getLogger("LongTermMemory")
 T = TypeVar("T")
@@ -93,17 +93,84 @@ class WriteTx:
         return list(self._net)
 
 
+ScopeHook = Callable[[MemoryScope], Awaitable[None]]
+
+
+class _CollectionBarrier:
+    """Writes of one memory KB share it; removing the KB takes it alone. Removal waits for the
+    writes in flight, and writes that arrive meanwhile wait for it (then find the KB gone)."""
+
+    def __init__(self) -> None:
+        self._writers = 0
+        self._removing = False
+        self._changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def shared(self) -> AsyncIterator[None]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._removing)
+            self._writers += 1
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._writers -= 1
+                self._changed.notify_all()
+
+    @contextlib.asynccontextmanager
+    async def alone(self) -> AsyncIterator[None]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._removing)
+            self._removing = True
+            await self._changed.wait_for(lambda: self._writers == 0)
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self._removing = False
+                self._changed.notify_all()
+
+
 class WriteGate:
-    def __init__(self, fences: FenceRegistry, audit: AuditLog) -> None:
+    def __init__(self, fences: FenceRegistry, audit: AuditLog, on_scope_write: ScopeHook | None = None) -> None:
         self._fences = fences
         self._audit = audit
         self._locks = KeyedLocks()
+        self._on_scope_write = on_scope_write
+        self._barriers: dict[str, _CollectionBarrier] = {}
+        self._removed: set[str] = set()
 
     @contextlib.asynccontextmanager
     async def write(self, scope: MemoryScope | None, space: Space, operation: str, *,
                     enforce_fence: bool = True) -> AsyncIterator[WriteTx]:
         """`enforce_fence=False` only for the operations that resolve a fence: clearing it and
         removing the knowledge base it belongs to (F4)."""
+        if space.kind is SpaceKind.L2:
+            async with self._barrier(space.kb_id).shared():
+                if space.kb_id in self._removed:
+                    raise NoKnowledgeBase(f"knowledge base {space.kb_id} was removed")
+                async with self._write(scope, space, operation, enforce_fence) as tx:
+                    yield tx
+        else:
+            async with self._write(scope, space, operation, enforce_fence) as tx:
+                yield tx
+
+    @contextlib.asynccontextmanager
+    async def removing_collection(self, kb_id: str) -> AsyncIterator[None]:
+        """Removing a memory KB: waits for its writes in flight, refuses every later one."""
+        async with self._barrier(kb_id).alone():
+            yield
+            self._removed.add(kb_id)
+
+    def collection_registered(self, kb_id: str) -> None:
+        self._removed.discard(kb_id)
+
+    def _barrier(self, kb_id: str) -> _CollectionBarrier:
+        return self._barriers.setdefault(kb_id, _CollectionBarrier())
+
+    @contextlib.asynccontextmanager
+    async def _write(self, scope: MemoryScope | None, space: Space, operation: str,
+                     enforce_fence: bool) -> AsyncIterator[WriteTx]:
         async with self._locks.hold(space.key):
             if enforce_fence:
                 await self._fences.check(space)
@@ -116,6 +183,8 @@ class WriteGate:
                     raise
                 raise replacement from exc
             await self._record(tx)
+        if tx.scope is not None and tx.entries and self._on_scope_write is not None:
+            await self._on_scope_write(tx.scope)
 
     @contextlib.asynccontextmanager
     async def hold(self, space: Space) -> AsyncIterator[None]:
@@ -149,7 +218,7 @@ class WriteGate:
         if not tx.entries:
             return
         try:
-            await self._audit.append_many(self.log_id(tx.scope), tx.entries)
+            await self._audit.append_many(tx.space.key, tx.entries)
         except LTMError as exc:
             await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
             raise UnrecordedChange(
@@ -163,12 +232,16 @@ class WriteGate:
         if not tx.entries:
             return
         try:
-            await self._audit.append_many(self.log_id(tx.scope), tx.entries)
+            await self._audit.append_many(tx.space.key, tx.entries)
         except LTMError as exc:
             log.error("[LongTermMemory] audit of a failed %s not written (%s); fencing", tx.operation, exc.code)
             await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
 
     @staticmethod
-    def log_id(scope: MemoryScope | None) -> str:
-        """The audit log an entry goes to: the caller's session scope (or the installation)."""
-        return scope.scope_key if scope else INSTALLATION_LOG
+    def logs_of(scope: MemoryScope) -> list[str]:
+        """The audit logs a chat sees: its L1 space and, with a memory KB, its L2 space (shared with
+        every chat of the bot in bot isolation)."""
+        logs = [Space.l1(scope.scope_key).key]
+        if scope.kb_id:
+            logs.append(Space.l2(scope.kb_id, scope.user_key).key)
+        return logs

@@ -55,6 +55,7 @@ class KnowledgeBaseRegistry:
             new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
             await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
             self._cache = new
+            self._gate.collection_registered(kb_id)
             tx.applied("kb_register", "knowledge_base", kb_id,
                        f"memory knowledge base registered ({settings.isolation.value} isolation)")
         log.info("[LongTermMemory] memory knowledge base registered kb=%s isolation=%s", kb_id,
@@ -64,7 +65,8 @@ class KnowledgeBaseRegistry:
     async def unregister(self, kb_id: str) -> bool:
         """Delete the KB's vectors, document indexes, fences and config (F4). Never refused by a fence:
         the host removes the KB whatever the plugin answers."""
-        async with self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
+        async with self._gate.removing_collection(kb_id), \
+                self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
             try:

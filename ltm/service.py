@@ -43,6 +43,7 @@ from .ports import HostPorts
 from .profiles.book import ProfileBook, Profiles
 from .profiles.model import Profile, ProfileLimits
 from .spaces import Space
+from .storage_migration import migrate_storage
 
 MAX_ID_CHARS = 100
 
@@ -59,9 +60,11 @@ class EpisodePage:
 class MemoryService:
     def __init__(self, ports: HostPorts, limits: Callable[[], ProfileLimits] | None = None) -> None:
         store = JsonStore(ports.store)
+        raw = store.raw()
+        store.before_first_use(lambda: self._migrate(raw))
         self._fences = FenceRegistry(store)
         self._audit = AuditLog(store)
-        self._gate = WriteGate(self._fences, self._audit)
+        self._gate = WriteGate(self._fences, self._audit, self._note_scope)
         self._episodes = EpisodeStore(ports.index, ports.embedder)
         # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
         self._profiles = ProfileBook(self._gate, store, limits or ProfileLimits)
@@ -70,6 +73,13 @@ class MemoryService:
         self._lifecycle = EpisodeLifecycle(self._gate, self._episodes)
         self._transfer = EpisodeTransfer(self._gate, self._episodes, store)
         self._diagnostics = Diagnostics(store, self._fences, ports.index, ports.embedder, ports.directory)
+
+    async def _note_scope(self, scope: MemoryScope) -> None:
+        await self._diagnostics.note_scope(scope)
+
+    @staticmethod
+    async def _migrate(raw: JsonStore) -> None:
+        await migrate_storage(raw)
 
     # ------------------------------------------------------------------ knowledge base and scopes
     async def register_kb(self, kb_id: str, raw_settings: Any) -> KBSettings:
@@ -187,19 +197,20 @@ class MemoryService:
 
     # ------------------------------------------------------------------ audit (A)
     async def audit_page(self, scope: MemoryScope, page: int, page_size: int = 10) -> AuditPage:
-        result = await self._audit.page(WriteGate.log_id(scope), page, page_size)
+        """Newest first: this chat's own changes and those of any space it shares (A2)."""
+        result = await self._audit.merged_page(WriteGate.logs_of(scope), page, page_size)
         if page > result.pages:
             raise ValidationError(f"page {page} is past the end (last page is {result.pages})")
         return result
 
     async def audit_export(self, scope: MemoryScope) -> list[dict[str, Any]]:
-        return await self._audit.export(WriteGate.log_id(scope))
+        return await self._audit.merged_export(WriteGate.logs_of(scope))
 
     async def audit_count(self, scope: MemoryScope) -> int:
-        return await self._audit.count(WriteGate.log_id(scope))
+        return sum([await self._audit.count(log_id) for log_id in WriteGate.logs_of(scope)])
 
-    async def installation_audit(self) -> list[dict[str, Any]]:
-        return await self._audit.export(INSTALLATION_LOG)
+    async def installation_audit(self, page: int = 1, page_size: int = 10) -> AuditPage:
+        return await self._audit.page(INSTALLATION_LOG, page, page_size)
 
     # ------------------------------------------------------------------ fences (F)
     async def fences_of(self, scope: MemoryScope) -> dict[str, Fence | None]:

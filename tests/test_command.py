@@ -77,7 +77,12 @@ async def test_overview_in_bot_isolation_shares_l2_but_not_l1(harness: PluginHar
     assert f"Session key (L1): {BOT}:group_g2" in text
     assert f"Memory space (L2 user_key): bot:{BOT} (bot isolation)" in text
     assert "Episodes: 1 active" in text and shared in await second.run("!memory list")
-    assert "Audit entries: 0" in text  # audit stays per session_key
+    # A change to the shared L2 space is audited where every sharing chat sees it; L1 stays per chat.
+    assert "Audit entries: 1" in text
+    await first.tool("update_profile", {"scope": "session", "name": "first group only"})
+    assert "Audit entries: 1" in await second.run("!memory")
+    assert [e["operation"] for e in await second.audit_entries()] == ["remember"]
+    assert [e["operation"] for e in await first.audit_entries()] == ["remember", "update_profile"]
 
 
 async def test_host_failures_and_fences_give_one_clear_reply(harness: PluginHarness) -> None:

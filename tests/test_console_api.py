@@ -391,8 +391,10 @@ async def test_installation_fence_is_cleared_only_when_named(harness: PluginHarn
     cleared = await ok(harness, "/fence/clear", {"space": SPACE_G1, "installation": True})
     assert cleared["cleared"] == [INSTALLATION_SPACE.key] and cleared["installation"] is True
     assert await memory._fences.get(INSTALLATION_SPACE) is None
-    entry = (await ok(harness, "/audit", {"space": SPACE_G1}))["entries"][0]
+    # Audited in the installation's log (it is no chat's change), not in the selected space's.
+    entry = (await memory.installation_audit()).entries[0]
     assert (entry["operation"], entry["target_id"]) == ("fence_clear", INSTALLATION_SPACE.key)
+    assert "fence_clear" not in [e["operation"] for e in (await ok(harness, "/audit", {"space": SPACE_G1}))["entries"]]
     # Without a selected space the installation fence can still be cleared (audited on the installation).
     await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     assert (await ok(harness, "/fence/clear", {"installation": True}))["cleared"] == [INSTALLATION_SPACE.key]

@@ -12,7 +12,15 @@ from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeout
 from ltm import DeleteCriteria, parse_records
 from ltm._audit import AuditEntry
 from ltm.episodes.model import EpisodeStatus
-from ltm.errors import FencedError, HostError, OutcomeUnknown, UnrecordedChange, ValidationError
+from ltm.errors import (
+    FencedError,
+    HostError,
+    NoKnowledgeBase,
+    NotFound,
+    OutcomeUnknown,
+    UnrecordedChange,
+    ValidationError,
+)
 from ltm.spaces import Space
 from ltm.timefields import format_utc, utc_now
 from testhost import PluginHarness
@@ -260,3 +268,31 @@ async def test_kb_registration_is_serialized_on_the_installation_scope(supported
         assert (await memory.memory_kb())[0] == winner
     finally:
         await harness.stop()
+
+
+async def test_kb_deletion_waits_for_a_write_in_flight_and_refuses_later_ones(plugin, monkeypatch):
+    """An upsert in flight while the KB is deleted must not land in the deleted collection (issue 11.4)."""
+    harness, kb_id = plugin
+    host, memory = harness.host, harness.plugin.memory
+    sc = await scope(memory, ident())
+    released = asyncio.Event()
+    entered = asyncio.Event()
+    original = host.backend.upsert
+
+    async def slow_upsert(*args, **kwargs):
+        entered.set()
+        await released.wait()
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(host.backend, "upsert", slow_upsert)
+    writing = asyncio.create_task(memory.remember(sc, {"content": "written while the KB is removed"}))
+    await asyncio.wait_for(entered.wait(), timeout=5)
+    removing = asyncio.create_task(harness.kb_delete(kb_id))
+    await asyncio.sleep(0.05)
+    assert not removing.done()  # the removal waits for the write in flight
+    released.set()
+    await asyncio.wait_for(writing, timeout=5)
+    await asyncio.wait_for(removing, timeout=5)
+    assert await host.dump_kb(kb_id) == []  # the record did not survive the removal
+    with pytest.raises((NoKnowledgeBase, NotFound, ValidationError)):
+        await memory.remember(sc, {"content": "after the removal"})

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import params
-from .._storage import JsonStore, profile_key, speaker_profile_prefix
+from .._storage import JsonStore, profile_key, sender_of_profile_key, speaker_profile_prefix
 from ..errors import ValidationError
 from ..gate import WriteGate
 from ..guards import refuse_secrets
@@ -47,7 +47,7 @@ class ProfileBook:
         prefix = speaker_profile_prefix(scope.scope_key)
         result: dict[str, Profile] = {}
         for key in await self._store.keys(prefix):
-            result[key[len(prefix):]] = Profile.from_dict(await self._store.get(key))
+            result[sender_of_profile_key(key, scope.scope_key)] = Profile.from_dict(await self._store.get(key))
         return result
 
     async def update(self, scope: MemoryScope, target: Any, raw_change: dict[str, Any]) -> Profile:

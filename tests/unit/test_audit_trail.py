@@ -1,0 +1,75 @@
+"""The audit log (A1, A2): one entry per change, newest first in pages, cheap to append however long."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from ltm import MemoryScope, MemoryService, ValidationError, parse_records
+from testhost.memory_ports import InMemoryPorts
+from tests.unit.support import audit_ops, ident, memory_with_kb, remember
+
+
+async def test_every_change_adds_one_entry_with_who_and_where(memory: MemoryService, alice: MemoryScope) -> None:
+    episode = await remember(memory, alice, "remember me", tags=["t"])
+    (entry,) = await memory.audit_export(alice)
+    assert entry["operation"] == "remember" and entry["target_type"] == "episode"
+    assert entry["target_id"] == episode.episode_id
+    assert (entry["scope_key"], entry["user_key"]) == (alice.scope_key, alice.user_key)
+    assert (entry["sender_id"], entry["sender_name"]) == ("alice", "Alice")
+    assert entry["time"].endswith("Z") and "remember me" not in entry["summary"]
+
+
+async def test_audit_pages_are_newest_first_and_export_is_oldest_first(memory: MemoryService,
+                                                                       alice: MemoryScope) -> None:
+    made = [(await memory.update_profile(alice, "session", {"notes": f"n{i}"})) for i in range(120)]
+    assert len(made) == 120 and await memory.audit_count(alice) == 120
+    first = await memory.audit_page(alice, 1, 50)
+    assert first.pages == 3 and first.total == 120
+    exported = await memory.audit_export(alice)
+    assert first.entries == list(reversed(exported))[:50]
+    last = await memory.audit_page(alice, 3, 50)
+    assert last.entries == list(reversed(exported[:20]))
+    with pytest.raises(ValidationError):
+        await memory.audit_page(alice, 4, 50)
+
+
+async def _storage_calls_of_one_append(size: int) -> dict[str, int]:
+    fake = InMemoryPorts()
+    memory = await memory_with_kb(fake)
+    scope = await memory.scope_for(ident())
+    for i in range(size):
+        await memory.update_profile(scope, "session", {"notes": f"note {i}"})
+    fake.calls.reset()
+    await memory.update_profile(scope, "session", {"notes": "one more"})
+    return {op: n for op, n in fake.calls.counts().items() if op.startswith("store.")}
+
+
+async def test_appending_costs_the_same_for_a_short_and_a_long_log() -> None:
+    # 7 and 157 entries before: both appends land inside a 50-entry chunk, so they cost the same.
+    short, long = await _storage_calls_of_one_append(7), await _storage_calls_of_one_append(157)
+    assert short == long
+    # The profile itself, then the audit head and its last chunk: read once, written once each.
+    assert long == {"store.get": 3, "store.set": 3}
+
+
+async def test_concurrent_changes_of_one_scope_lose_no_audit_entry(memory: MemoryService,
+                                                                   alice: MemoryScope) -> None:
+    writes = [remember(memory, alice, f"fact {i}") if i % 2 else
+              memory.update_profile(alice, "session", {"notes": f"n{i}"}) for i in range(60)]
+    await asyncio.wait_for(asyncio.gather(*writes), 30)
+    ops = await audit_ops(memory, alice)
+    assert len(ops) == 60
+    assert sorted({op for op, _ in ops}) == ["remember", "update_profile"]
+    assert len({t for op, t in ops if op == "remember"}) == 30
+
+
+async def test_imports_and_document_ingests_audit_each_record(memory: MemoryService, alice: MemoryScope) -> None:
+    imported = await memory.import_episodes(alice, parse_records([{"content": "a"}, {"content": "b"}]))
+    ingested = await memory.ingest_document(alice, parse_records([{"content": "c"}]), "doc-1")
+    entries = await memory.audit_export(alice)
+    assert [(e["operation"], e["target_id"]) for e in entries] == [
+        ("import", imported[0].episode_id), ("import", imported[1].episode_id),
+        ("document_import", ingested[0].episode_id)]
+    assert entries[-1]["meta"]["document_id"] == "doc-1"

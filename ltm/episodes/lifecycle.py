@@ -47,10 +47,12 @@ def new_episode(scope: MemoryScope, draft: EpisodeDraft) -> Episode:
 
 
 async def write_episodes(tx: WriteTx, store: EpisodeStore, settings: KBSettings, episodes: Sequence[Episode],
-                         audit: Callable[[WriteTx, Episode], None]) -> None:
-    """Embed (nothing written yet, so a failure there is harmless), then upsert in batches;
-    each batch is one gated host write and is audited as soon as it is applied."""
-    vectors = await store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
+                         audit: Callable[[WriteTx, Episode], None],
+                         vectors: Sequence[Sequence[float]] | None = None) -> None:
+    """Embed (nothing written yet, so a failure there is harmless) unless `vectors` are given, then
+    upsert in batches; each batch is one gated host write and is audited as soon as it is applied."""
+    if vectors is None:
+        vectors = await store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
     kb_id = tx.space.kb_id
     for start in range(0, len(episodes), UPSERT_BATCH):
         batch = episodes[start : start + UPSERT_BATCH]
@@ -126,16 +128,21 @@ class EpisodeLifecycle:
                                           "correct it. Nothing was written")
                 targets.append(target)
             episode = replace(new_episode(scope, draft), supersedes=tuple(t.episode_id for t in targets))
+            stamp = now_iso()
+            replaced = [t.with_status(EpisodeStatus.SUPERSEDED, superseded_by=episode.episode_id,
+                                      superseded_at=stamp) for t in targets]
+            # One embedding call for both steps, before any write: if it fails, nothing changed.
+            vectors = await self._store.embed(settings.embedding_model_uuid,
+                                              [episode.content, *(e.content for e in replaced)])
             await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
                 "remember", "episode", e.episode_id,
-                f"stored episode ({len(e.content)} chars, importance {e.importance})", tags=list(e.tags)))
+                f"stored episode ({len(e.content)} chars, importance {e.importance})", tags=list(e.tags)),
+                vectors=vectors[:1])
             if targets:
-                stamp = now_iso()
-                replaced = [t.with_status(EpisodeStatus.SUPERSEDED, superseded_by=episode.episode_id,
-                                          superseded_at=stamp) for t in targets]
                 try:
                     await write_episodes(tx, self._store, settings, replaced, lambda t, e: t.applied(
-                        "supersede", "episode", e.episode_id, f"superseded by {episode.episode_id}"))
+                        "supersede", "episode", e.episode_id, f"superseded by {episode.episode_id}"),
+                        vectors=vectors[1:])
                 except HostError as exc:
                     await tx.call("vector delete",
                                   lambda: self._store.delete(scope.kb_id, scope.user_key, [episode.episode_id]))

@@ -151,8 +151,11 @@ def _materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_i
     for record in records:
         episode = new_episode(scope, record.draft)
         new_id = id_map.get(record.original_id or "", episode.episode_id)
-        sender_id = record.sender_id if keep_senders and record.sender_id is not None else episode.sender_id
-        sender_name = record.sender_name if keep_senders and record.sender_name is not None else episode.sender_name
+        sender_id, sender_name = episode.sender_id, episode.sender_name
+        if keep_senders and (record.sender_id is not None or record.sender_name is not None):
+            # A record that names its speaker keeps exactly what it names: the importer's id or name
+            # is never mixed into another speaker's record.
+            sender_id, sender_name = record.sender_id or "", record.sender_name or ""
         episodes.append(replace(
             episode,
             episode_id=new_id,

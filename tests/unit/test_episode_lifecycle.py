@@ -120,11 +120,6 @@ async def test_import_keeps_given_senders_or_attributes_everything_to_the_import
     assert [(e.sender_id, e.sender_name) for e in mine] == [("alice", "Alice"), ("alice", "Alice")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "episodes.transfer._materialize fills each sender field separately: a record that names only "
-    "sender_id 'bob' is stored with the importer's sender_name 'Alice', so the prompt block and a "
-    "speaker filter for 'alice' attribute bob's words to Alice (and a name without an id gets the "
-    "importer's id)"))
 async def test_imported_record_with_only_a_sender_id_is_not_given_the_importers_name(
         memory: MemoryService, alice: MemoryScope) -> None:
     only_id, only_name = await memory.import_episodes(alice, parse_records([

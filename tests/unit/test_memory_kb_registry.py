@@ -15,6 +15,7 @@ from ltm import (
     ValidationError,
     parse_records,
 )
+from ltm._storage import document_key
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import KB, MODEL, fenced, ident, kv_json, l1, l2, remember
 
@@ -35,7 +36,7 @@ async def test_registration_survives_a_restart_and_is_audited(fake: InMemoryPort
     restarted = MemoryService(fake.ports)
     found = await restarted.memory_kb()
     assert found is not None and found[0] == KB and found[1].embedding_model_uuid == MODEL
-    assert [(e["operation"], e["target_id"]) for e in await restarted.installation_audit()] == [("kb_register", KB)]
+    assert [(e["operation"], e["target_id"]) for e in reversed((await restarted.installation_audit(1, 100)).entries)] == [("kb_register", KB)]
 
 
 async def test_episodes_need_a_memory_kb_while_profiles_do_not(fake: InMemoryPorts) -> None:
@@ -57,18 +58,18 @@ async def test_unregister_clears_that_kbs_vectors_documents_and_l2_fences_only(
         fake.faults.fail("index.upsert", OutcomeUnknown("no answer"))
         with pytest.raises(OutcomeUnknown):
             await remember(memory, scope, "lost")
-    fake.faults.fail("store.set", OutcomeUnknown("no answer"), where=lambda c: str(c.args["key"]).startswith("profile:"))
+    fake.faults.fail("store.set", OutcomeUnknown("no answer"), where=lambda c: str(c.args["key"]).startswith("v2/profile/"))
     with pytest.raises(OutcomeUnknown):
         await memory.update_profile(alice, "session", {"name": "lost"})
-    fake.store.data["doc:kb-other:doc-9"] = b'{"user_key": "u", "scope_key": "s", "ids": []}'
+    fake.store.data[document_key("kb-other", "doc-9")] = b'{"user_key": "u", "scope_key": "s", "ids": []}'
     assert sorted(await fenced(memory)) == sorted([l2(alice).key, l2(stranger).key, l1(alice).key])
 
     assert await memory.unregister_kb(KB) is True
     assert await fenced(memory) == [l1(alice).key]  # the L1 fence is not the KB's
     assert fake.index.records(KB) == []
-    assert kv_json(fake, f"doc:{KB}:doc-1") is None and kv_json(fake, "doc:kb-other:doc-9") is not None
+    assert kv_json(fake, document_key(KB, "doc-1")) is None and kv_json(fake, document_key("kb-other", "doc-9")) is not None
     assert await memory.memory_kb() is None
-    audit = [(e["operation"], e["target_id"]) for e in await memory.installation_audit()]
+    audit = [(e["operation"], e["target_id"]) for e in reversed((await memory.installation_audit(1, 100)).entries)]
     assert ("kb_unregister", KB) in audit
     assert {t for op, t in audit if op == "fence_clear"} == {l2(alice).key, l2(stranger).key}
     # A restarted plugin agrees, and a new memory KB can now be registered.

@@ -25,7 +25,7 @@ from ltm import (
 )
 from ltm._audit import AuditLog
 from ltm._fences import FenceRegistry
-from ltm._storage import JsonStore
+from ltm._storage import JsonStore, fence_key
 from ltm.gate import WriteGate
 from testhost.memory_ports import Call, InMemoryPorts
 from tests.unit.support import KB, audit_ops, fenced, kv_json, l1, l2, remember, stored
@@ -102,9 +102,9 @@ WRITES: dict[str, WriteCase] = {
     "bulk_delete": WriteCase("index.delete", None, l2, lambda m, s, i: m.bulk_delete(s, DeleteCriteria(tag="seed"))),
     "import": WriteCase("index.upsert", None, l2,
                         lambda m, s, i: m.import_episodes(s, parse_records([{"content": "imported"}]))),
-    "document_import": WriteCase("store.set", _key_starts("doc:"), l2, _doc_ingest),
+    "document_import": WriteCase("store.set", _key_starts("v2/doc/"), l2, _doc_ingest),
     "document_delete": WriteCase("index.delete", None, l2, _doc_delete),
-    "update_profile": WriteCase("store.set", _key_starts("profile:"), l1,
+    "update_profile": WriteCase("store.set", _key_starts("v2/profile/"), l1,
                                 lambda m, s, i: m.update_profile(s, "session", {"name": "Group"})),
     "kb_register": WriteCase("store.set", _key_starts("kb_configs"), lambda s: Space.installation(),
                              lambda m, s, i: m.register_kb(KB, {"embedding_model_uuid": "emb-1"})),
@@ -129,7 +129,7 @@ async def test_unknown_outcome_of_any_write_fences_exactly_its_space(
         await case.run(memory, alice, seed_id)
     assert lost.value.details["space"] == case.space(alice).describe()
     assert await fenced(memory) == [case.space(alice).key]
-    assert kv_json(fake, f"fence:{case.space(alice).key}")["operation"] == (case.operation or name)
+    assert kv_json(fake, fence_key(case.space(alice).key))["operation"] == (case.operation or name)
     with pytest.raises(FencedError):
         await case.run(memory, alice, seed_id)
     # Every other space still takes writes.
@@ -188,8 +188,8 @@ async def test_authoritative_refusal_never_fences(fake: InMemoryPorts, memory: M
     # Nothing changed except audit entries of what the operation itself applied and undid.
     after = fake.state()
     assert after.index == before.index
-    assert {k: v for k, v in after.kv.items() if not k.startswith("audit:")} == {
-        k: v for k, v in before.kv.items() if not k.startswith("audit:")}
+    assert {k: v for k, v in after.kv.items() if not k.startswith("v2/audit/")} == {
+        k: v for k, v in before.kv.items() if not k.startswith("v2/audit/")}
     await case.run(memory, alice, seed_id)  # and the next attempt goes through
 
 
@@ -241,7 +241,7 @@ async def test_cancellation_while_a_write_is_with_the_host_fences(fake: InMemory
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await fenced(memory) == [l2(alice).key]
-    assert "cancelled" in kv_json(fake, f"fence:{l2(alice).key}")["reason"]
+    assert "cancelled" in kv_json(fake, fence_key(l2(alice).key))["reason"]
     with pytest.raises(FencedError):
         await remember(memory, alice, "refused until cleared")
     # The step in flight was never confirmed, so it is not audited: the fence stands for it.
@@ -257,7 +257,7 @@ async def test_clear_fences_audits_and_reopens_the_space(fake: InMemoryPorts, me
         await remember(memory, alice, "lost")
     assert await memory.clear_fences(alice) == [l2(alice).key]
     assert await fenced(memory) == []
-    assert kv_json(fake, f"fence:{l2(alice).key}") is None
+    assert kv_json(fake, fence_key(l2(alice).key)) is None
     assert ("fence_clear", l2(alice).key) in await audit_ops(memory, alice)
     await remember(memory, alice, "writes again")
     assert await memory.clear_fences(alice) == []  # nothing left to clear, nothing audited twice
@@ -273,20 +273,20 @@ async def test_installation_fence_is_cleared_only_when_named(fake: InMemoryPorts
     assert await fenced(memory) == ["installation"]
     assert await memory.clear_fences(None, installation=True) == ["installation"]
     assert ("fence_clear", "installation") in [(e["operation"], e["target_id"])
-                                               for e in await memory.installation_audit()]
+                                               for e in reversed((await memory.installation_audit(1, 100)).entries)]
     await memory.register_kb(KB, {"embedding_model_uuid": "emb-1"})
 
 
 async def test_fence_that_could_not_be_persisted_refuses_now_and_is_persisted_later(
         fake: InMemoryPorts, memory: MemoryService, alice: MemoryScope) -> None:
     fake.faults.fail("index.upsert", OutcomeUnknown("no answer"))
-    fake.faults.fail("store.set", HostError("storage down"), where=_key_starts("fence:"))
+    fake.faults.fail("store.set", HostError("storage down"), where=_key_starts("v2/fence/"))
     with pytest.raises(OutcomeUnknown):
         await remember(memory, alice, "lost, and its fence too")
-    assert kv_json(fake, f"fence:{l2(alice).key}") is None
+    assert kv_json(fake, fence_key(l2(alice).key)) is None
     with pytest.raises(FencedError):
         await remember(memory, alice, "refused by the in-process fence")
-    assert kv_json(fake, f"fence:{l2(alice).key}")["operation"] == "remember"
+    assert kv_json(fake, fence_key(l2(alice).key))["operation"] == "remember"
 
 
 # --------------------------------------------------------------------------- the gate itself
@@ -308,7 +308,7 @@ async def test_gate_turns_a_refusal_after_an_applied_step_into_a_partial_write(f
             await tx.call("step two", lambda: fake.ports.store.set("two", b"2"))
             tx.applied("two_steps", "thing", "two", "second step")
     assert partial.value.details["applied"] == ["thing:one"]
-    assert [e["target_id"] for e in await audit.export("installation")] == ["one"]
+    assert [e["target_id"] for e in await audit.export(space.key)] == ["one"]
     assert await fences.all() == []
 
 
@@ -319,7 +319,7 @@ async def test_gate_does_not_report_a_reverted_step_as_applied(fake: InMemoryPor
             tx.applied("undo", "thing", "one", "did")
             tx.reverted("undo_rollback", "thing", "one", "undid")
             raise HostError("the second step was refused")
-    assert [e["operation"] for e in await audit.export("installation")] == ["undo", "undo_rollback"]
+    assert [e["operation"] for e in await audit.export("l1:chat")] == ["undo", "undo_rollback"]
 
 
 async def test_gate_serializes_one_space_and_not_two(fake: InMemoryPorts) -> None:

@@ -37,10 +37,10 @@ BAD_EPISODES: dict[str, tuple[dict[str, Any], str]] = {
     "lone surrogate in a tag": ({"content": "fact", "tags": ["fine", "bro\udc00ken"]}, "surrogate"),
     "lone surrogate in source_ref": ({"content": "fact", "source_ref": "page \udbff"}, "source_ref contains"),
     "password in content": ({"content": "my password: hunter22"}, "looks like a password"),
-    "api key in content": ({"content": "use sk-abcdefghijklmnopqrstuv for the bot"}, "looks like an API key"),
+    "api key in content": ({"content": "use sk-proj-4eC39HqLyjWDarjtT1zdp7dc for the bot"}, "looks like an API key"),
     "one-time code in content": ({"content": "the verification code is 493021"}, "one-time code"),
     "private key in content": ({"content": "-----BEGIN RSA PRIVATE KEY----- abc"}, "private key"),
-    "token in a tag": ({"content": "fact", "tags": ["ghp_abcdefghijklmnopqrstuvwx"]}, "a tag looks like"),
+    "token in a tag": ({"content": "fact", "tags": ["ghp_16C7e42F292c6912E7710c838347Ae178B4a"]}, "a tag looks like"),
     "credential in source_ref": ({"content": "fact", "source_ref": "api_key=abcdef123456"}, "source_ref looks like"),
     "too many supersedes": ({"content": "fact", "supersedes": [f"id-{i}" for i in range(21)]}, "supersedes has more than 20"),
 }
@@ -107,8 +107,8 @@ BAD_PROFILE_CHANGES: dict[str, tuple[dict[str, Any], str]] = {
     "lone surrogate in notes": ({"notes": "note \udfff"}, "surrogate"),
     "lone surrogate in a preference": ({"preferences": ["tea \ud801"]}, "surrogate"),
     "password in notes": ({"notes": "wifi password: hunter22"}, "notes looks like"),
-    "api key in name": ({"name": "sk-abcdefghijklmnopqrstuv"}, "name looks like"),
-    "token in a trait": ({"traits": ["bearer abcdefghijklmnopqrstuvwxyz012345"]}, "trait looks like"),
+    "api key in name": ({"name": "sk-proj-4eC39HqLyjWDarjtT1zdp7dc"}, "name looks like"),
+    "token in a trait": ({"traits": ["Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"]}, "trait looks like"),
     "code in a preference": ({"preferences": ["OTP 123456"]}, "preference looks like"),
     "notes over the limit": ({"notes": "n" * 1001}, "longer than 1000"),
     "too many traits": ({"traits": [f"trait {i}" for i in range(201)]}, "more than 200"),
@@ -141,7 +141,7 @@ async def test_speaker_profile_needs_a_known_sender(fake: InMemoryPorts, memory:
 
 BAD_IMPORT_SENDERS: dict[str, dict[str, Any]] = {
     "password as sender name": {"sender_name": "password: hunter22"},
-    "api key as sender id": {"sender_id": "sk-abcdefghijklmnopqrstuv"},
+    "api key as sender id": {"sender_id": "sk-proj-4eC39HqLyjWDarjtT1zdp7dc"},
     "lone surrogate in sender name": {"sender_name": "Bo\ud800b"},
     "sender name too long": {"sender_name": "b" * 201},
     "naive timestamp": {"timestamp": "2026-01-01T10:00:00"},

@@ -196,7 +196,11 @@ def setup_langbot(client: LangBotClient, options: SetupOptions, *, packages: dic
     kb_uuid = ""
     if options.install_ltm:
         kb = find_named(client.get("/knowledge/bases"), "bases", KB_NAME)
-        kb_uuid = kb["uuid"] if kb else client.create_memory_kb(KB_NAME, embedding_uuid)
+        # Consolidation (with the chat model as its model) and candidate extraction are on in the local
+        # run, so a person can try the review flows; KB settings cannot be changed after creation.
+        kb_uuid = kb["uuid"] if kb else client.create_memory_kb(KB_NAME, embedding_uuid, extra_settings={
+            "consolidation_enabled": True, "consolidation_model_uuid": llm_uuid,
+            "candidate_extraction_enabled": True})
 
     pipeline_uuid = ensure_pipeline(
         client, PIPELINE_NAME, llm_uuid=llm_uuid, kb_uuids=[kb_uuid] if kb_uuid else [],

@@ -156,6 +156,15 @@ class WriteGate:
                 yield tx
 
     @contextlib.asynccontextmanager
+    async def collection_in_use(self, kb_id: str) -> AsyncIterator[None]:
+        """Hold a memory KB against its removal without writing (e.g. a bounded model call whose
+        result will be stored in that KB's spaces, K8). Raises NoKnowledgeBase once it is removed."""
+        async with self._barrier(kb_id).shared():
+            if kb_id in self._removed:
+                raise NoKnowledgeBase(f"knowledge base {kb_id} was removed")
+            yield
+
+    @contextlib.asynccontextmanager
     async def removing_collection(self, kb_id: str) -> AsyncIterator[None]:
         """Removing a memory KB: waits for its writes in flight, refuses every later one."""
         async with self._barrier(kb_id).alone():

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -96,9 +97,13 @@ class WriteTx:
 ScopeHook = Callable[[MemoryScope], Awaitable[None]]
 
 
+_HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("ltm_held_barriers", default=frozenset())
+
+
 class _CollectionBarrier:
     """Writes of one memory KB share it; removing the KB takes it alone. Removal waits for the
-    writes in flight, and writes that arrive meanwhile wait for it (then find the KB gone)."""
+    writes in flight, and writes that arrive meanwhile wait for it (then find the KB gone).
+    Re-entrant within one task: a write inside `collection_in_use` does not wait for itself."""
 
     def __init__(self) -> None:
         self._writers = 0
@@ -107,6 +112,19 @@ class _CollectionBarrier:
 
     @contextlib.asynccontextmanager
     async def shared(self) -> AsyncIterator[None]:
+        held = _HELD.get()
+        if id(self) in held:
+            yield
+            return
+        token = _HELD.set(held | {id(self)})
+        try:
+            async with self._shared():
+                yield
+        finally:
+            _HELD.reset(token)
+
+    @contextlib.asynccontextmanager
+    async def _shared(self) -> AsyncIterator[None]:
         async with self._changed:
             await self._changed.wait_for(lambda: not self._removing)
             self._writers += 1

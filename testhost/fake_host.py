@@ -66,6 +66,7 @@ class _Fault:
     exc: BaseException | type[BaseException]
     after_dispatch: bool
     remaining: int
+    skip: int = 0
 
 
 def _action_value(action: Any) -> str:
@@ -236,21 +237,24 @@ class FakeLangBotHost:
     # -------------------------------------------------------- fault injection
 
     def fail_next(self, action: Any, exc: BaseException | type[BaseException], *,
-                  after_dispatch: bool = True, count: int = 1) -> None:
-        """Make the next ``count`` calls of ``action`` raise ``exc``.
+                  after_dispatch: bool = True, count: int = 1, skip: int = 0) -> None:
+        """Make the next ``count`` calls of ``action`` raise ``exc`` (after letting ``skip`` calls pass).
 
         ``after_dispatch=True`` applies the operation first and then raises (the
         host did the work but the answer was lost, e.g. a timeout);
         ``after_dispatch=False`` raises without touching any state.
         """
         self._faults.setdefault(_action_value(action), deque()).append(
-            _Fault(exc, after_dispatch, count))
+            _Fault(exc, after_dispatch, count, skip))
 
     def _take_fault(self, value: str) -> _Fault | None:
         queue = self._faults.get(value)
         if not queue:
             return None
         fault = queue[0]
+        if fault.skip:
+            fault.skip -= 1
+            return None
         fault.remaining -= 1
         if fault.remaining <= 0:
             queue.popleft()

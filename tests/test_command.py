@@ -599,3 +599,24 @@ async def test_private_chats_and_the_opt_out_allow_changes(harness: PluginHarnes
     member = open_chat(harness, "g1", sender_id="u2", privilege=1)
     episode = await member.remember("group note")
     assert (await member.run(f"!memory archive {episode}")).startswith(f"Archived episode {episode}")
+
+
+async def test_restoring_a_superseded_episode_names_the_still_active_correction(harness: PluginHarness) -> None:
+    """Documented: restore makes a superseded record active again; the reply says that its correction
+    is still active (two versions are now recalled) and the record keeps its link to it."""
+    chat, _, _ = await two_chats(harness)
+    old = await chat.remember("Standup at 9:00")
+    new = await chat.remember("Standup moved to 9:30", supersedes=[old])
+    reply = await chat.run(f"!memory restore {old}")
+    assert reply.startswith(f"Restored episode {old} (was superseded); it is active again.")
+    assert f"the correction that superseded it, {new}, is still active" in reply
+    assert "both versions are now recalled" in reply and f"!memory archive {new}" in reply
+    shown = await chat.run(f"!memory show {old}")
+    assert "Status: active" in shown and f"Was superseded by: {new}" in shown
+    listed = await chat.run("!memory list")
+    assert old in listed and new in listed and f"restored; was superseded by {new}" in listed
+    # With the correction archived, a later restore has no active correction to name.
+    await chat.run(f"!memory archive {old}")
+    await chat.run(f"!memory archive {new}")
+    again = await chat.run(f"!memory restore {old}")
+    assert "still active" not in again and f"superseded by {new}, which is no longer active" in again

@@ -568,3 +568,15 @@ def test_every_tab_has_a_panel_and_an_accessible_name() -> None:
     for tab in tabs:
         assert {f"tab-{tab}", f"panel-{tab}"} <= ids
     assert ('div', 'role', 'tablist') in parser.attrs
+
+
+async def test_restore_names_the_correction_that_is_still_active(harness: PluginHarness) -> None:
+    await harness.create_memory_kb()
+    old = await remember(harness, G1, "Alice drinks green tea")
+    fixed = await harness.call_tool("remember", {"content": "Alice switched to black tea", "supersedes": [old]},
+                                    session=G1, query_id=11)
+    data = await ok(harness, "/episode/restore", {"space": SPACE_G1, "episode_id": old})
+    assert data["previous_status"] == "superseded" and data["episode"]["status"] == "active"
+    assert data["episode"]["superseded_by"] == fixed["episode_id"]
+    assert data["active_correction"]["id"] == fixed["episode_id"]
+    assert data["active_correction"]["content"] == "Alice switched to black tea"

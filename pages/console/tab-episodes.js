@@ -24,7 +24,7 @@
     if (ep.valid_from || ep.valid_until) prop('episodes.validity', fmtTime(ep.valid_from) + ' → ' + fmtTime(ep.valid_until));
     prop('episodes.sourceRef', ep.source_ref);
     prop('episodes.claim', ep.claim_type && ep.claim_type !== 'unknown' ? ep.claim_type : '');
-    prop('episodes.supersededBy', ep.superseded_by);
+    prop(ep.status === 'superseded' ? 'episodes.supersededBy' : 'episodes.wasSupersededBy', ep.superseded_by);
     prop('episodes.supersedes', ep.supersedes && ep.supersedes.join(', '));
     return h('article', { class: 'ep', 'data-episode-id': ep.id, 'data-status': ep.status },
       h('p', { class: 'ep-content' }, ep.content),
@@ -49,8 +49,14 @@
       confirm: t('episodes.' + kind), danger: kind === 'delete' }).then(function (yes) {
       if (!yes) return;
       var view = S.views.episodes;
-      call('/episode/' + kind, spaceBody({ episode_id: ep.id })).then(function () {
-        view.notice = { kind: 'ok', message: t('done.' + kind) };
+      call('/episode/' + kind, spaceBody({ episode_id: ep.id })).then(function (data) {
+        var fix = data && data.active_correction;
+        if (fix) {
+          // Two versions of the fact are active now: say which one, and how to keep one.
+          view.notice = { kind: 'warn', message: t('done.restoreTwoActive', { id: fix.id, content: fix.content }) };
+        } else {
+          view.notice = { kind: 'ok', message: t('done.' + kind) };
+        }
         toast(t('done.' + kind));
         S.views.audit = {};     // the change is audited
         S.views.export = {};

@@ -19,6 +19,10 @@ In that one construct the gate
 
 A step that is undone inside the block (a rollback) is reported with
 `tx.reverted(...)`: it is audited, and it no longer counts as applied.
+
+Not memory, so not through the gate: the injection snapshot and the per-scope marker
+(diagnostics bookkeeping, rewritten freely), the fence records themselves, and the
+one-time storage-layout migration (run before any other storage access).
 """
 
 from __future__ import annotations

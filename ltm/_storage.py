@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -126,34 +127,83 @@ Prepare = Callable[[], Awaitable[None]]
 class JsonStore:
     """JSON values over the key-value port. A damaged record reads as missing and is logged.
 
+    The plugin is the only writer of its own storage (one runtime process per installation,
+    docs/ARCHITECTURE.md "Decisions"), so the store keeps what it knows: the set of existing
+    keys (one listing, on first use) and recently used values (bounded by bytes). A read of a
+    key that does not exist costs no host call (LangBot answers such a read with an error that
+    it also logs), and hot records (profiles, audit heads) are read once. A write whose outcome
+    is unknown makes that key uncertain again: the next read asks the host.
+
     `before_first_use(prepare)` runs `prepare` once, before the first access of this store
     (used for the storage-layout migration); if it fails, the next access tries again."""
 
-    def __init__(self, port: KeyValueStore) -> None:
+    CACHE_BYTES = 8 * 1024 * 1024
+
+    def __init__(self, port: KeyValueStore, *, cache: bool = True) -> None:
         self._port = port
         self._prepare: Prepare | None = None
         self._ready = True
         self._ready_lock = asyncio.Lock()
+        self._cache = cache
+        self._known: set[str] | None = None  # keys that exist (None: not listed yet)
+        self._uncertain: set[str] = set()  # keys whose last write has an unknown outcome
+        self._values: OrderedDict[str, bytes] = OrderedDict()
+        self._cached_bytes = 0
 
     def before_first_use(self, prepare: Prepare) -> None:
         self._prepare = prepare
         self._ready = False
 
     def raw(self) -> JsonStore:
-        """The same storage without the first-use step (for the step itself)."""
-        return JsonStore(self._port)
+        """The same storage without the first-use step and without the cache (for the step itself)."""
+        return JsonStore(self._port, cache=False)
 
     async def _ensure_ready(self) -> None:
-        if self._ready:
+        if self._ready and (self._known is not None or not self._cache):
             return
         async with self._ready_lock:
             if not self._ready and self._prepare is not None:
                 await self._prepare()
             self._ready = True
+            if self._cache and self._known is None:
+                self._known = set(await self._port.keys(""))
+
+    def _remember(self, key: str, raw: bytes) -> None:
+        self._forget(key)
+        if len(raw) > self.CACHE_BYTES // 8:
+            return
+        self._values[key] = raw
+        self._cached_bytes += len(raw)
+        while self._cached_bytes > self.CACHE_BYTES:
+            _, dropped = self._values.popitem(last=False)
+            self._cached_bytes -= len(dropped)
+
+    def _forget(self, key: str) -> None:
+        old = self._values.pop(key, None)
+        if old is not None:
+            self._cached_bytes -= len(old)
+
+    async def _read(self, key: str) -> bytes | None:
+        if not self._cache or self._known is None:
+            return await self._port.get(key)
+        if key not in self._known and key not in self._uncertain:
+            return None
+        cached = self._values.get(key)
+        if cached is not None:
+            self._values.move_to_end(key)
+            return cached
+        raw = await self._port.get(key)
+        self._uncertain.discard(key)
+        if raw is None:
+            self._known.discard(key)
+        else:
+            self._known.add(key)
+            self._remember(key, raw)
+        return raw
 
     async def get(self, key: str, default: Any = None) -> Any:
         await self._ensure_ready()
-        raw = await self._port.get(key)
+        raw = await self._read(key)
         if raw is None:
             return default
         try:
@@ -163,6 +213,20 @@ class JsonStore:
             log.warning("[LongTermMemory] storage record %s is not valid JSON; treated as empty", key)
             return default
 
+    async def _changed(self, key: str, write: Awaitable[None], after: Callable[[], None]) -> None:
+        """Run a host write and keep the cache true to its outcome."""
+        try:
+            await write
+        except HostError:
+            raise  # authoritative: nothing changed, what we knew still holds
+        except BaseException:
+            self._forget(key)
+            self._uncertain.add(key)  # unknown outcome or cancellation: ask the host next time
+            raise
+        self._forget(key)
+        self._uncertain.discard(key)
+        after()
+
     async def set(self, key: str, value: Any) -> None:
         await self._ensure_ready()
         try:
@@ -170,14 +234,33 @@ class JsonStore:
         except (TypeError, ValueError, UnicodeEncodeError) as exc:
             # Nothing reached the host: an authoritative, local refusal.
             raise HostError(f"storage record {key[:60]} could not be encoded ({type(exc).__name__})") from None
-        await self._port.set(key, data)
+
+        def stored() -> None:
+            if self._known is not None:
+                self._known.add(key)
+                self._remember(key, data)
+
+        await self._changed(key, self._port.set(key, data), stored)
 
     async def delete(self, key: str) -> None:
         await self._ensure_ready()
-        await self._port.delete(key)
+
+        def deleted() -> None:
+            if self._known is not None:
+                self._known.discard(key)
+
+        await self._changed(key, self._port.delete(key), deleted)
 
     async def keys(self, prefix: str = "") -> list[str]:
         await self._ensure_ready()
+        if self._cache and self._known is not None:
+            if self._uncertain:
+                # Settle the uncertain keys with one listing before answering.
+                listed = set(await self._port.keys(""))
+                for key in self._uncertain:
+                    (self._known.add if key in listed else self._known.discard)(key)
+                self._uncertain.clear()
+            return sorted(k for k in self._known if k.startswith(prefix))
         return [k for k in await self._port.keys(prefix) if k.startswith(prefix)]
 
 

@@ -1,0 +1,68 @@
+"""The plugin keeps what it wrote: reads of missing keys and of its own recent records cost no host
+call, and a write with an unknown outcome sends the next read back to the host."""
+
+from __future__ import annotations
+
+import pytest
+
+from ltm._storage import JsonStore
+from ltm.errors import HostError, OutcomeUnknown
+from testhost.memory_ports import InMemoryPorts
+
+
+async def test_a_missing_key_and_a_record_it_wrote_are_answered_without_the_host() -> None:
+    fake = InMemoryPorts()
+    store = JsonStore(fake.ports.store)
+    await store.set("a", {"x": 1})
+    fake.calls.reset()
+    assert await store.get("missing") is None and await store.get("a") == {"x": 1}
+    assert fake.calls.count("store.*") == 0
+    assert await store.keys("") == ["a"] and fake.calls.count("store.*") == 0
+
+
+async def test_records_written_before_the_process_started_are_listed_once_and_read_once() -> None:
+    fake = InMemoryPorts()
+    await JsonStore(fake.ports.store).set("old", [1, 2])
+    store = JsonStore(fake.ports.store)  # a new process
+    fake.calls.reset()
+    assert await store.get("old") == [1, 2] and await store.get("old") == [1, 2]
+    assert (fake.calls.count("store.keys"), fake.calls.count("store.get")) == (1, 1)
+
+
+async def test_a_write_with_an_unknown_outcome_is_read_back_from_the_host() -> None:
+    fake = InMemoryPorts()
+    store = JsonStore(fake.ports.store)
+    await store.set("k", "before")
+    fake.faults.fail("store.set", OutcomeUnknown("no answer"), after_apply=True)
+    with pytest.raises(OutcomeUnknown):
+        await store.set("k", "after")
+    fake.calls.reset()
+    assert await store.get("k") == "after"  # it was applied: the host knows
+    assert fake.calls.count("store.get") == 1
+    fake.faults.fail("store.set", OutcomeUnknown("no answer"), after_apply=False)
+    with pytest.raises(OutcomeUnknown):
+        await store.set("new", 1)
+    assert await store.keys("n") == []  # settled by one listing: it was not applied
+
+
+async def test_a_refused_write_changes_nothing_it_knows() -> None:
+    fake = InMemoryPorts()
+    store = JsonStore(fake.ports.store)
+    await store.set("k", "kept")
+    fake.faults.fail("store.set", HostError("refused"))
+    with pytest.raises(HostError):
+        await store.set("k", "lost")
+    fake.calls.reset()
+    assert await store.get("k") == "kept" and fake.calls.count("store.*") == 0
+
+
+async def test_the_value_cache_is_bounded_by_bytes() -> None:
+    fake = InMemoryPorts()
+    store = JsonStore(fake.ports.store)
+    store.CACHE_BYTES = 10_000
+    for i in range(50):
+        await store.set(f"k{i}", "x" * 900)
+    assert store._cached_bytes <= 10_000
+    fake.calls.reset()
+    assert await store.get("k0") == "x" * 900  # evicted, still readable from the host
+    assert fake.calls.count("store.get") == 1

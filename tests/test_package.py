@@ -60,6 +60,10 @@ def test_build_produces_an_installable_lbpkg_without_tests(tmp_path):
     assert {"manifest.yaml", "main.py", "requirements.txt", "assets/icon.svg", "ltm/service.py",
             "components/knowledge_engine/memory_engine.yaml"} <= names
     assert not [n for n in names if n.startswith(("tests/", "bench/", ".venv/", "scripts/", "pages/"))]
+    # The WebUI shows readme/README_<lang>.md to users of that language and README.md to everyone else.
+    for readme in ("README.md", "readme/README_zh_Hans.md"):
+        assert readme in names, f"{readme} is not shipped"
+        assert zipfile.ZipFile(package).read(readme) == (ROOT / readme).read_bytes()
     # The console ships as its one built page, identical to a fresh build of pages/console/.
     page = "components/pages/console/index.html"
     assert page in names

@@ -9,7 +9,7 @@ as `forget` or `archive`. A candidate id of another chat answers "not found".
 
 from __future__ import annotations
 
-from components.commands import render
+from components.commands import changes, render, transfer, views  # noqa: F401 - registered first: help lists these last
 from components.commands.args import UsageError, page_of
 from components.commands.registry import Call, subcommand
 

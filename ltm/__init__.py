@@ -10,6 +10,20 @@ Nothing here knows about chat formatting or HTML.
 from . import params
 from ._audit import AuditPage
 from ._fences import Fence
+
+# ---- candidate extraction (Q)
+from .candidates import (
+    MAX_CANDIDATES,
+    Candidate,
+    CandidateKind,
+    CandidateOrigin,
+    CandidatePage,
+    CandidateRun,
+    CandidateStatus,
+    ProfileField,
+)
+
+# ----
 from .diagnostics import HealthItem, HealthReport, Level
 from .episodes.lifecycle import DeleteCriteria, RestoreResult
 from .episodes.model import (
@@ -123,4 +137,16 @@ __all__ = [
     "split_session_key",
     "user_key_for",
     "user_key_for_session_key",
+]
+
+# ---- candidate extraction (Q)
+__all__ += [
+    "MAX_CANDIDATES",
+    "Candidate",
+    "CandidateKind",
+    "CandidateOrigin",
+    "CandidatePage",
+    "CandidateRun",
+    "CandidateStatus",
+    "ProfileField",
 ]

@@ -104,13 +104,19 @@ def scope_marker_key(scope_key: str) -> str:
     return _key("scope", escape(scope_key))
 
 
+# ---- candidate extraction (Q): the review queue of one session scope
+def candidates_key(scope_key: str) -> str:
+    """Every memory candidate of one session scope, with its review state, in one bounded record."""
+    return _key("candidates", escape(scope_key))
+
+
 def scope_of_key(key: str) -> str | None:
     """The session scope a stored profile, L1 audit log or snapshot key belongs to (the console's list)."""
     parts = key.split("/")
     if len(parts) < 3 or parts[0] != "v2":
         return None
     kind, owner = parts[1], unescape(parts[2])
-    if kind in ("profile", "snapshot", "scope"):
+    if kind in ("profile", "snapshot", "scope", "candidates"):
         return owner
     if kind == "audit" and owner.startswith("l1:"):
         return owner[3:]

@@ -10,6 +10,7 @@ module that does the work:
 - `episodes.transfer`   import, export, KB documents (C, E10)
 - `kb_registry`         the memory knowledge base and scopes (S4, S8)
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
+- `candidates`          candidate extraction and its review queue (Q1-Q4)
 
 Every write in those modules goes through the one `WriteGate` (serialize, fence,
 guard unknown outcomes, audit). Requirement IDs refer to docs/REQUIREMENTS.md.
@@ -17,6 +18,7 @@ guard unknown outcomes, audit). Requirement IDs refer to docs/REQUIREMENTS.md.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -26,6 +28,11 @@ from . import params
 from ._audit import AuditLog, AuditPage
 from ._fences import Fence, FenceRegistry
 from ._storage import JsonStore
+from .candidates.extraction import extract
+from .candidates.queue import CandidatePage, CandidateQueue
+from .candidates.records import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
+from .candidates.review import EPISODE_SOURCE, CandidateRun, episode_fields, profile_change, speaker_scope
+from .candidates.rules import SPEAKER, CandidateKind
 from .diagnostics import Diagnostics, HealthReport
 from .episodes.lifecycle import DeleteCriteria, EpisodeLifecycle, RestoreResult
 from .episodes.model import Episode, EpisodeDraft, EpisodeStatus
@@ -34,7 +41,7 @@ from .episodes.recall import Recaller, RecallFilters
 from .episodes.recipes import AUTO_RECALL, RecallRecipe
 from .episodes.store import EpisodeStore
 from .episodes.transfer import EpisodeTransfer, ImportRecord
-from .errors import NoKnowledgeBase, NotFound, ValidationError
+from .errors import FencedError, HostError, LTMError, NoKnowledgeBase, NotFound, PartialWrite, ValidationError
 from .gate import INSTALLATION_LOG, WriteGate
 from .identity import Identity, MemoryScope
 from .kb_registry import KnowledgeBaseRegistry
@@ -46,6 +53,7 @@ from .spaces import Space
 from .storage_migration import migrate_storage
 
 MAX_ID_CHARS = 100
+log = logging.getLogger("LongTermMemory")
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,9 @@ class MemoryService:
         self._lifecycle = EpisodeLifecycle(self._gate, self._episodes)
         self._transfer = EpisodeTransfer(self._gate, self._episodes, store)
         self._diagnostics = Diagnostics(store, self._fences, ports.index, ports.embedder, ports.directory)
+        # ---- candidate extraction (Q)
+        self._llm = ports.llm
+        self._candidates = CandidateQueue(self._gate, store)
 
     async def _note_scope(self, scope: MemoryScope) -> None:
         await self._diagnostics.note_scope(scope)
@@ -257,3 +268,90 @@ class MemoryService:
 
     async def known_scopes(self) -> list[str]:
         return await self._diagnostics.known_scopes()
+
+    # ------------------------------------------------------------------ candidate extraction (Q1-Q4)
+    async def propose_candidates(self, scope: MemoryScope, user_text: str) -> CandidateRun:
+        """The candidates one user message proposes, queued as pending in the scope of that turn; with
+        `candidate_auto_apply`, rule candidates are accepted at once (model candidates never are).
+        `user_text` is the user's own message text: the assistant's reply must never be passed."""
+        settings = await self._l2(scope)
+        origin = CandidateOrigin.MODEL if settings.candidate_model_uuid else CandidateOrigin.RULES
+        if not settings.candidate_extraction_enabled:
+            return CandidateRun(origin, skipped="candidate extraction is off for this memory knowledge base")
+        identity, query_id = scope.identity, scope.query_id
+        if identity is None or query_id is None:
+            raise ValidationError("candidates come from a live turn: its speaker and query id are required")
+        result = await extract(user_text, max_candidates=settings.candidate_max_per_turn,
+                               model_uuid=settings.candidate_model_uuid, llm=self._llm)
+        if result.rejected:
+            log.warning("[LongTermMemory] candidate model answer rejected query=%s scope=%s: %s", query_id,
+                        scope.scope_key, result.rejected)
+        usable = [p for p in result.proposals if identity.sender_id or p.target != SPEAKER]
+        speaker = Speaker.of(identity)
+        queued = await self._candidates.propose(scope, [
+            Candidate.proposed(p, origin=result.origin, speaker=speaker, query_id=query_id, candidate_id="")
+            for p in usable])
+        applied: list[Candidate] = []
+        if settings.candidate_auto_apply:
+            for candidate in queued.added:
+                if candidate.origin is not CandidateOrigin.RULES or candidate.kind is CandidateKind.IGNORE:
+                    continue
+                try:
+                    applied.append(await self._accept(scope, candidate.candidate_id, "candidate_auto_apply", "auto"))
+                except LTMError as exc:
+                    log.warning("[LongTermMemory] candidate %s not auto-applied scope=%s: %s",
+                                candidate.candidate_id, scope.scope_key, exc.code)
+        return CandidateRun(result.origin, queued.added, applied, queued.refused, queued.duplicates,
+                            len(result.proposals) - len(usable), result.skipped, result.rejected)
+
+    async def candidate_page(self, scope: MemoryScope, *, all_statuses: bool = False, page: int = 1,
+                             page_size: int = 10) -> CandidatePage:
+        """Newest first: pending candidates, or every status."""
+        statuses = ALL_STATUSES if all_statuses else (CandidateStatus.PENDING,)
+        return await self._candidates.page(scope, statuses, page, page_size)
+
+    async def get_candidate(self, scope: MemoryScope, candidate_id: Any) -> Candidate:
+        return await self._candidates.get(scope, params.text(candidate_id, "candidate_id", max_chars=MAX_ID_CHARS))
+
+    async def accept_candidate(self, scope: MemoryScope, candidate_id: Any) -> Candidate:
+        """Apply a pending candidate through the ordinary profile or episode write (audited there) and
+        mark it accepted (audited as `candidate_accept`)."""
+        cid = params.text(candidate_id, "candidate_id", max_chars=MAX_ID_CHARS)
+        return await self._accept(scope, cid, "candidate_accept", self._reviewer(scope))
+
+    async def reject_candidate(self, scope: MemoryScope, candidate_id: Any) -> Candidate:
+        """Writes no memory; the candidate stays listed (`--all-statuses`) as rejected."""
+        cid = params.text(candidate_id, "candidate_id", max_chars=MAX_ID_CHARS)
+        async with self._candidates.deciding(scope):
+            return await self._candidates.decide(scope, cid, CandidateStatus.REJECTED, "candidate_reject",
+                                                 by=self._reviewer(scope))
+
+    @staticmethod
+    def _reviewer(scope: MemoryScope) -> str:
+        if scope.identity is None:
+            return "console"
+        return scope.sender_id or "unknown"
+
+    async def _accept(self, scope: MemoryScope, candidate_id: str, operation: str, by: str) -> Candidate:
+        async with self._candidates.deciding(scope):
+            candidate = await self._candidates.get(scope, candidate_id)
+            self._candidates.check_decidable(candidate, accepting=True)
+            as_speaker = speaker_scope(scope, candidate)
+            # The queue must take the mark before memory changes, or the candidate would stay pending.
+            await self._fences.check(Space.l1(scope.scope_key))
+            if candidate.kind is CandidateKind.EPISODE:
+                episode = await self.remember(as_speaker, episode_fields(candidate), source=EPISODE_SOURCE)
+                applied_type, applied_id = "episode", episode.episode_id
+            else:
+                target, change = profile_change(candidate)
+                await self.update_profile(as_speaker, target, change)
+                applied_type = f"{target}_profile"
+                applied_id = candidate.speaker.sender_id if target == SPEAKER else "session"
+            try:
+                return await self._candidates.decide(scope, candidate_id, CandidateStatus.ACCEPTED, operation,
+                                                     by=by, applied_type=applied_type, applied_id=applied_id)
+            except (HostError, FencedError) as exc:
+                raise PartialWrite(
+                    f"candidate {candidate_id} was applied ({applied_type} {applied_id}) but could not be marked "
+                    f"accepted ({exc.message}); it still shows as pending, so reject it instead of accepting it "
+                    "again", applied=[f"{applied_type}:{applied_id}"], cause=exc.code) from exc

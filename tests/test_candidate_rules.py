@@ -208,9 +208,10 @@ def test_any_text_gives_bounded_quoted_candidates(text, limit):
 
 
 def test_the_module_is_pure():
-    allowed = {"__future__", "re", "dataclasses", "enum", "typing", "ltm.secrets_filter", "ltm.candidates.rules"}
+    # The extractor itself; the rest of the package (queue, model path) does I/O through the ports.
+    allowed = {"__future__", "re", "dataclasses", "enum", "typing", "ltm.secrets_filter"}
     package = Path(__file__).resolve().parents[1] / "ltm" / "candidates"
-    for path in package.glob("*.py"):
+    for path in [package / "rules.py"]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

@@ -15,7 +15,12 @@ from typing import Any
 
 from components.common.render import profile_text
 from ltm import (
+    MAX_CANDIDATES,
     AuditPage,
+    Candidate,
+    CandidateKind,
+    CandidatePage,
+    CandidateStatus,
     Episode,
     EpisodePage,
     EpisodeStatus,
@@ -363,3 +368,70 @@ def audit_export(scope: MemoryScope, entries: list[dict[str, Any]], operations: 
         summary.append(f"From {entries[0].get('time')} to {entries[-1].get('time')}")
     hint = "Browse with !memory audit [page], or use the Memory Console Audit tab to export it."
     return json_or_summary(header, {"scope_key": scope.scope_key, "entries": entries}, summary, hint)
+
+
+# --------------------------------------------------------------------------- candidate review (Q)
+def candidate_what(candidate: Candidate) -> str:
+    if candidate.kind is CandidateKind.PROFILE:
+        return f"{candidate.target} {candidate.field.value if candidate.field else 'profile'}"
+    if candidate.kind is CandidateKind.IGNORE:
+        return "ignore (looked like a credential; nothing kept)"
+    return "episode"
+
+
+def candidate_lines(number: int, candidate: Candidate) -> list[str]:
+    """Two or three lines: id and metadata, the proposed content, and the user's words when they differ."""
+    meta = [candidate.candidate_id, short_time(candidate.created_at), candidate_what(candidate),
+            "from " + speaker_label(candidate.speaker.sender_id, candidate.speaker.sender_name),
+            f"{candidate.origin.value} {candidate.rule}"]
+    if candidate.status is not CandidateStatus.PENDING:
+        meta.append(f"[{candidate.status.value}]")
+    lines = [f"{number}) " + " · ".join(meta), f"   {clip(candidate.content)}"]
+    if candidate.evidence and candidate.evidence.strip() != candidate.content:
+        lines.append(f"   said: {clip(candidate.evidence, 80)!r}")
+    if candidate.applied_type:
+        lines.append(f"   applied as {candidate.applied_type} {candidate.applied_id}")
+    return lines
+
+
+def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, page_size: int) -> str:
+    label = "all statuses" if all_statuses else "pending"
+    notes: list[str] = []
+    if result.refused:
+        notes.append(f"Note: {plural(result.refused, 'new candidate')} not queued because this chat's queue was "
+                     f"full of pending candidates ({MAX_CANDIDATES}); the last at {short_time(result.last_refused_at)}."
+                     " Accept or reject some.")
+    if not enabled:
+        notes.append("Note: candidate extraction is off for this memory knowledge base (setting "
+                     "candidate_extraction_enabled); no new candidates are proposed.")
+    if not result.total:
+        counts = ", ".join(f"{n} {status}" for status, n in result.counts.items() if n)
+        lines = [f"No {label} memory candidates in this chat." + (f" ({counts})" if counts else "")]
+        if not all_statuses and counts:
+            lines.append("Decided ones: !memory candidates --all-statuses")
+        return "\n".join(lines + notes)
+    lines = [page_title(f"Memory candidates ({label})", result.page, result.pages, result.total) + " · newest first"]
+    for offset, candidate in enumerate(result.candidates):
+        lines.extend(candidate_lines((result.page - 1) * page_size + offset + 1, candidate))
+    if any(c.status is CandidateStatus.PENDING for c in result.candidates):
+        lines.append("Accept: !memory candidate accept <id> · Reject: !memory candidate reject <id>")
+    if result.page < result.pages:
+        lines.append(f"Next: !memory candidates {result.page + 1}" + (" --all-statuses" if all_statuses else ""))
+    return "\n".join(lines + notes)
+
+
+def candidate_accepted(candidate: Candidate) -> str:
+    if candidate.applied_type == "episode":
+        return (f"Accepted candidate {candidate.candidate_id}: stored episode {candidate.applied_id} "
+                f"(claim {candidate.claim_type}, source {candidate.source_ref}).\n   {clip(candidate.content)}\n"
+                f"Details: !memory show {candidate.applied_id}")
+    whose = ("the session profile" if candidate.target == "session" else "the speaker profile of "
+             + speaker_label(candidate.speaker.sender_id, candidate.speaker.sender_name))
+    field = candidate.field.value if candidate.field else "profile"
+    return (f"Accepted candidate {candidate.candidate_id}: {field} added to {whose}.\n   {clip(candidate.content)}\n"
+            "Check: !memory profile")
+
+
+def candidate_rejected(candidate: Candidate) -> str:
+    return (f"Rejected candidate {candidate.candidate_id}; nothing was stored. It stays listed under "
+            "!memory candidates --all-statuses.")

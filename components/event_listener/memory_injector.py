@@ -22,6 +22,7 @@ from langbot_plugin.api.definition.components.common.event_listener import Event
 from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
+from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.prompt_blocks import context_variable, render_system_message
 from ltm import AUTO_RECALL, Episode, Identity, LTMError, MemoryScope, MemoryService, Profile, now_iso
 
@@ -47,6 +48,7 @@ def _attached(variables: dict[str, Any], kb_id: str) -> bool:
 class MemoryInjector(EventListener):
     async def initialize(self) -> None:
         await super().initialize()
+        CandidateListener(self).register()  # NormalMessageResponded: candidate extraction (Q)
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:

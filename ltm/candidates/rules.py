@@ -100,7 +100,7 @@ def extract_candidates(user_text: str, *, max_candidates: int = 3) -> list[Propo
     """Conservative memory candidates stated by the speaker in `user_text`."""
     if max_candidates <= 0 or not user_text or len(user_text) > MAX_TEXT_CHARS:
         return []
-    kind = secret_kind(user_text) or _credential_hint(user_text)
+    kind = credential_kind(user_text)
     if kind is not None:
         return [ProposedMemory(CandidateKind.IGNORE, redacted_text(kind), "", SECRET_RULE)]
     if not user_text.strip() or user_text.count("\n") >= MAX_LINES or "```" in user_text:
@@ -274,6 +274,15 @@ _IDENTITY_NUMBER = re.compile(
     r"(?<![\d-])\d(?:[ -]?\d){14,18}(?![\d-])|(?<!\d)\d{17}[Xx](?![\w])",
     re.IGNORECASE,
 )
+
+
+def credential_kind(text: str) -> str | None:
+    """The credential the text seems to hold ("a password", "a credential", ...), or None.
+
+    The check `extract_candidates` runs first; callers that send text elsewhere (a model)
+    run it themselves on the whole text, whatever its length. Every pattern is bounded, so
+    it stays linear on long texts."""
+    return secret_kind(text) or _credential_hint(text)
 
 
 def _credential_hint(text: str) -> str | None:

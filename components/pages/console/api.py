@@ -1,4 +1,4 @@
-"""Memory Console page API (M1-M3, F4, H, K7 in docs/REQUIREMENTS.md): one small function per endpoint.
+"""Memory Console page API (M1-M3, F4, H, K7, Q2 in docs/REQUIREMENTS.md): one small function per endpoint.
 
 The console has no end-user identity (the host route is admin-only and
 `PageRequest.caller` is always None). Every space-scoped endpoint takes the
@@ -25,6 +25,7 @@ from components.common.envelope import error_envelope, internal_error
 from ltm import (
     CONSOLE_SEARCH,
     LISTED_STATUSES,
+    MAX_CANDIDATES,
     EpisodeStatus,
     Fence,
     Identity,
@@ -334,7 +335,7 @@ async def review(memory: MemoryService, body: Body) -> Result:
     settings = found[1] if found else None
     return {
         "enabled": False,
-        "message": "Consolidation review and the candidate queue are not available in this version.",
+        "message": "Consolidation review is not available in this version.",
         "settings": {
             "consolidation_enabled": settings.consolidation_enabled if settings else False,
             "candidate_extraction_enabled": settings.candidate_extraction_enabled if settings else False,
@@ -342,6 +343,50 @@ async def review(memory: MemoryService, body: Body) -> Result:
         "drafts": [],
         "candidates": [],
     }
+
+
+# ---------------------------------------------------------------------- candidate review (Q2)
+
+
+async def candidates(memory: MemoryService, body: Body) -> Result:
+    """The selected space's candidate queue, newest first: pending, or every status."""
+    _allowed(body, {"space", "page", "page_size", "all_statuses"})
+    space = await resolve_space(memory, body)
+    page = params.page(body.get("page"))
+    page_size = params.bounded_int(body.get("page_size"), "page_size", low=1, high=50, default=10)
+    all_statuses = params.flag(body.get("all_statuses"), "all_statuses")
+    result = await memory.candidate_page(space.scope, all_statuses=all_statuses, page=page, page_size=page_size)
+    found = await memory.memory_kb()
+    settings = found[1] if found else None
+    return {
+        "space": space.to_dict(),
+        "candidates": [c.to_public() for c in result.candidates],
+        "page": result.page, "pages": result.pages, "total": result.total, "counts": result.counts,
+        "refused": result.refused, "last_refused_at": result.last_refused_at, "limit": MAX_CANDIDATES,
+        "all_statuses": all_statuses,
+        "settings": {
+            "enabled": settings.candidate_extraction_enabled if settings else False,
+            "auto_apply": settings.candidate_auto_apply if settings else False,
+            "model": bool(settings.candidate_model_uuid) if settings else False,
+            "max_per_turn": settings.candidate_max_per_turn if settings else 0,
+        },
+    }
+
+
+def _candidate_action(action: Callable[[MemoryService, MemoryScope, str], Awaitable[Any]]
+                      ) -> Callable[[MemoryService, Body], Awaitable[Result]]:
+    async def endpoint(memory: MemoryService, body: Body) -> Result:
+        _allowed(body, {"space", "candidate_id"})
+        space = await resolve_space(memory, body)
+        candidate_id = _text(body.get("candidate_id"), "candidate_id", limit=MAX_ID_CHARS)
+        candidate = await action(memory, space.scope, candidate_id)
+        return {"space": space.to_dict(), "candidate": candidate.to_public()}
+
+    return endpoint
+
+
+candidate_accept = _candidate_action(lambda m, s, i: m.accept_candidate(s, i))
+candidate_reject = _candidate_action(lambda m, s, i: m.reject_candidate(s, i))
 
 
 Handler = Callable[[MemoryService, Body], Awaitable[Result]]
@@ -363,6 +408,10 @@ ROUTES: dict[str, tuple[Handler, bool]] = {
     "/health": (health, True),
     "/fence/clear": (fence_clear, False),
     "/review": (review, True),
+    # candidate review (Q2)
+    "/candidates": (candidates, True),
+    "/candidate/accept": (candidate_accept, False),
+    "/candidate/reject": (candidate_reject, False),
 }
 
 

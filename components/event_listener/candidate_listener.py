@@ -1,0 +1,150 @@
+"""NormalMessageResponded: memory candidates from the user's own message (Q1-Q4 in docs/REQUIREMENTS.md).
+
+Registered by `MemoryInjector` (a plugin gets each event in its first EventListener
+component only, docs/HOST-FACTS.md 3.2), so this is a helper, not a component.
+
+The handler runs while the host holds the bot's reply (the reply is sent after the event
+returns), so it does as little as possible and never fails the turn:
+1. the memory KB must exist and have `candidate_extraction_enabled` (no host call when off);
+2. the memory KB must be attached to this pipeline (`_knowledge_base_uuids`, one host call);
+3. the text is the query variable `user_message_text`, the user's own words. The event's
+   `response_text` (the assistant's reply) is never read, not even when the user text is
+   empty: then nothing is proposed;
+4. once per query: with streaming output the event can fire more than once per turn;
+5. the identity is read from the live query (bot uuid, speaker), then extraction and
+   storage run in a background task started with a fresh context: a task that inherits the
+   invocation loses host access when the handler returns (docs/HOST-FACTS.md 10), and it
+   uses no query-scoped API.
+`prevent_default()` is never called: it would drop the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from langbot_plugin.api.entities import context, events
+
+from ltm import Identity, LTMError, MemoryService
+
+log = logging.getLogger("LongTermMemory")
+
+SEEN_TTL_SECONDS = 600.0
+SEEN_LIMIT = 4096
+COMMAND_PREFIXES = ("!", "！")
+
+
+class SeenQueries:
+    """Queries already handled in this process: at most `limit` (oldest forgotten first), each for `ttl`
+    seconds. LangBot numbers queries from 0 again after a restart, so a key also names the chat."""
+
+    def __init__(self, ttl: float = SEEN_TTL_SECONDS, limit: int = SEEN_LIMIT,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._limit = limit
+        self._clock = clock
+        self._seen: OrderedDict[Hashable, float] = OrderedDict()
+
+    def first_time(self, key: Hashable) -> bool:
+        now = self._clock()
+        while self._seen:
+            oldest, at = next(iter(self._seen.items()))
+            if now - at < self._ttl:
+                break
+            del self._seen[oldest]
+        if key in self._seen:
+            return False
+        self._seen[key] = now
+        while len(self._seen) > self._limit:
+            self._seen.popitem(last=False)
+        return True
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+def _attached(variables: dict[str, Any], kb_id: str) -> bool:
+    kb_ids = variables.get("_knowledge_base_uuids")
+    return isinstance(kb_ids, list) and kb_id in kb_ids
+
+
+def _memory_command(text: str) -> bool:
+    stripped = text.strip()
+    return stripped[:1] in COMMAND_PREFIXES and stripped[1:].split(" ", 1)[0].strip().lower() == "memory"
+
+
+class CandidateListener:
+    """Adds the NormalMessageResponded handler to the plugin's one EventListener component."""
+
+    def __init__(self, component: Any) -> None:
+        self._component = component
+        self._seen = SeenQueries()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def register(self) -> None:
+        @self._component.handler(events.NormalMessageResponded)
+        async def on_responded(ctx: context.EventContext) -> None:
+            try:
+                await self._hand_off(ctx)
+            except Exception:  # an exception here would fail the user's turn
+                log.exception("[LongTermMemory] candidate extraction not started query=%s", ctx.query_id)
+
+    async def _hand_off(self, ctx: Any) -> None:
+        memory: MemoryService = self._component.plugin.memory
+        found = await memory.memory_kb()
+        if found is None or not found[1].candidate_extraction_enabled:
+            return
+        variables = await ctx.get_query_vars()
+        if not isinstance(variables, dict) or not _attached(variables, found[0]):
+            return
+        text = variables.get("user_message_text")
+        if not isinstance(text, str) or not text.strip() or _memory_command(text):
+            log.debug("[LongTermMemory] no user text to extract candidates from query=%s", ctx.query_id)
+            return
+        event = ctx.event
+        identity = Identity.build(
+            launcher_type=variables.get("launcher_type") or event.launcher_type,
+            launcher_id=variables.get("launcher_id") or event.launcher_id,
+            bot_uuid=await self._bot_uuid(ctx, event),
+            sender_id=variables.get("sender_id", event.sender_id),
+            sender_name=variables.get("sender_name"),
+            query_id=ctx.query_id,
+        )
+        if not self._seen.first_time((identity.session_key, ctx.query_id, ctx.query_uuid or "")):
+            log.debug("[LongTermMemory] candidates of query=%s already extracted", ctx.query_id)
+            return
+        task = asyncio.create_task(self._extract(memory, identity, text), context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        log.info("[LongTermMemory] candidate extraction handed off query=%s scope=%s chars=%d", ctx.query_id,
+                 identity.session_key, len(text))
+
+    @staticmethod
+    async def _bot_uuid(ctx: Any, event: Any) -> str:
+        try:
+            return str(await ctx.get_bot_uuid() or "")
+        except Exception:  # noqa: BLE001 - the session knows the bot too
+            return str(getattr(getattr(event, "session", None), "bot_uuid", "") or "")
+
+    @staticmethod
+    async def _extract(memory: MemoryService, identity: Identity, text: str) -> None:
+        """Background: no query-scoped call here, the query may be gone already."""
+        try:
+            scope = await memory.scope_for(identity)
+            run = await memory.propose_candidates(scope, text)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] candidates not stored query=%s scope=%s: %s", identity.query_id,
+                        identity.session_key, exc.code)
+            return
+        except Exception:  # background work must not die silently
+            log.exception("[LongTermMemory] candidate extraction failed query=%s", identity.query_id)
+            return
+        log.info("[LongTermMemory] candidates stored query=%s scope=%s origin=%s added=%d auto_applied=%d "
+                 "refused=%d duplicates=%d%s%s", identity.query_id, scope.scope_key, run.origin.value,
+                 len(run.added), len(run.auto_applied), run.refused, run.duplicates,
+                 f" skipped={run.skipped!r}" if run.skipped else "", " rejected=yes" if run.rejected else "")

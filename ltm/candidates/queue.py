@@ -1,0 +1,221 @@
+"""The review queue of one session scope: candidates, bounded, in plugin storage (Q2).
+
+One JSON record per session scope (`v2/candidates/<scope_key>`, built in `_storage.py`)
+holds every candidate of that scope in the order they were proposed, plus how many new
+candidates were refused because the queue was full. Every change goes through the write
+gate on the scope's L1 space, so it is serialized with the scope's profile writes, refused
+while that space is fenced, and audited (`candidate_propose`, and the decisions).
+
+Bound (docs/ARCHITECTURE.md, "Limits"): at most `MAX_CANDIDATES` per scope. When a new
+candidate does not fit, the oldest rejected candidates are dropped first, then the oldest
+accepted ones (their memory, if any, stays: it was written and audited when accepted).
+Pending candidates are never dropped: when the queue holds only pending ones, new
+candidates are refused, counted in the record (`refused`) and logged, so the command and
+the console can say so.
+
+Decisions (accept, reject, auto-apply) are serialized per scope by `deciding(scope)`, held
+across "check pending, apply, mark decided", so one candidate is never applied twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any
+
+from .._storage import JsonStore, KeyedLocks, candidates_key
+from ..errors import NotFound, ValidationError
+from ..gate import WriteGate
+from ..identity import MemoryScope
+from ..spaces import Space
+from ..timefields import now_iso
+from .records import Candidate, CandidateStatus, new_candidate_id
+from .rules import CandidateKind
+
+log = logging.getLogger("LongTermMemory")
+
+MAX_CANDIDATES = 200
+RECORD_VERSION = 1
+
+
+@dataclass
+class QueueRecord:
+    items: list[Candidate] = field(default_factory=list)
+    refused: int = 0
+    last_refused_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": RECORD_VERSION, "items": [c.to_dict() for c in self.items], "refused": self.refused,
+                "last_refused_at": self.last_refused_at}
+
+    def ids(self) -> set[str]:
+        return {c.candidate_id for c in self.items}
+
+    def find(self, candidate_id: str) -> Candidate | None:
+        return next((c for c in self.items if c.candidate_id == candidate_id), None)
+
+
+@dataclass(frozen=True)
+class ProposeResult:
+    added: list[Candidate]
+    refused: int = 0  # did not fit: the queue was full of pending candidates
+    duplicates: int = 0  # the same proposal is already pending for the same speaker
+    dropped: int = 0  # decided candidates removed to make room
+
+
+@dataclass(frozen=True)
+class CandidatePage:
+    candidates: list[Candidate]
+    page: int
+    pages: int
+    total: int
+    counts: dict[str, int]
+    refused: int
+    last_refused_at: str | None
+
+
+def make_room(items: list[Candidate], incoming: int, limit: int | None = None) -> tuple[list[Candidate], int, int]:
+    """(kept items, how many were dropped, how many of `incoming` fit). Oldest rejected go first,
+    then oldest accepted; pending candidates are never dropped. `limit` defaults to `MAX_CANDIDATES`."""
+    limit = MAX_CANDIDATES if limit is None else limit
+    excess = len(items) + incoming - limit
+    if excess <= 0:
+        return items, 0, incoming
+    drop: set[str] = set()
+    for status in (CandidateStatus.REJECTED, CandidateStatus.ACCEPTED):
+        for candidate in items:  # oldest first: the record keeps proposal order
+            if len(drop) >= excess:
+                break
+            if candidate.status is status:
+                drop.add(candidate.candidate_id)
+    kept = [c for c in items if c.candidate_id not in drop]
+    return kept, len(drop), max(0, min(incoming, limit - len(kept)))
+
+
+class CandidateQueue:
+    def __init__(self, gate: WriteGate, store: JsonStore) -> None:
+        self._gate = gate
+        self._store = store
+        self._deciding = KeyedLocks()
+
+    async def _read(self, scope: MemoryScope) -> QueueRecord:
+        raw = await self._store.get(candidates_key(scope.scope_key))
+        record = QueueRecord()
+        if not isinstance(raw, dict):
+            return record
+        skipped = 0
+        for item in raw.get("items") or []:
+            try:
+                record.items.append(Candidate.from_dict(item))
+            except ValidationError:
+                skipped += 1
+        if skipped:
+            log.warning("[LongTermMemory] %d stored candidate(s) of scope=%s could not be read; skipped", skipped,
+                        scope.scope_key)
+        refused = raw.get("refused")
+        record.refused = refused if isinstance(refused, int) and not isinstance(refused, bool) else 0
+        record.last_refused_at = raw.get("last_refused_at") or None
+        return record
+
+    async def _write(self, scope: MemoryScope, record: QueueRecord) -> None:
+        await self._store.set(candidates_key(scope.scope_key), record.to_dict())
+
+    # ------------------------------------------------------------------ reads
+    async def get(self, scope: MemoryScope, candidate_id: str) -> Candidate:
+        found = (await self._read(scope)).find(candidate_id)
+        if found is None:
+            raise NotFound(f"candidate {candidate_id} not found in this scope", candidate_id=candidate_id)
+        return found
+
+    async def page(self, scope: MemoryScope, statuses: Sequence[CandidateStatus], page: int, page_size: int
+                   ) -> CandidatePage:
+        """Newest first, only the given statuses; counts cover every status."""
+        record = await self._read(scope)
+        counts = {status.value: 0 for status in CandidateStatus}
+        for candidate in record.items:
+            counts[candidate.status.value] += 1
+        chosen = [c for c in reversed(record.items) if c.status in statuses]
+        pages = max(1, -(-len(chosen) // page_size))
+        if page > pages:
+            raise ValidationError(f"page {page} is past the end (last page is {pages})")
+        start = (page - 1) * page_size
+        return CandidatePage(chosen[start:start + page_size], page, pages, len(chosen), counts, record.refused,
+                             record.last_refused_at)
+
+    # ------------------------------------------------------------------ writes
+    async def propose(self, scope: MemoryScope, new: Sequence[Candidate]) -> ProposeResult:
+        """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""
+        if not new:
+            return ProposeResult([])
+        async with self._gate.write(scope, Space.l1(scope.scope_key), "candidate_propose") as tx:
+            record = await self._read(scope)
+            pending = {c.same_as_key for c in record.items if c.is_pending}
+            fresh: list[Candidate] = []
+            for candidate in new:
+                if candidate.same_as_key in pending:
+                    continue
+                pending.add(candidate.same_as_key)
+                fresh.append(candidate)
+            duplicates = len(new) - len(fresh)
+            kept, dropped, fits = make_room(record.items, len(fresh))
+            refused = len(fresh) - fits
+            taken = record.ids()
+            added: list[Candidate] = []
+            for candidate in fresh[:fits]:
+                added.append(replace(candidate, candidate_id=new_candidate_id(taken)))
+                taken.add(added[-1].candidate_id)
+            if not added and not refused:
+                return ProposeResult([], duplicates=duplicates)
+            record.items = kept + added
+            if refused:
+                record.refused += refused
+                record.last_refused_at = now_iso()
+            await tx.call("storage write", partial(self._write, scope, record))
+            for candidate in added:
+                tx.applied("candidate_propose", "candidate", candidate.candidate_id,
+                           f"proposed {candidate.describe()} candidate ({candidate.origin.value}, {candidate.rule})",
+                           kind=candidate.kind.value, origin=candidate.origin.value, rule=candidate.rule,
+                           source_ref=candidate.source_ref)
+        if refused:
+            log.warning("[LongTermMemory] candidate queue of scope=%s is full (%d pending); %d new candidate(s) "
+                        "refused", scope.scope_key, MAX_CANDIDATES, refused)
+        if dropped:
+            log.info("[LongTermMemory] candidate queue of scope=%s: %d decided candidate(s) dropped to make room",
+                     scope.scope_key, dropped)
+        return ProposeResult(added, refused, duplicates, dropped)
+
+    @contextlib.asynccontextmanager
+    async def deciding(self, scope: MemoryScope) -> AsyncIterator[None]:
+        """One decision at a time per scope, held from the pending check to the mark."""
+        async with self._deciding.hold(scope.scope_key):
+            yield
+
+    @staticmethod
+    def check_decidable(candidate: Candidate, *, accepting: bool) -> None:
+        if not candidate.is_pending:
+            raise ValidationError(f"candidate {candidate.candidate_id} is already {candidate.status.value}")
+        if accepting and candidate.kind is CandidateKind.IGNORE:
+            raise ValidationError(f"candidate {candidate.candidate_id} stands for a message that looked like a "
+                                  "credential; there is nothing to apply. Reject it to dismiss it")
+
+    async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: str, *,
+                     by: str, applied_type: str | None = None, applied_id: str | None = None) -> Candidate:
+        """Mark a pending candidate accepted or rejected, audited as `operation`."""
+        async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
+            record = await self._read(scope)
+            candidate = record.find(candidate_id)
+            if candidate is None:
+                raise NotFound(f"candidate {candidate_id} not found in this scope", candidate_id=candidate_id)
+            self.check_decidable(candidate, accepting=False)
+            decided = candidate.decided(status, by, applied_type, applied_id)
+            record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
+            await tx.call("storage write", partial(self._write, scope, record))
+            applied = f" -> {applied_type} {applied_id}" if applied_type else ""
+            tx.applied(operation, "candidate", candidate_id,
+                       f"{status.value} {candidate.describe()} candidate ({candidate.origin.value}){applied}",
+                       decided_by=by, source_ref=candidate.source_ref, claim_type=candidate.claim_type,
+                       applied_type=applied_type, applied_id=applied_id)
+        return decided

@@ -10,6 +10,21 @@ Nothing here knows about chat formatting or HTML.
 from . import params
 from ._audit import AuditPage
 from ._fences import Fence
+
+# --- consolidation (K)
+from .consolidation import (
+    ArchivalCandidate,
+    ConsolidationDisabled,
+    ConsolidationPreview,
+    ConsolidationRun,
+    Draft,
+    DraftSource,
+    ProfileUpdate,
+    ProposalRejected,
+    Statement,
+)
+
+# ---
 from .diagnostics import HealthItem, HealthReport, Level
 from .episodes.lifecycle import DeleteCriteria, RestoreResult
 from .episodes.model import (
@@ -72,9 +87,15 @@ __all__ = [
     "LISTED_STATUSES",
     "MAX_TOP_K",
     "TOOL_RECALL",
+    "ArchivalCandidate",
     "AuditPage",
     "ClaimType",
+    "ConsolidationDisabled",
+    "ConsolidationPreview",
+    "ConsolidationRun",
     "DeleteCriteria",
+    "Draft",
+    "DraftSource",
     "Episode",
     "EpisodePage",
     "EpisodeStatus",
@@ -100,7 +121,9 @@ __all__ = [
     "PartialWrite",
     "Profile",
     "ProfileLimits",
+    "ProfileUpdate",
     "Profiles",
+    "ProposalRejected",
     "RecallFilters",
     "RecallRecipe",
     "RestoreResult",
@@ -109,6 +132,7 @@ __all__ = [
     "Space",
     "SpaceKind",
     "StateError",
+    "Statement",
     "UnrecordedChange",
     "ValidationError",
     "clean_tags",

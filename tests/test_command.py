@@ -64,8 +64,7 @@ async def test_help_unknown_subcommand_and_features_not_in_this_version(harness:
     assert unknown.startswith("Unknown subcommand 'frobnicate'") and "!memory list [page]" in unknown
     # A registered-looking token still lands in the one "*" handler (the SDK would shift it away otherwise).
     assert (await chat.run("!memory *")).startswith("Unknown subcommand")
-    for command in ("!memory consolidate preview", "!memory consolidate run p-1", "!memory candidates",
-                    "!memory candidate accept c-1"):
+    for command in ("!memory candidates", "!memory candidate accept c-1"):
         assert "not available in this version" in await chat.run(command)
 
 

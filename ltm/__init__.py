@@ -24,6 +24,20 @@ from .candidates import (
 )
 
 # ----
+# --- consolidation (K)
+from .consolidation import (
+    ArchivalCandidate,
+    ConsolidationDisabled,
+    ConsolidationPreview,
+    ConsolidationRun,
+    Draft,
+    DraftSource,
+    ProfileUpdate,
+    ProposalRejected,
+    Statement,
+)
+
+# ---
 from .diagnostics import HealthItem, HealthReport, Level
 from .episodes.lifecycle import DeleteCriteria, RestoreResult
 from .episodes.model import (
@@ -86,9 +100,15 @@ __all__ = [
     "LISTED_STATUSES",
     "MAX_TOP_K",
     "TOOL_RECALL",
+    "ArchivalCandidate",
     "AuditPage",
     "ClaimType",
+    "ConsolidationDisabled",
+    "ConsolidationPreview",
+    "ConsolidationRun",
     "DeleteCriteria",
+    "Draft",
+    "DraftSource",
     "Episode",
     "EpisodePage",
     "EpisodeStatus",
@@ -114,7 +134,9 @@ __all__ = [
     "PartialWrite",
     "Profile",
     "ProfileLimits",
+    "ProfileUpdate",
     "Profiles",
+    "ProposalRejected",
     "RecallFilters",
     "RecallRecipe",
     "RestoreResult",
@@ -123,6 +145,7 @@ __all__ = [
     "Space",
     "SpaceKind",
     "StateError",
+    "Statement",
     "UnrecordedChange",
     "ValidationError",
     "clean_tags",

@@ -99,6 +99,57 @@ def document_prefix(kb_id: str) -> str:
     return _key("doc", escape(kb_id), "")
 
 
+# ---------------------------------------------------------------- consolidation (K): drafts and lineage
+# Pending review drafts: v2/draft/<kb>/<user_key>/<scope_key>/<proposal_id> (full draft, source texts included).
+# Closed proposals of one scope: v2/draftlog/<kb>/<scope_key> (ids and outcomes only, never texts).
+# Summary lineage of one L2 space: v2/lineage/<kb>/<user_key> ({summary_id: [source ids]}).
+DRAFT_PREFIX = _key("draft", "")
+
+
+def draft_key(kb_id: str, user_key: str, scope_key: str, proposal_id: str) -> str:
+    return _key("draft", escape(kb_id), escape(user_key), escape(scope_key), escape(proposal_id))
+
+
+def draft_space_prefix(kb_id: str, user_key: str) -> str:
+    """Every pending draft over one L2 space (all the sessions that share it)."""
+    return _key("draft", escape(kb_id), escape(user_key), "")
+
+
+def draft_scope_prefix(kb_id: str, user_key: str, scope_key: str) -> str:
+    return _key("draft", escape(kb_id), escape(user_key), escape(scope_key), "")
+
+
+def draft_kb_prefix(kb_id: str) -> str:
+    return _key("draft", escape(kb_id), "")
+
+
+def parse_draft_key(key: str) -> tuple[str, str, str, str] | None:
+    """(kb_id, user_key, scope_key, proposal_id) of a pending-draft key, or None."""
+    if not key.startswith(DRAFT_PREFIX):
+        return None
+    parts = key[len(DRAFT_PREFIX):].split("/")
+    if len(parts) != 4 or not all(parts):
+        return None
+    kb_id, user_key, scope_key, proposal_id = (unescape(p) for p in parts)
+    return kb_id, user_key, scope_key, proposal_id
+
+
+def draft_log_key(kb_id: str, scope_key: str) -> str:
+    return _key("draftlog", escape(kb_id), escape(scope_key))
+
+
+def draft_log_kb_prefix(kb_id: str) -> str:
+    return _key("draftlog", escape(kb_id), "")
+
+
+def lineage_key(kb_id: str, user_key: str) -> str:
+    return _key("lineage", escape(kb_id), escape(user_key))
+
+
+def lineage_kb_prefix(kb_id: str) -> str:
+    return _key("lineage", escape(kb_id), "")
+
+
 def scope_marker_key(scope_key: str) -> str:
     """A small record saying this session scope has written memory (the console lists known scopes)."""
     return _key("scope", escape(scope_key))

@@ -12,7 +12,14 @@ from functools import partial
 from typing import Any
 
 from ._fences import FenceRegistry
-from ._storage import KB_CONFIGS_KEY, JsonStore, document_prefix
+from ._storage import (
+    KB_CONFIGS_KEY,
+    JsonStore,
+    document_prefix,
+    draft_kb_prefix,
+    draft_log_kb_prefix,
+    lineage_kb_prefix,
+)
 from .episodes.store import EpisodeStore
 from .errors import LTMError, NoKnowledgeBase, ValidationError
 from .gate import WriteGate
@@ -63,8 +70,8 @@ class KnowledgeBaseRegistry:
         return settings
 
     async def unregister(self, kb_id: str) -> bool:
-        """Delete the KB's vectors, document indexes, fences and config (F4). Never refused by a fence:
-        the host removes the KB whatever the plugin answers."""
+        """Delete the KB's vectors, document indexes, consolidation drafts and lineage, fences and config
+        (F4). Never refused by a fence: the host removes the KB whatever the plugin answers."""
         async with self._gate.removing_collection(kb_id), \
                 self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
             record = await self._record()
@@ -79,6 +86,19 @@ class KnowledgeBaseRegistry:
                     tx.noted("fence_clear", "fence", fence.space.key, "cleared because the knowledge base was removed")
             for key in await self._store.keys(document_prefix(kb_id)):
                 await tx.call("storage delete", partial(self._store.delete, key))
+            # Consolidation data of this collection only: pending drafts (they quote source texts),
+            # closed-proposal logs and summary lineage (K5).
+            try:
+                cleared = 0
+                for prefix in (draft_kb_prefix(kb_id), draft_log_kb_prefix(kb_id), lineage_kb_prefix(kb_id)):
+                    for key in await self._store.keys(prefix):
+                        await tx.call("storage delete", partial(self._store.delete, key))
+                        cleared += 1
+                if cleared:
+                    tx.noted("draft_clear", "knowledge_base", kb_id,
+                             f"{cleared} consolidation record(s) of the removed knowledge base deleted")
+            except LTMError as exc:
+                log.warning("[LongTermMemory] could not clear consolidation drafts of kb=%s: %s", kb_id, exc.code)
             if known:
                 new = {"order": [k for k in record["order"] if k != kb_id],
                        "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}

@@ -8,6 +8,7 @@ module that does the work:
 - `episodes.recall`     ranked recall (E3, E6-E8)
 - `episodes.lifecycle`  remember/supersede, archive, restore, forget, bulk delete (E4, E5, C)
 - `episodes.transfer`   import, export, KB documents (C, E10)
+- `consolidation`       archival of superseded records, reviewed summaries and their drafts (K)
 - `kb_registry`         the memory knowledge base and scopes (S4, S8)
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
 - `candidates`          candidate extraction and its review queue (Q1-Q4)
@@ -33,9 +34,10 @@ from .candidates.queue import CandidatePage, CandidateQueue
 from .candidates.records import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from .candidates.review import EPISODE_SOURCE, CandidateRun, episode_fields, profile_change, speaker_scope
 from .candidates.rules import SPEAKER, CandidateKind
+from .consolidation import ConsolidationPreview, ConsolidationRun, Consolidator, Draft, DraftBook
 from .diagnostics import Diagnostics, HealthReport
 from .episodes.lifecycle import DeleteCriteria, EpisodeLifecycle, RestoreResult
-from .episodes.model import Episode, EpisodeDraft, EpisodeStatus
+from .episodes.model import MAX_TAG_CHARS, Episode, EpisodeDraft, EpisodeStatus
 from .episodes.ranking import ScoredEpisode
 from .episodes.recall import Recaller, RecallFilters
 from .episodes.recipes import AUTO_RECALL, RecallRecipe
@@ -78,8 +80,12 @@ class MemoryService:
         self._profiles = ProfileBook(self._gate, store, limits or ProfileLimits)
         self._kbs = KnowledgeBaseRegistry(self._gate, store, self._fences, self._episodes)
         self._recaller = Recaller(self._episodes)
-        self._lifecycle = EpisodeLifecycle(self._gate, self._episodes)
-        self._transfer = EpisodeTransfer(self._gate, self._episodes, store)
+        # Summaries and review drafts derived from episodes are removed before their sources change (K5).
+        self._drafts = DraftBook(store, self._episodes)
+        self._lifecycle = EpisodeLifecycle(self._gate, self._episodes, self._drafts)
+        self._transfer = EpisodeTransfer(self._gate, self._episodes, store, self._drafts)
+        self._consolidator = Consolidator(self._gate, self._episodes, ports.index, ports.llm, self._drafts,
+                                          self._profiles)
         self._diagnostics = Diagnostics(store, self._fences, ports.index, ports.embedder, ports.directory)
         # ---- candidate extraction (Q)
         self._llm = ports.llm
@@ -205,6 +211,29 @@ class MemoryService:
     async def export_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
         await self._l2(scope)
         return await self._transfer.export(scope, statuses)
+
+    # ------------------------------------------------------------------ consolidation (K)
+    async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None) -> ConsolidationPreview:
+        """K1/K3: archival candidates with risk notes; with a consolidation model, also one review draft
+        (stored in the scope under a one-use proposal id). Never changes an episode."""
+        settings = await self._l2(scope)
+        chosen_tag = params.text(tag, "tag", max_chars=MAX_TAG_CHARS, required=False).lower()
+        return await self._consolidator.preview(scope, settings, tag=chosen_tag)
+
+    async def consolidation_run(self, scope: MemoryScope, proposal_id: Any = None) -> ConsolidationRun:
+        """K2 without a proposal id (archive old superseded records); K4/K6 with one (apply a reviewed
+        draft). Both need consolidation_enabled."""
+        settings = await self._l2(scope)
+        return await self._consolidator.run(scope, settings, proposal_id)
+
+    async def consolidation_drafts(self, scope: MemoryScope) -> list[Draft]:
+        """The scope's pending review drafts, oldest first (K7)."""
+        await self._l2(scope)
+        return await self._consolidator.drafts(scope)
+
+    async def discard_draft(self, scope: MemoryScope, proposal_id: Any) -> Draft:
+        await self._l2(scope)
+        return await self._consolidator.discard(scope, proposal_id)
 
     # ------------------------------------------------------------------ audit (A)
     async def audit_page(self, scope: MemoryScope, page: int, page_size: int = 10) -> AuditPage:

@@ -403,13 +403,13 @@ async def test_installation_fence_is_cleared_only_when_named(harness: PluginHarn
     assert [s["scope_key"] for s in (await ok(harness, "/overview"))["scopes"]] == ["bot-1:group_g1"]
 
 
-async def test_review_is_reported_as_not_available(harness: PluginHarness) -> None:
+async def test_review_reports_both_switches_and_the_spaces_drafts(harness: PluginHarness) -> None:
     data = await ok(harness, "/review", {})
-    assert data["enabled"] is False and "not available" in data["message"]
+    assert data["enabled"] is True and data["settings"] == {"consolidation_enabled": False,
+                                                            "candidate_extraction_enabled": False}
     await harness.create_memory_kb(consolidation_enabled=True)
     data = await ok(harness, "/review", {"space": SPACE_G1})
-    assert data["enabled"] is False and data["settings"]["consolidation_enabled"] is True
-    assert data["drafts"] == [] and data["candidates"] == []
+    assert data["settings"]["consolidation_enabled"] is True and data["drafts"] == []
 
 
 # --------------------------------------------------------------------------- bad requests

@@ -6,7 +6,7 @@ yielded reply; an unknown token without `"*"` crashes the SDK
 (docs/HOST-FACTS.md, commands). So this component registers exactly one `"*"`
 subcommand that parses the command text itself, never raises, and yields exactly
 one `CommandReturn(text=...)`. The subcommands themselves are declared in
-`views.py`, `changes.py`, `transfer.py` and `candidates.py` through `registry.subcommand`.
+`views.py`, `changes.py`, `transfer.py`, `consolidate.py` and `candidates.py` through `registry.subcommand`.
 
 Who may change memory. A subcommand declared `mutating` changes a memory space
 that may be shared: a group's space is shared by its members, and in `bot`
@@ -29,7 +29,14 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import candidates, changes, render, transfer, views  # noqa: F401 - they register them
+from components.commands import (  # noqa: F401 - they register the subcommands
+    candidates,
+    changes,
+    consolidate,
+    render,
+    transfer,
+    views,
+)
 from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import SUBCOMMANDS, Call, help_text, subcommand, usage_text
 from components.common.envelope import message
@@ -39,7 +46,7 @@ from ltm.langbot import identity_from_query
 log = logging.getLogger("LongTermMemory")
 
 ADMIN_PRIVILEGE = 2
-NOT_AVAILABLE = {"consolidate": "consolidation"}
+NOT_AVAILABLE: dict[str, str] = {}  # every subcommand of the command table exists now
 
 
 def _not_available(topic: str) -> None:

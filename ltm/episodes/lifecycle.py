@@ -4,6 +4,11 @@ Every mutating function here runs inside one `WriteGate.write` block of the L2
 space, so it is serialized, fenced and audited in one place (docs/ARCHITECTURE.md,
 "The write gate"). Validation that needs stored records happens under the lock,
 before the first host write: a refused request writes nothing.
+
+Records derived from episodes (consolidation summaries and pending review drafts,
+K5) are handled through `DerivedRecords`: before an episode is superseded,
+archived, forgotten or bulk-deleted, in the same locked write, whatever was
+derived from it in the same space is removed first.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
+from typing import Protocol
 
 from ..errors import HostError, NotFound, ValidationError
 from ..gate import WriteGate, WriteTx
@@ -97,10 +103,26 @@ class DeleteCriteria:
         return True
 
 
+class DerivedRecords(Protocol):
+    """What depends on episodes of a space (K5). Called inside the space's L2 write, before the change:
+    `removed=True` when the episodes are deleted, False when they only stop being active (superseded,
+    archived). Implemented by `ltm.consolidation`; every write it makes goes through `tx`."""
+
+    async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
+                            removed: bool) -> None: ...
+
+
+class NoDerivedRecords:
+    async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
+                            removed: bool) -> None:
+        return None
+
+
 class EpisodeLifecycle:
-    def __init__(self, gate: WriteGate, store: EpisodeStore) -> None:
+    def __init__(self, gate: WriteGate, store: EpisodeStore, derived: DerivedRecords | None = None) -> None:
         self._gate = gate
         self._store = store
+        self._derived: DerivedRecords = derived or NoDerivedRecords()
 
     async def _get(self, scope: MemoryScope, episode_id: str) -> Episode:
         episode = await self._store.get(scope.kb_id, scope.user_key, episode_id)
@@ -134,6 +156,9 @@ class EpisodeLifecycle:
             # One embedding call for both steps, before any write: if it fails, nothing changed.
             vectors = await self._store.embed(settings.embedding_model_uuid,
                                               [episode.content, *(e.content for e in replaced)])
+            if targets:
+                # K5: summaries built from a corrected record, and drafts that quote it, go first.
+                await self._derived.before_change(tx, scope, [t.episode_id for t in targets], removed=False)
             await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
                 "remember", "episode", e.episode_id,
                 f"stored episode ({len(e.content)} chars, importance {e.importance})", tags=list(e.tags)),
@@ -163,6 +188,8 @@ class EpisodeLifecycle:
             if episode.status not in allowed:
                 raise ValidationError(f"episode {episode.episode_id} is {episode.status.value}; cannot {operation} it")
             updated = episode.with_status(new_status)
+            if new_status is not EpisodeStatus.ACTIVE:
+                await self._derived.before_change(tx, scope, [episode.episode_id], removed=False)
             await write_episodes(tx, self._store, settings, [updated], lambda t, e: t.applied(
                 operation, "episode", e.episode_id, f"{episode.status.value} -> {new_status.value}",
                 previous_status=episode.status.value))
@@ -175,6 +202,7 @@ class EpisodeLifecycle:
         space = Space.l2(scope.kb_id, scope.user_key)
         async with self._gate.write(scope, space, operation) as tx:
             episode = await self._get(scope, episode_id)
+            await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)
             await tx.call("vector delete", lambda: self._store.delete(scope.kb_id, scope.user_key,
                                                                      [episode.episode_id]))
             tx.applied(operation, "episode", episode.episode_id, f"deleted {episode.status.value} episode")
@@ -191,6 +219,8 @@ class EpisodeLifecycle:
             while True:
                 listing = await self._store.enumerate(scope.kb_id, scope.user_key)
                 matches = [e for e in listing.episodes if criteria.matches(e)]
+                if matches:
+                    await self._derived.before_change(tx, scope, [e.episode_id for e in matches], removed=True)
                 for start in range(0, len(matches), UPSERT_BATCH):
                     batch = matches[start : start + UPSERT_BATCH]
                     await tx.call("vector delete", partial(self._store.delete, scope.kb_id, scope.user_key,

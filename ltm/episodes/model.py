@@ -26,6 +26,11 @@ MAX_TAG_CHARS = 40
 MAX_SOURCE_REF_CHARS = 300
 MAX_SENDER_CHARS = 200
 DEFAULT_IMPORTANCE = 2
+# The recall record size budget: one stored record (its text, its speaker, and the name and value of
+# every flat field) stays within this many characters, so whatever recall hands on stays bounded. An
+# ordinary episode stays well inside it; a consolidation summary is checked before it is activated
+# (its lineage grows with its sources). A character bound, not a token estimate.
+MAX_RECORD_CHARS = 8000
 
 
 class EpisodeStatus(str, enum.Enum):
@@ -42,6 +47,11 @@ class ClaimType(str, enum.Enum):
     UNKNOWN = "unknown"
     USER_STATEMENT = "user_statement"
     INFERENCE = "inference"
+
+
+def record_chars(record: IndexRecord) -> int:
+    """The size of one stored record as the recall record budget counts it (see MAX_RECORD_CHARS)."""
+    return len(record.text) + len(record.speaker) + sum(len(str(k)) + len(str(v)) for k, v in record.fields.items())
 
 
 def parse_status(value: Any, field_name: str = "status") -> EpisodeStatus:

@@ -27,7 +27,7 @@ from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import normalize_time
-from .lifecycle import new_episode, write_episodes
+from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
 from .model import (
     MAX_SENDER_CHARS,
     Episode,
@@ -180,10 +180,12 @@ def _audit_import(operation: str, document_id: str | None) -> Any:
 
 
 class EpisodeTransfer:
-    def __init__(self, gate: WriteGate, store: EpisodeStore, json_store: JsonStore) -> None:
+    def __init__(self, gate: WriteGate, store: EpisodeStore, json_store: JsonStore,
+                 derived: DerivedRecords | None = None) -> None:
         self._gate = gate
         self._store = store
         self._json = json_store
+        self._derived: DerivedRecords = derived or NoDerivedRecords()
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
                               operation: str = "import", keep_senders: bool = True) -> list[Episode]:
@@ -216,7 +218,8 @@ class EpisodeTransfer:
         return scope, [str(i) for i in index.get("ids") or []]
 
     async def delete_document(self, kb_id: str, document_id: str) -> int:
-        """Remove exactly the records one ingested document created (E10)."""
+        """Remove exactly the records one ingested document created (E10), and first whatever was derived
+        from them (K5; in bot isolation the space, and so the cascade, covers every chat of the bot)."""
         found = await self.document_scope(kb_id, document_id)
         if found is None:
             return 0
@@ -224,6 +227,8 @@ class EpisodeTransfer:
         async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), "document_delete") as tx:
             present = await self._present(kb_id, scope.user_key, ids)
             if present:
+                # K5: summaries built from the document's records, and drafts quoting them, go first.
+                await self._derived.before_change(tx, scope, present, removed=True)
                 await tx.call("vector delete", lambda: self._store.delete(kb_id, scope.user_key, present))
                 for episode_id in present:
                     tx.applied("document_delete", "episode", episode_id, f"document {document_id} deleted")

@@ -1,7 +1,7 @@
-/* Review tab: two parts, each with its own loader and renderer, loaded side by side.
-   - drafts: consolidation drafts (for now: whether consolidation is switched on);
-   - candidates: the selected space's candidate queue, with accept / reject.
-   A part that fails to load shows its own error; the other part still renders. */
+/* Review tab: the switches of both review features, then one part per feature, each with its
+   own loader and renderer, loaded side by side: consolidation drafts (drafts.load / drafts.render)
+   and the candidate queue (candidates.load / candidates.render). A part that fails to load shows
+   its own error; the other part still renders. */
 (function () {
   'use strict';
   var C = window.ltmConsole;
@@ -16,19 +16,6 @@
   function flag(key, on) {
     return h('div', { class: 'stat' }, h('div', { class: 'k' }, t(key)), h('div', { class: 'v' }, t(on ? 'review.enabled' : 'review.disabled')));
   }
-
-  // ---------------------------------------------------------------- drafts (consolidation)
-  var drafts = {
-    load: function () { return call('/review', S.space ? spaceBody() : {}); },
-    render: function (part) {
-      if (part.error) return errorBox(part.error);
-      var d = part.data;
-      return h('div', { class: 'stack' },
-        h('h3', null, t('review.drafts')),
-        alertBox('info', d.enabled ? d.message : t('review.off')),
-        h('div', { class: 'stats wide' }, flag('review.consolidation', d.settings.consolidation_enabled)));
-    }
-  };
 
   // ---------------------------------------------------------------- candidates (the candidate queue)
   var cand = { page: 1, all: false, notice: null };
@@ -121,23 +108,173 @@
     }
   };
 
+  // ------------------------------------------------------------------ consolidation drafts (K7)
+  var drafts = (function () {
+    // Survives reloads of the tab, forgotten when the space changes.
+    var state = { notice: null, archival: null, busy: false, tag: '', model: false };
+
+    function load() {
+      if (!S.space) return Promise.resolve(null);
+      return call('/review/drafts', spaceBody());
+    }
+    function reset() { state = { notice: null, archival: null, busy: false, tag: '', model: false }; }
+
+    function settle(notice) {
+      state.busy = false;
+      state.notice = notice;
+      S.views.audit = {};     // every draft action is audited
+      S.views.episodes = {};  // an approval adds a record
+      S.views.export = {};
+      return loadTab('review');
+    }
+    function failed(err) {
+      state.busy = false;
+      state.notice = { kind: 'error', error: err };
+      renderPanel('review');
+      if (err.code === 'fenced') C.loadOverview();
+    }
+    function ask() {
+      if (state.busy) return;
+      state.busy = true; state.notice = null; state.archival = null;
+      renderPanel('review');
+      var extra = state.tag ? { tag: state.tag } : null;
+      call('/review/draft/preview', spaceBody(extra)).then(function (data) {
+        state.archival = { items: data.archival || [], total: data.archival_total || 0 };
+        var notice;
+        if (data.draft) notice = { kind: 'ok', message: t('drafts.made', { id: shortId(data.draft.proposal_id) }) };
+        else if (data.rejected) notice = { kind: 'error', error: { message: t('drafts.rejected', { note: data.note }) } };
+        else if (state.model) notice = { kind: 'info', message: t('drafts.noDraft', { note: data.note }) };
+        return settle(notice);
+      }, failed);
+    }
+    function approve(d) {
+      confirmDialog({ title: t('drafts.confirmApproveTitle'), body: t('drafts.confirmApprove', { n: d.sources.length }),
+        extra: d.summary.length > 200 ? d.summary.slice(0, 200) + '…' : d.summary, confirm: t('drafts.approve') })
+        .then(function (yes) {
+          if (!yes) return;
+          state.busy = true; renderPanel('review');
+          call('/review/draft/approve', spaceBody({ proposal_id: d.proposal_id })).then(function (data) {
+            var message = t('drafts.approved', { id: data.summary.id });
+            if (data.profile_note) message += ' ' + t('drafts.profileNote', { note: data.profile_note });
+            toast(t('drafts.approvedShort'));
+            return settle({ kind: 'ok', message: message });
+          }, failed);
+        });
+    }
+    function discard(d) {
+      confirmDialog({ title: t('drafts.confirmDiscardTitle'), body: t('drafts.confirmDiscard'), confirm: t('drafts.discard'),
+        danger: true }).then(function (yes) {
+        if (!yes) return;
+        state.busy = true; renderPanel('review');
+        call('/review/draft/discard', spaceBody({ proposal_id: d.proposal_id })).then(function () {
+          toast(t('drafts.discarded'));
+          return settle({ kind: 'ok', message: t('drafts.discarded') });
+        }, failed);
+      });
+    }
+
+    function sourceItem(src, number) {
+      var meta = [fmtTime(src.timestamp)];
+      if (src.sender_name || src.sender_id) meta.push(src.sender_name || src.sender_id);
+      if (src.valid_from || src.valid_until) meta.push(t('drafts.valid', { from: fmtTime(src.valid_from), until: fmtTime(src.valid_until) }));
+      return h('li', { class: 'src', 'data-source-id': src.id },
+        h('p', { class: 'ep-content' }, h('strong', null, '[' + number + '] '), src.content),
+        h('div', { class: 'ep-meta' }, meta.map(function (m) { return h('span', null, m); }),
+          h('span', { class: 'mono', title: src.id }, src.id)));
+    }
+    function draftCard(d, settings) {
+      var number = {}, byId = {};
+      d.sources.forEach(function (s, i) { number[s.id] = i + 1; byId[s.id] = s; });
+      var rows = d.statements.map(function (st, i) {
+        return h('div', { class: 'cmp-row', 'data-statement': i + 1 },
+          h('div', { class: 'cmp-stmt' }, h('div', { class: 'muted small' }, t('drafts.statement', { n: i + 1 })),
+            h('p', { class: 'ep-content' }, st.text)),
+          h('ol', { class: 'cmp-srcs', 'aria-label': t('drafts.sourcesOf', { n: i + 1 }) },
+            st.sources.map(function (id) { return sourceItem(byId[id] || { id: id, content: '' }, number[id] || '?'); })));
+      });
+      var updates = (d.profile_updates || []).map(function (u) {
+        return h('li', null, t('drafts.profileUpdate', { field: u.field, value: u.value }) + ' [' +
+          u.sources.map(function (id) { return number[id] || '?'; }).join(', ') + ']');
+      });
+      return h('article', { class: 'ep draft', 'data-proposal-id': d.proposal_id },
+        h('div', { class: 'panel-head', style: 'margin-bottom:6px' },
+          h('h4', null, t('drafts.draft', { id: shortId(d.proposal_id) })),
+          h('span', { class: 'muted small' }, t('drafts.meta', { time: fmtTime(d.created_at), n: d.sources.length }))),
+        h('div', { class: 'cmp-head', 'aria-hidden': 'true' }, h('span', null, t('drafts.summaryCol')), h('span', null, t('drafts.sourcesCol'))),
+        h('div', { class: 'cmp' }, rows),
+        d.valid_from || d.valid_until ? h('p', { class: 'small muted' }, t('drafts.sharedValidity', { from: fmtTime(d.valid_from), until: fmtTime(d.valid_until) })) : null,
+        updates.length ? h('ul', { class: 'small' }, updates) : null,
+        h('div', { class: 'ep-foot' },
+          h('span', { class: 'ep-id mono small', title: d.proposal_id }, d.proposal_id),
+          h('div', { class: 'row', role: 'group', 'aria-label': t('drafts.actionsFor', { id: shortId(d.proposal_id) }) },
+            h('button', { type: 'button', class: 'btn small primary', 'data-action': 'approve', disabled: state.busy || !settings.enabled,
+              onclick: function () { approve(d); } }, t('drafts.approve')),
+            h('button', { type: 'button', class: 'btn small danger', 'data-action': 'discard', disabled: state.busy,
+              onclick: function () { discard(d); } }, t('drafts.discard')))));
+    }
+    function archivalList() {
+      var a = state.archival;
+      if (!a) return null;
+      if (!a.items.length) return h('p', { class: 'small muted', id: 'drafts-archival' }, t('drafts.archivalNone'));
+      return h('div', { class: 'stack', id: 'drafts-archival' },
+        h('h4', null, t('drafts.archivalTitle', { n: a.items.length, total: a.total })),
+        h('ul', { class: 'list' }, a.items.map(function (c) {
+          return h('li', { class: 'ep' }, h('p', { class: 'ep-content' }, c.episode.content),
+            h('div', { class: 'ep-meta' }, h('span', { class: 'mono' }, c.episode.id)),
+            c.notes.map(function (n) { return h('p', { class: 'small' }, t('drafts.risk', { note: n })); }));
+        })));
+    }
+
+    function render(data) {
+      var parts = [h('h3', null, t('drafts.title')), h('p', { class: 'small muted' }, t('drafts.intro'))];
+      if (!S.space) return h('section', { class: 'stack', id: 'review-drafts' }, parts, h('div', { class: 'empty' }, t('drafts.selectSpace')));
+      if (!data) return h('section', { class: 'stack', id: 'review-drafts' }, parts);
+      var settings = data.settings, list = data.drafts || [], notice = state.notice;
+      state.model = settings.model;
+      var tagInput = h('input', { type: 'text', id: 'draft-tag', maxlength: '40', placeholder: t('drafts.tagPh'),
+        'aria-label': t('drafts.tag'), oninput: function (e) { state.tag = e.target.value.trim(); } });
+      tagInput.value = state.tag;
+      parts.push(
+        !settings.model ? alertBox('info', t('drafts.noModel')) : null,
+        settings.model && !settings.enabled ? alertBox('warn', t('drafts.disabled')) : null,
+        notice ? (notice.error ? errorBox(notice.error) : alertBox(notice.kind, notice.message)) : null,
+        h('div', { class: 'toolbar' },
+          settings.model ? h('label', { class: 'field status-field' }, h('span', null, t('drafts.tag')), tagInput) : null,
+          h('button', { type: 'button', class: 'btn primary', id: 'draft-preview', disabled: state.busy, onclick: ask },
+            state.busy ? t(settings.model ? 'drafts.working' : 'app.loading')
+              : t(settings.model ? 'drafts.preview' : 'drafts.previewArchival'))),
+        list.length ? h('p', { class: 'small' }, t('drafts.check')) : null,
+        list.length ? h('div', { class: 'list', id: 'draft-list' }, list.map(function (d) { return draftCard(d, settings); }))
+          : h('div', { class: 'empty', id: 'draft-empty' }, t('drafts.empty')),
+        archivalList());
+      return h('section', { class: 'stack', id: 'review-drafts' }, parts);
+    }
+
+    return { load: load, render: render, reset: reset };
+  })();
+
+  // ------------------------------------------------------------------ the tab
   C.defineTab('review', {
     needsSpace: false,
     load: function () {
-      return Promise.all([settled(drafts.load()), settled(candidates.load())]).then(function (parts) {
-        return { drafts: parts[0], candidates: parts[1] };
+      return Promise.all([settled(call('/review', S.space ? spaceBody() : {})), settled(drafts.load()),
+        settled(candidates.load())]).then(function (parts) {
+        return { review: parts[0], drafts: parts[1], candidates: parts[2] };
       });
     },
+    reset: function () { drafts.reset(); cand = { page: 1, all: cand.all, notice: null }; },
     render: function (panel, view) {
-      var d = view.data;
+      var d = view.data, r = d && d.review && d.review.data;
       fill(panel,
         head(t('review.title'), refreshBtn('review')),
         view.error ? errorBox(view.error) : null,
         view.loading && !d ? loadingBox() : null,
+        d && d.review.error ? errorBox(d.review.error) : null,
+        r ? h('div', { class: 'stats wide' }, flag('review.consolidation', r.settings.consolidation_enabled),
+          flag('review.candidates', r.settings.candidate_extraction_enabled)) : null,
         d ? h('div', { class: 'stack' },
-          h('section', { id: 'review-drafts' }, drafts.render(d.drafts)),
+          d.drafts.error ? h('section', { id: 'review-drafts' }, errorBox(d.drafts.error)) : drafts.render(d.drafts.data),
           h('section', { id: 'review-candidates' }, candidates.render(d.candidates))) : null);
-    },
-    reset: function () { cand = { page: 1, all: cand.all, notice: null }; }
+    }
   });
 })();

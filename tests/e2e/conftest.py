@@ -9,7 +9,7 @@ itself) is created on first use and reused afterwards.
 
 Environment:
 - LTM_SKIP_E2E=1            skip the real-host tests (test_real_langbot.py, test_run_local.py,
-                            test_real_candidates.py)
+                            test_real_candidates.py, test_real_consolidation.py)
 - LTM_E2E_EMBEDDER          hashing (default: deterministic) | auto | minilm
 - LTM_E2E_KEEP_DATA=1       keep the temp data dir (LangBot db, logs, model request log)
 When an e2e test fails, the tails of the LangBot, runtime (plugin logs) and model
@@ -36,7 +36,8 @@ from devhost.stack import SetupInfo, Stack, StackConfig
 _ACTIVE: list[Stack] = []
 
 
-REAL_HOST_MODULES = {"test_real_langbot.py", "test_run_local.py", "test_real_candidates.py"}  # start LangBot; the rest is fast
+REAL_HOST_MODULES = {"test_real_langbot.py", "test_run_local.py", "test_real_candidates.py",
+                     "test_real_consolidation.py"}  # start LangBot; the rest is fast
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -328,19 +328,21 @@ async def fence_clear(memory: MemoryService, body: Body) -> Result:
 
 
 async def review(memory: MemoryService, body: Body) -> Result:
-    """K7 / Q: consolidation drafts and the candidate queue are not built yet."""
+    """K7 / Q: the switches of both review features and, for a selected space, its pending consolidation
+    drafts (the candidate queue has its own endpoint, /candidates)."""
     _allowed(body, {"space"})
-    await optional_space(memory, body)
+    space = await optional_space(memory, body)
     found = await memory.memory_kb()
     settings = found[1] if found else None
+    drafts = [d.to_public() for d in await memory.consolidation_drafts(space.scope)] if space and found else []
     return {
-        "enabled": False,
-        "message": "Consolidation review is not available in this version.",
+        "enabled": True,
+        "message": "",
         "settings": {
             "consolidation_enabled": settings.consolidation_enabled if settings else False,
             "candidate_extraction_enabled": settings.candidate_extraction_enabled if settings else False,
         },
-        "drafts": [],
+        "drafts": drafts,
         "candidates": [],
     }
 
@@ -389,6 +391,65 @@ candidate_accept = _candidate_action(lambda m, s, i: m.accept_candidate(s, i))
 candidate_reject = _candidate_action(lambda m, s, i: m.reject_candidate(s, i))
 
 
+# ---------------------------------------------------------------------- consolidation drafts (K7)
+
+
+def _consolidation_settings(memory_kb: Any) -> dict[str, Any]:
+    settings = memory_kb[1] if memory_kb else None
+    return {
+        "kb": bool(memory_kb),
+        "enabled": bool(settings and settings.consolidation_enabled),
+        "model": bool(settings and settings.consolidation_model_uuid),
+        "apply_profile_updates": bool(settings and settings.consolidation_apply_profile_updates),
+        "min_age_days": settings.consolidation_min_age_days if settings else None,
+        "max_candidates": settings.consolidation_max_candidates if settings else None,
+    }
+
+
+async def review_drafts(memory: MemoryService, body: Body) -> Result:
+    """The selected space's pending summary drafts, each with its sources in full."""
+    _allowed(body, {"space"})
+    space = await resolve_space(memory, body)
+    found = await memory.memory_kb()
+    drafts = await memory.consolidation_drafts(space.scope) if found else []
+    return {"space": space.to_dict(), "settings": _consolidation_settings(found),
+            "drafts": [d.to_public() for d in drafts]}
+
+
+async def review_draft_preview(memory: MemoryService, body: Body) -> Result:
+    """The same preview as `!memory consolidate preview`: archival candidates, and with a consolidation
+    model one new draft (or why there is none). Changes no episode."""
+    _allowed(body, {"space", "tag"})
+    space = await resolve_space(memory, body)
+    preview = await memory.consolidation_preview(space.scope, tag=body.get("tag"))
+    return {
+        "space": space.to_dict(),
+        "draft": preview.draft.to_public() if preview.draft else None,
+        "note": preview.draft_note,
+        "rejected": preview.rejected,
+        "archival": [{"episode": _episode(c.episode), "notes": list(c.notes)} for c in preview.archival],
+        "archival_total": preview.archival_total,
+    }
+
+
+async def review_draft_approve(memory: MemoryService, body: Body) -> Result:
+    """`run <proposal_id>`: the same checks, the same audit."""
+    _allowed(body, {"space", "proposal_id"})
+    space = await resolve_space(memory, body)
+    result = await memory.consolidation_run(space.scope, _text(body.get("proposal_id"), "proposal_id",
+                                                               limit=MAX_ID_CHARS))
+    return {"space": space.to_dict(), "proposal_id": result.proposal_id,
+            "summary": _episode(result.summary) if result.summary else None,
+            "sources": [_episode(e) for e in result.sources], "profile_note": result.profile_note}
+
+
+async def review_draft_discard(memory: MemoryService, body: Body) -> Result:
+    _allowed(body, {"space", "proposal_id"})
+    space = await resolve_space(memory, body)
+    draft = await memory.discard_draft(space.scope, _text(body.get("proposal_id"), "proposal_id", limit=MAX_ID_CHARS))
+    return {"space": space.to_dict(), "proposal_id": draft.proposal_id}
+
+
 Handler = Callable[[MemoryService, Body], Awaitable[Result]]
 
 # endpoint -> (handler, read_only). Read-only endpoints also answer GET.
@@ -412,6 +473,11 @@ ROUTES: dict[str, tuple[Handler, bool]] = {
     "/candidates": (candidates, True),
     "/candidate/accept": (candidate_accept, False),
     "/candidate/reject": (candidate_reject, False),
+    # consolidation drafts (K7)
+    "/review/drafts": (review_drafts, True),
+    "/review/draft/preview": (review_draft_preview, False),
+    "/review/draft/approve": (review_draft_approve, False),
+    "/review/draft/discard": (review_draft_discard, False),
 }
 
 

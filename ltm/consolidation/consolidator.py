@@ -1,0 +1,394 @@
+"""Consolidation (K1-K8): preview, run, and the review drafts of a scope.
+
+Two paths:
+
+- **Archival (no model).** `preview` lists superseded records old enough to archive, with
+  risk notes; `run` (needs `consolidation_enabled`) archives exactly those, each audited.
+- **Reviewed summaries (`consolidation_model_uuid`).** `preview` picks a bounded set of
+  active sources, asks the model once (30 s, bounded input and output; the KB is held
+  against removal for the whole call, K8), validates the answer and stores a review
+  draft under a one-use proposal id. `run <proposal_id>` re-checks the draft and its
+  sources, writes the summary `archived` with its lineage, reads it back, and only then
+  makes it active. Sources stay active; the summary never outlives any of them.
+
+Active records are never archived, folded away or replaced by counts: a summary is an
+additional record next to its sources.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+
+from .. import params
+from ..episodes.lifecycle import write_episodes
+from ..episodes.model import (
+    MAX_RECORD_CHARS,
+    ClaimType,
+    Episode,
+    EpisodeStatus,
+    FactTime,
+    new_episode_id,
+    record_chars,
+)
+from ..episodes.store import EpisodeStore
+from ..errors import HostFailure, LTMError, StateError, ValidationError
+from ..gate import WriteGate, WriteTx
+from ..guards import refuse_secrets
+from ..identity import MemoryScope
+from ..kb_settings import KBSettings
+from ..ports import LanguageModel, VectorIndex
+from ..profiles.book import ProfileBook
+from ..spaces import Space
+from ..timefields import now_iso, utc_now
+from .archival import archival_candidates
+from .model import (
+    MAX_INPUT_CHARS,
+    MAX_OUTPUT_CHARS,
+    MAX_PENDING_DRAFTS,
+    MIN_SOURCES,
+    MODEL_TIMEOUT_S,
+    SUMMARY_SOURCE,
+    SUMMARY_TAG,
+    ConsolidationDisabled,
+    ConsolidationPreview,
+    ConsolidationRun,
+    Draft,
+    DraftSource,
+    ProposalRejected,
+    common_validity,
+    source_hash,
+)
+from .prompt import build_request, entry_chars, parse_reply
+from .records import DraftBook
+
+log = logging.getLogger("LongTermMemory")
+
+MAX_PROPOSAL_ID_CHARS = 100
+
+
+def clean_proposal_id(value: object) -> str:
+    text = params.text(value, "proposal_id", max_chars=MAX_PROPOSAL_ID_CHARS)
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise ValidationError(f"{text[:40]!r} is not a proposal id (a UUID shown by preview)") from None
+
+
+def select_sources(episodes: Sequence[Episode], lineage: dict[str, list[str]], pending: set[str],
+                   settings: KBSettings, tag: str = "") -> list[Episode]:
+    """The sources of one draft: active records that are not summaries themselves, not covered by an
+    active summary or by a pending draft, oldest first; at most `consolidation_max_candidates`, at
+    most MAX_INPUT_CHARS of quoted data, and sharing a validity interval (else run would refuse)."""
+    by_id = {e.episode_id: e for e in episodes}
+    covered = set(pending)
+    for summary_id, sources in lineage.items():
+        summary = by_id.get(summary_id)
+        if summary is not None and summary.is_active:
+            covered.update(sources)
+    eligible = sorted((e for e in episodes
+                       if e.is_active and not e.derived_from and e.source != SUMMARY_SOURCE
+                       and e.episode_id not in covered and (not tag or tag in e.tags)),
+                      key=lambda e: (e.timestamp, e.episode_id))
+    chosen: list[Episode] = []
+    bounds: list[tuple[str | None, str | None]] = []
+    chars = 0
+    for episode in eligible:
+        if len(chosen) >= settings.consolidation_max_candidates:
+            break
+        size = entry_chars(DraftSource.of(episode))
+        bound = (episode.fact.valid_from, episode.fact.valid_until)
+        if chars + size > MAX_INPUT_CHARS or common_validity([*bounds, bound]) is None:
+            continue
+        chosen.append(episode)
+        bounds.append(bound)
+        chars += size
+    return chosen
+
+
+def summary_episode(scope: MemoryScope, draft: Draft, sources: Sequence[Episode], episode_id: str) -> Episode:
+    """The summary record, staged `archived`: lineage, inference, the proposal as its source_ref, and
+    the validity every source shares (latest start, earliest end)."""
+    speakers = {(e.sender_id, e.sender_name) for e in sources}
+    sender_id, sender_name = next(iter(speakers)) if len(speakers) == 1 else ("", "")
+    identity = scope.identity
+    return Episode(
+        episode_id=episode_id,
+        user_key=scope.user_key,
+        content=draft.summary,
+        timestamp=now_iso(),
+        importance=max(e.importance for e in sources),
+        tags=(SUMMARY_TAG,),
+        status=EpisodeStatus.ARCHIVED,
+        sender_id=sender_id,
+        sender_name=sender_name,
+        bot_uuid=identity.bot_uuid if identity else sources[0].bot_uuid,
+        session_name=identity.session_name if identity else "",
+        source=SUMMARY_SOURCE,
+        fact=FactTime(valid_from=draft.valid_from, valid_until=draft.valid_until,
+                      source_ref=f"consolidation:{draft.proposal_id}", claim_type=ClaimType.INFERENCE),
+        derived_from=tuple(s.episode_id for s in draft.sources),
+    )
+
+
+def _over_budget(episode: Episode) -> int:
+    size = record_chars(episode.to_record())
+    return size if size > MAX_RECORD_CHARS else 0
+
+
+class Consolidator:
+    def __init__(self, gate: WriteGate, store: EpisodeStore, index: VectorIndex, llm: LanguageModel,
+                 drafts: DraftBook, profiles: ProfileBook) -> None:
+        self._gate = gate
+        self._store = store
+        self._index = index
+        self._llm = llm
+        self._drafts = drafts
+        self._profiles = profiles
+
+    # ------------------------------------------------------------------ preview (K1, K3, K8)
+    async def preview(self, scope: MemoryScope, settings: KBSettings, *, tag: str = "") -> ConsolidationPreview:
+        kb_id, user_key = scope.kb_id, scope.user_key
+        model = settings.consolidation_model_uuid
+        # K8: the KB is held against removal for the whole preview; a removed KB is refused here,
+        # before any model call, and its removal waits until this preview has finished.
+        async with self._gate.collection_in_use(kb_id):
+            listing = await self._store.enumerate(kb_id, user_key)
+            archival, total = archival_candidates(listing.episodes, settings, utc_now())
+            result = ConsolidationPreview(
+                enabled=settings.consolidation_enabled, model_configured=bool(model),
+                min_age_days=settings.consolidation_min_age_days,
+                max_candidates=settings.consolidation_max_candidates,
+                archival=archival, archival_total=total, listing_truncated=listing.truncated)
+            if not model:
+                return replace(result, draft_note="no consolidation model is set: archival only, no summary")
+            if len(await self._drafts.pending(kb_id, user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
+                return replace(result, draft_note=f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; "
+                                                  "run or discard one before asking for another")
+            pending = {i for _, d in await self._drafts.pending(kb_id, user_key) for i in d.source_ids}
+            chosen = select_sources(listing.episodes, await self._drafts.lineage(kb_id, user_key), pending,
+                                    settings, tag)
+            if len(chosen) < MIN_SOURCES:
+                return replace(result, draft_note=(
+                    f"nothing to summarize: fewer than {MIN_SOURCES} active records that no active summary or "
+                    "pending draft covers" + (f" (tag {tag})" if tag else "")))
+            draft, reason = await self._draft(scope, settings, chosen)
+            if draft is None:
+                log.info("[LongTermMemory] consolidation draft rejected scope=%s sources=%d: %s", scope.scope_key,
+                         len(chosen), reason)
+                return replace(result, rejected=True, draft_note=f"{reason}; no draft was saved")
+            saved, reason = await self._save(scope, draft, chosen)
+            if not saved:
+                return replace(result, rejected=True, draft_note=f"{reason}; no draft was saved")
+            log.info("[LongTermMemory] consolidation draft saved scope=%s proposal=%s sources=%d", scope.scope_key,
+                     draft.proposal_id, len(draft.sources))
+            return replace(result, draft=draft)
+
+    async def _draft(self, scope: MemoryScope, settings: KBSettings, chosen: Sequence[Episode]
+                     ) -> tuple[Draft | None, str]:
+        """One bounded model call and the validation of its answer: a draft, or why there is none."""
+        sources = tuple(DraftSource.of(e) for e in chosen)
+        with_profile = settings.consolidation_apply_profile_updates
+        messages = build_request(sources, profile_updates=with_profile)
+        model = settings.consolidation_model_uuid
+        try:
+            reply = await asyncio.wait_for(
+                self._llm.complete(model, messages, timeout_s=MODEL_TIMEOUT_S, max_output_chars=MAX_OUTPUT_CHARS),
+                MODEL_TIMEOUT_S)
+        except TimeoutError:
+            return None, f"the model did not answer within {MODEL_TIMEOUT_S:g} s"
+        except HostFailure as exc:
+            return None, f"the model call failed: {exc.message}"
+        except ValidationError as exc:
+            return None, f"the model's answer was rejected: {exc.message}"
+        try:
+            statements, updates = parse_reply(reply, sources, profile_updates=with_profile)
+        except ValidationError as exc:
+            return None, f"the model's answer was rejected: {exc.message}"
+        validity = common_validity([(s.valid_from, s.valid_until) for s in sources]) or (None, None)
+        identity = scope.identity
+        draft = Draft(
+            proposal_id=str(uuid.uuid4()), kb_id=scope.kb_id, user_key=scope.user_key, scope_key=scope.scope_key,
+            isolation=scope.isolation.value, created_at=now_iso(), model=model, sources=sources,
+            statements=statements, profile_updates=updates, valid_from=validity[0], valid_until=validity[1],
+            created_by_id=identity.sender_id if identity else "",
+            created_by_name=identity.sender_name if identity else "")
+        size = _over_budget(summary_episode(scope, draft, chosen, new_episode_id()))
+        if size:
+            return None, (f"the summary would be over the recall record budget ({size} > {MAX_RECORD_CHARS} "
+                          "characters with its lineage); fewer sources per draft are needed")
+        return draft, ""
+
+    async def _save(self, scope: MemoryScope, draft: Draft, chosen: Sequence[Episode]) -> tuple[bool, str]:
+        """Store the draft, unless a source changed while the model was drafting. Under the space's lock
+        (L2 first, then L1), so no cascade can run between the check and the write."""
+        async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
+            for episode in chosen:
+                current = await self._store.get(scope.kb_id, scope.user_key, episode.episode_id)
+                if current is None or source_hash(current) != source_hash(episode):
+                    return False, f"source {episode.episode_id} changed while the model was drafting"
+            async with self._gate.write(scope, Space.l1(scope.scope_key), "consolidation_preview") as tx:
+                if len(await self._drafts.pending(scope.kb_id, scope.user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
+                    raise StateError(f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; run or discard "
+                                     "one first")
+                await self._drafts.save(tx, draft)
+        return True, ""
+
+    # ------------------------------------------------------------------ run (K2, K4, K6)
+    async def run(self, scope: MemoryScope, settings: KBSettings, proposal_id: object = None) -> ConsolidationRun:
+        pid = None if params.is_blank(proposal_id) else clean_proposal_id(proposal_id)
+        if not settings.consolidation_enabled:
+            raise ConsolidationDisabled(
+                "consolidation is switched off on this memory knowledge base (consolidation_enabled is false); "
+                "nothing was changed")
+        if pid is None:
+            return await self._archive(scope, settings)
+        return await self._apply(scope, settings, pid)
+
+    async def _archive(self, scope: MemoryScope, settings: KBSettings) -> ConsolidationRun:
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "consolidation_archive") as tx:
+            listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+            candidates, _ = archival_candidates(listing.episodes, settings, utc_now())
+            targets = [c.episode for c in candidates if c.episode.status is EpisodeStatus.SUPERSEDED]
+            if not targets:
+                return ConsolidationRun()
+            await self._drafts.before_change(tx, scope, [e.episode_id for e in targets], removed=False)
+            updated = [e.with_status(EpisodeStatus.ARCHIVED) for e in targets]
+            await write_episodes(tx, self._store, settings, updated, lambda t, e: t.applied(
+                "consolidation_archive", "episode", e.episode_id, "superseded -> archived by consolidation",
+                previous_status=EpisodeStatus.SUPERSEDED.value))
+        log.info("[LongTermMemory] consolidation archived scope=%s user_key=%s records=%d", scope.scope_key,
+                 scope.user_key, len(updated))
+        return ConsolidationRun(archived=updated)
+
+    async def _recheck(self, scope: MemoryScope, draft: Draft) -> tuple[list[Episode], ProposalRejected | None]:
+        pid = draft.proposal_id
+        current: list[Episode] = []
+        for source in draft.sources:
+            episode = await self._store.get(scope.kb_id, scope.user_key, source.episode_id)
+            if episode is None:
+                return [], ProposalRejected(f"proposal {pid} is stale: source {source.episode_id} is no longer "
+                                            "stored", reason="stale", proposal_id=pid)
+            if not episode.is_active:
+                return [], ProposalRejected(f"proposal {pid} is stale: source {source.episode_id} is "
+                                            f"{episode.status.value}, not active", reason="inactive", proposal_id=pid)
+            if source_hash(episode) != source.hash:
+                return [], ProposalRejected(f"proposal {pid} is stale: source {source.episode_id} changed since the "
+                                            "preview", reason="stale", proposal_id=pid)
+            current.append(episode)
+        validity = common_validity([(e.fact.valid_from, e.fact.valid_until) for e in current])
+        if validity is None or validity != (draft.valid_from, draft.valid_until):
+            return [], ProposalRejected(f"proposal {pid}: its sources no longer share the validity interval of the "
+                                        "draft", reason="validity", proposal_id=pid)
+        return current, None
+
+    async def _apply(self, scope: MemoryScope, settings: KBSettings, pid: str) -> ConsolidationRun:
+        rejection: ProposalRejected | None = None
+        staged: Episode | None = None
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "consolidation_run") as tx:
+            draft = await self._drafts.find(scope, pid)
+            sources, rejection = await self._recheck(scope, draft)
+            if rejection is None:
+                staged = summary_episode(scope, draft, sources, new_episode_id())
+                refuse_secrets([("the summary", staged.content)])
+                size = _over_budget(staged)
+                if size:
+                    rejection = ProposalRejected(
+                        f"proposal {pid}: the summary is over the recall record budget ({size} > {MAX_RECORD_CHARS} "
+                        "characters); the sources are kept", reason="over_budget", proposal_id=pid)
+            if rejection is not None or staged is None:
+                await self._close_draft(scope, draft, "rejected", rejection.message if rejection else "refused")
+            else:
+                rejection = await self._publish(tx, scope, settings, draft, staged, sources)
+        if rejection is not None:
+            log.info("[LongTermMemory] consolidation run refused scope=%s proposal=%s: %s", scope.scope_key, pid,
+                     rejection.details.get("reason"))
+            raise rejection
+        assert staged is not None
+        summary = staged.with_status(EpisodeStatus.ACTIVE)
+        note = await self._profile_updates(scope, settings, draft)
+        log.info("[LongTermMemory] consolidation summary activated scope=%s proposal=%s summary=%s sources=%d",
+                 scope.scope_key, pid, summary.episode_id, len(sources))
+        return ConsolidationRun(summary=summary, proposal_id=pid, sources=sources, profile_note=note)
+
+    async def _close_draft(self, scope: MemoryScope, draft: Draft, status: str, reason: str,
+                           summary_id: str = "") -> None:
+        """The draft leaves the pending state in its own L1 space (inside the caller's L2 lock)."""
+        async with self._gate.write(scope, Space.l1(scope.scope_key), "consolidation_run") as l1:
+            await self._drafts.close(l1, draft, status, reason, "consolidation_run", summary_id=summary_id)
+
+    async def _publish(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, draft: Draft, staged: Episode,
+                       sources: Sequence[Episode]) -> ProposalRejected | None:
+        """Stage archived, read back, activate. The draft is spent first (one use), after the only step
+        that cannot write (the embedding); a refused read-back removes the staged record again."""
+        pid, kb_id, user_key = draft.proposal_id, scope.kb_id, scope.user_key
+        vectors = await self._store.embed(settings.embedding_model_uuid, [staged.content])
+        await self._close_draft(scope, draft, "used", "run", staged.episode_id)
+        lineage = await self._drafts.lineage(kb_id, user_key)
+        lineage[staged.episode_id] = [s.episode_id for s in sources]
+        await self._drafts.set_lineage(tx, kb_id, user_key, lineage)  # before the record: never untracked
+        await write_episodes(tx, self._store, settings, [staged], lambda t, e: t.applied(
+            "consolidation_stage", "episode", e.episode_id,
+            f"summary staged as archived from {len(sources)} source(s)", proposal_id=pid,
+            derived_from=list(e.derived_from)), vectors=vectors)
+        problem = await self._verify(kb_id, staged)
+        if problem:
+            await tx.call("vector delete", lambda: self._store.delete(kb_id, user_key, [staged.episode_id]))
+            tx.reverted("consolidation_unstage", "episode", staged.episode_id,
+                        f"staged summary removed: {problem}", proposal_id=pid)
+            lineage.pop(staged.episode_id, None)
+            await self._drafts.set_lineage(tx, kb_id, user_key, lineage)
+            return ProposalRejected(f"proposal {pid}: {problem}; the sources are kept", proposal_id=pid,
+                                    reason="over_budget" if "budget" in problem else "not_verified")
+        await write_episodes(tx, self._store, settings, [staged.with_status(EpisodeStatus.ACTIVE)],
+                             lambda t, e: t.applied("consolidation_run", "episode", e.episode_id,
+                                                    "summary verified and activated", proposal_id=pid),
+                             vectors=vectors)
+        return None
+
+    async def _verify(self, kb_id: str, staged: Episode) -> str:
+        """Read the staged record back: it must be there, as written, and within the record budget
+        counting whatever the host keeps with it. Returns the problem, or "" when it is fine."""
+        record = await self._index.get(kb_id, staged.user_key, staged.episode_id)
+        if record is None or record.space != staged.user_key:
+            return "the staged summary could not be read back"
+        if Episode.from_record(record).to_record() != staged.to_record():
+            return "the store did not keep the staged summary as written"
+        size = record_chars(record)
+        if size > MAX_RECORD_CHARS:
+            return (f"the stored summary is over the recall record budget ({size} > {MAX_RECORD_CHARS} characters "
+                    "with the host's metadata)")
+        return ""
+
+    async def _profile_updates(self, scope: MemoryScope, settings: KBSettings, draft: Draft) -> str:
+        """K6: a draft's profile changes reach L1 only with consolidation_apply_profile_updates on."""
+        if not draft.profile_updates:
+            return ""
+        if not settings.consolidation_apply_profile_updates:
+            return "profile updates were proposed but consolidation_apply_profile_updates is off: L1 unchanged"
+        change: dict[str, object] = {"mode": "merge"}
+        for field_name in ("traits", "preferences"):
+            values = [u.value for u in draft.profile_updates if u.field == field_name]
+            if values:
+                change[field_name] = values
+        try:
+            await self._profiles.update(scope, "session", change)
+        except LTMError as exc:
+            return f"profile updates not applied: {exc.message}"
+        return f"session profile updated with {len(draft.profile_updates)} item(s)"
+
+    # ------------------------------------------------------------------ drafts (K7)
+    async def drafts(self, scope: MemoryScope) -> list[Draft]:
+        return [d for _, d in await self._drafts.pending(scope.kb_id, scope.user_key, scope.scope_key)]
+
+    async def discard(self, scope: MemoryScope, proposal_id: object) -> Draft:
+        pid = clean_proposal_id(proposal_id)
+        async with self._gate.collection_in_use(scope.kb_id), \
+                self._gate.hold(Space.l2(scope.kb_id, scope.user_key)), \
+                self._gate.write(scope, Space.l1(scope.scope_key), "draft_discard") as tx:
+            draft = await self._drafts.find(scope, pid)
+            await self._drafts.close(tx, draft, "discarded", "discarded after review", "draft_discard")
+        return draft

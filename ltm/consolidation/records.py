@@ -1,0 +1,171 @@
+"""Review drafts, closed proposals and summary lineage in plugin storage, and the K5 cascade.
+
+Keys (built in `ltm/_storage.py`):
+- a pending draft:    `v2/draft/<kb>/<user_key>/<scope_key>/<proposal_id>`: the draft of one session
+  scope, over the L2 space `(kb, user_key)`; its key names the KB, the space and the scope, so a
+  proposal of another chat or another knowledge base is told apart from a missing one;
+- closed proposals:   `v2/draftlog/<kb>/<scope_key>`: id -> outcome and time (no text), for replays;
+- lineage:            `v2/lineage/<kb>/<user_key>`: summary id -> the ids it was derived from, so the
+  cascade never has to enumerate a space.
+
+Locking: every change to the drafts or the lineage of an L2 space happens while that space's
+lock is held (an L2 write, or `gate.hold` around an L1 write); locks are always taken L2 first,
+then L1.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from .._storage import (
+    DRAFT_PREFIX,
+    JsonStore,
+    draft_key,
+    draft_log_key,
+    draft_scope_prefix,
+    draft_space_prefix,
+    lineage_key,
+    parse_draft_key,
+)
+from ..episodes.store import EpisodeStore
+from ..gate import WriteTx
+from ..identity import MemoryScope
+from ..timefields import now_iso
+from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft, ProposalRejected
+
+log = logging.getLogger("LongTermMemory")
+
+
+class DraftBook:
+    """Drafts and lineage of every space; also the `DerivedRecords` the episode lifecycle calls (K5)."""
+
+    def __init__(self, store: JsonStore, episodes: EpisodeStore) -> None:
+        self._store = store
+        self._episodes = episodes
+
+    # ------------------------------------------------------------------ reads
+    async def pending(self, kb_id: str, user_key: str, scope_key: str | None = None) -> list[tuple[str, Draft]]:
+        """Pending drafts over one space (every scope sharing it, or one scope), oldest first."""
+        prefix = draft_scope_prefix(kb_id, user_key, scope_key) if scope_key else draft_space_prefix(kb_id, user_key)
+        found: list[tuple[str, Draft]] = []
+        for key in await self._store.keys(prefix):
+            if parse_draft_key(key) is None:
+                continue
+            draft = Draft.from_dict(await self._store.get(key))
+            if draft is not None:
+                found.append((key, draft))
+        return sorted(found, key=lambda item: (item[1].created_at, item[1].proposal_id))
+
+    async def closed(self, kb_id: str, scope_key: str) -> dict[str, ClosedProposal]:
+        raw = await self._store.get(draft_log_key(kb_id, scope_key), {})
+        entries = raw.get("closed") if isinstance(raw, dict) else None
+        result: dict[str, ClosedProposal] = {}
+        if not isinstance(entries, dict):
+            return result
+        for pid, value in entries.items():
+            closed = ClosedProposal.from_dict(str(pid), value)
+            if closed is not None:
+                result[closed.proposal_id] = closed
+        return result
+
+    async def find(self, scope: MemoryScope, proposal_id: str) -> Draft:
+        """The pending draft `proposal_id` of this scope, or ProposalRejected saying why there is none."""
+        closed = (await self.closed(scope.kb_id, scope.scope_key)).get(proposal_id)
+        if closed is not None:
+            raise ProposalRejected(
+                f"proposal {proposal_id} was already {closed.status} ({closed.reason}); a proposal is used once. "
+                "Run preview again for a new one", reason="used", proposal_id=proposal_id, status=closed.status)
+        key = draft_key(scope.kb_id, scope.user_key, scope.scope_key, proposal_id)
+        draft = Draft.from_dict(await self._store.get(key))
+        if draft is not None:
+            if draft.kb_id != scope.kb_id:
+                raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base",
+                                       reason="cross_kb", proposal_id=proposal_id)
+            if (draft.scope_key, draft.user_key) != (scope.scope_key, scope.user_key):
+                raise ProposalRejected(f"proposal {proposal_id} belongs to another memory scope",
+                                       reason="cross_scope", proposal_id=proposal_id)
+            return draft
+        for other in await self._store.keys(DRAFT_PREFIX):
+            parsed = parse_draft_key(other)
+            if parsed is None or parsed[3] != proposal_id:
+                continue
+            if parsed[0] != scope.kb_id:
+                raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base; "
+                                       "nothing was changed", reason="cross_kb", proposal_id=proposal_id)
+            raise ProposalRejected(f"proposal {proposal_id} belongs to another chat's memory scope; run it where "
+                                   "it was previewed. Nothing was changed", reason="cross_scope",
+                                   proposal_id=proposal_id)
+        raise ProposalRejected(f"no pending proposal {proposal_id} in this scope; run preview first",
+                               reason="missing", proposal_id=proposal_id)
+
+    async def lineage(self, kb_id: str, user_key: str) -> dict[str, list[str]]:
+        raw = await self._store.get(lineage_key(kb_id, user_key), {})
+        summaries = raw.get("summaries") if isinstance(raw, dict) else None
+        if not isinstance(summaries, dict):
+            return {}
+        return {str(k): [str(i) for i in v] for k, v in summaries.items() if isinstance(v, list)}
+
+    # ------------------------------------------------------------------ writes (inside a gated write)
+    async def save(self, tx: WriteTx, draft: Draft) -> None:
+        key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
+        await tx.call("storage write", partial(self._store.set, key, draft.to_dict()))
+        tx.applied("consolidation_preview", "draft", draft.proposal_id,
+                   f"review draft saved: {len(draft.statements)} statement(s) over {len(draft.sources)} source(s)",
+                   sources=sorted(draft.source_ids), kb_id=draft.kb_id, model=draft.model)
+
+    async def close(self, tx: WriteTx, draft: Draft, status: str, reason: str, operation: str, *,
+                    summary_id: str = "") -> None:
+        """Leave the pending state: the outcome is logged first (so a replay is recognised even if the
+        next step fails), then the draft and its quoted source texts are deleted."""
+        log_key = draft_log_key(draft.kb_id, draft.scope_key)
+        entries = {pid: c.to_dict() for pid, c in (await self.closed(draft.kb_id, draft.scope_key)).items()}
+        entries[draft.proposal_id] = ClosedProposal(draft.proposal_id, status, reason, now_iso(), summary_id).to_dict()
+        if len(entries) > MAX_CLOSED_KEPT:
+            newest = sorted(entries.items(), key=lambda item: str(item[1].get("at")))[-MAX_CLOSED_KEPT:]
+            entries = dict(newest)
+        await tx.call("storage write", partial(self._store.set, log_key, {"closed": entries}))
+        key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
+        await tx.call("storage delete", partial(self._store.delete, key))
+        meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.scope_key}
+        if summary_id:
+            meta["summary_id"] = summary_id
+        tx.applied(operation, "draft", draft.proposal_id, f"draft {status}: {reason}", **meta)
+
+    async def set_lineage(self, tx: WriteTx, kb_id: str, user_key: str, summaries: dict[str, list[str]]) -> None:
+        key = lineage_key(kb_id, user_key)
+        if summaries:
+            await tx.call("storage write", partial(self._store.set, key, {"summaries": summaries}))
+        else:
+            await tx.call("storage delete", partial(self._store.delete, key))
+
+    # ------------------------------------------------------------------ K5 cascade (DerivedRecords)
+    async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
+                            removed: bool) -> None:
+        """Before episodes of this space stop being active (or are deleted): delete the summaries of
+        this space derived from any of them, and clear every pending draft over this space that quotes
+        one of them. Other spaces are never read or touched."""
+        ids = set(episode_ids)
+        if not ids:
+            return
+        kb_id, user_key = scope.kb_id, scope.user_key
+        lineage = await self.lineage(kb_id, user_key)
+        doomed = sorted(sid for sid, sources in lineage.items() if sid not in ids and ids.intersection(sources))
+        if doomed:
+            await tx.call("vector delete", partial(self._episodes.delete, kb_id, user_key, doomed))
+            for sid in doomed:
+                changed = sorted(ids.intersection(lineage[sid]))
+                tx.applied("summary_remove", "episode", sid,
+                           f"summary removed: {len(changed)} of its sources changed", sources=changed)
+        gone = set(doomed) | (ids.intersection(lineage) if removed else set())
+        if gone:
+            await self.set_lineage(tx, kb_id, user_key, {k: v for k, v in lineage.items() if k not in gone})
+        for _, draft in await self.pending(kb_id, user_key):
+            hit = sorted(ids & draft.source_ids)
+            if hit:
+                await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", "draft_clear")
+        if doomed:
+            log.info("[LongTermMemory] consolidation cascade kb=%s user_key=%s summaries_removed=%d", kb_id,
+                     user_key, len(doomed))

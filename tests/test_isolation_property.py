@@ -586,3 +586,16 @@ def test_the_places_are_more_than_twenty_distinct_spaces_in_both_modes() -> None
     assert len({(p.bot_uuid, p.session_name) for p in PLACES}) == len(PLACES) >= 20  # L1 spaces
     assert len(MemoryModel("session").l2_spaces()) == len(PLACES)
     assert len(MemoryModel("bot").l2_spaces()) == 3
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "D5: launcher and sender ids are stripped of surrounding whitespace (Identity.build), so a chat whose id "
+    "differs from another's only by a leading or trailing space (or a full-width space, U+3000) is the same "
+    "memory space: each reads the other's episodes and profiles. LangBot keeps such ids distinct."))
+async def test_ids_that_differ_only_by_surrounding_whitespace_are_different_spaces(harness: PluginHarness,
+                                                                                  kb: str) -> None:
+    s = Surfaces(harness)
+    plain, padded = Place("group", "g1"), Place("group", "g1 ")
+    assert (await s.tool(plain, "u1", "remember", {"content": "the plain group's plan"}))["ok"]
+    seen = await s.tool(padded, "u2", "recall_memory", {"query": "plan", "top_k": 20})
+    assert [e["content"] for e in seen["episodes"]] == [], "LEAK: a padded id reads another chat's memory"

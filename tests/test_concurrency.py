@@ -46,7 +46,6 @@ from tests.proof_support import (
 )
 
 A = Place("group", "g1", BOT_1)
-DELETED = "deleted"
 
 
 def slow_backend(host: Any, monkeypatch: pytest.MonkeyPatch, *, delay: float = 0.002) -> None:
@@ -165,8 +164,7 @@ async def test_conflicting_writes_in_one_space_are_serializable(harness: PluginH
     # Replay the audit log on the model: each success in its place, each refusal explained by some state.
     final_export = {i["id"]: i for i in (await export(s, A))["l2"]["episodes"]}
     log = (await l2_audit(s, A))[audit_before:]
-    state: dict[str, dict[str, Any]] = {k: {"status": v["status"], "tags": set(v["tags"]), "sender": v["sender_id"]}
-                                        for k, v in initial.items()}
+    state: dict[str, dict[str, Any]] = {k: {"status": v["status"], "tags": set(v["tags"])} for k, v in initial.items()}
     states = [json.dumps(state, default=sorted, sort_keys=True)]
     applied: Counter[tuple[str, str]] = Counter()
     position = 0
@@ -186,7 +184,7 @@ async def test_conflicting_writes_in_one_space_are_serializable(harness: PluginH
             position += 1
             if operation in ("remember", "import"):
                 assert target not in state and target in created_tags, f"{target} was not created by this run"
-                state[target] = {"status": ACTIVE, "tags": created_tags[target], "sender": ""}
+                state[target] = {"status": ACTIVE, "tags": created_tags[target]}
             elif operation == "supersede":
                 assert state[target]["status"] == ACTIVE, f"superseded a {state[target]['status']} record"
                 state[target]["status"] = SUPERSEDED

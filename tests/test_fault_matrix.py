@@ -54,9 +54,6 @@ PLACE_B = Place("group", "g2", BOT_1)
 SPEAKER = "u1"
 DOC_ID = "doc-1"
 
-READS = {a.value for a in (A.GET_PLUGIN_STORAGE, A.GET_PLUGIN_STORAGE_KEYS, A.VECTOR_LIST, A.VECTOR_SEARCH,
-                           A.INVOKE_EMBEDDING, A.GET_QUERY_VARS, A.GET_QUERY_VAR, A.GET_BOT_UUID,
-                           A.GET_KNOWLEDEGE_FILE_STREAM, A.LIST_KNOWLEDGE_BASES, A.LIST_PIPELINE_KNOWLEDGE_BASES)}
 VECTOR_WRITES = {A.VECTOR_UPSERT.value, A.VECTOR_DELETE.value}
 STORAGE_WRITES = {A.SET_PLUGIN_STORAGE.value, A.DELETE_PLUGIN_STORAGE.value}
 
@@ -604,7 +601,7 @@ def audit_shape(rig: Rig, before: Snapshot, after: Snapshot) -> Counter[tuple[st
     out: Counter[tuple[str, str]] = Counter()
     for key in after.audit:
         for (operation, target), n in net_audit(before.audit.get(key, Counter()), after.audit[key]).items():
-            out[(operation, rig.contents.get(target, "KB" if target == rig.kb else target))] += n
+            out[(operation, rig.contents.get(target, target.replace(str(rig.kb), "KB")))] += n
     return out
 
 
@@ -736,6 +733,9 @@ def check_outcome(rig: Rig, op: Operation, clean: Clean, before: Snapshot, after
         if told.kind == "ok" or (told.kind == op.clean_told == "refused"):
             if shape(rig, after, (place,), installation=False) != {key: clean.shape[key]}:
                 problems.append(f"told {told.kind}, but {key} is not what a clean run stores")
+            if audit_shape(rig, before, after) != clean.audit_shape:
+                problems.append(f"told {told.kind}, but the audit is not what a clean run writes: "
+                                f"{audit_shape(rig, before, after)} != {clean.audit_shape}")
         elif told.kind in ("refused", "fenced") and op.clean_told == "ok":
             if changed or audited:
                 problems.append(f"told {told.kind}, but {sorted(changed)} changed and {sorted(audited)} were audited")

@@ -5,8 +5,9 @@ A hypothesis state machine drives the REAL plugin through its surfaces (tools, `
 Console, host RAG retrieval and the prompt injection) and keeps a pure-Python model of every space
 (`tests.proof_support.MemoryModel`: episodes with their status, L1 profiles, audit entries). After every
 step the console export of EVERY place must equal the model of its spaces and name nothing of another
-space; each read step compares one more surface with the model; at the end every space's audit must
-equal the model's.
+space, and the place the step touched must read the same through a tool (`recall_memory`), a command
+(`!memory list`) and the console's audit export; each read step compares one more surface with the model;
+at the end every space's audit must equal the model's.
 
 On the fixed-schema backend (the fake of Milvus/pgvector, which drops the metadata the plugin filters
 on) the same machine runs in fail-closed mode: every read must show a subset of the place's own records
@@ -97,6 +98,7 @@ def counted(fn: Callable[..., None]) -> Callable[..., None]:
     @functools.wraps(fn)
     def step(self: IsolationMachine, *args: Any, **kwargs: Any) -> None:
         self.trace[fn.__name__] += 1
+        self.touched = kwargs.get("place")
         fn(self, *args, **kwargs)
     return step
 
@@ -126,6 +128,7 @@ class IsolationMachine(RuleBasedStateMachine):
         self.model = MemoryModel(self.isolation)
         self.serial = 0
         self.trace: Counter[str] = Counter()
+        self.touched: Place | None = None  # the place of the last step
 
     def run(self, coro: Any) -> Any:
         return self.loop.run_until_complete(coro)
@@ -398,7 +401,7 @@ class IsolationMachine(RuleBasedStateMachine):
         got = {sid: profile_view(p) for sid, p in speakers.items()}
         assert got == self.model.speaker_profiles(place), (what, label(place), got)
 
-    def read_recall_tool(self, place: Place, sender: str, data: st.DataObject) -> None:
+    def read_recall_tool(self, place: Place, sender: str, data: st.DataObject | None) -> None:
         result = self.run(self.s.tool(place, sender, "recall_memory", {"query": "note plan", "top_k": 20}))
         assert "episodes" in result, result
         no_leak(self.model, place, "recall_memory", [e["id"] for e in result["episodes"]],
@@ -416,8 +419,8 @@ class IsolationMachine(RuleBasedStateMachine):
         assert _refusal(reply, "search") is None, reply
         self._ids_match(place, "!memory search", listed_ids(reply), statuses, 20)
 
-    def read_list_command(self, place: Place, sender: str, data: st.DataObject) -> None:
-        status = data.draw(st.sampled_from(ALL))
+    def read_list_command(self, place: Place, sender: str, data: st.DataObject | None) -> None:
+        status = data.draw(st.sampled_from(ALL)) if data is not None else ACTIVE
         reply = self.run(self.s.command(place, sender, f"!memory list --status {status}"))
         assert _refusal(reply, "list") is None, reply
         expected = self.model.ids(place, (status,))
@@ -495,7 +498,7 @@ class IsolationMachine(RuleBasedStateMachine):
         result = self.run(self.s.console_ok("/profiles", {"space": self.space_of(place)}))
         self._profiles_match(place, "console /profiles", result["session_profile"], result["speaker_profiles"])
 
-    def read_console_audit(self, place: Place, sender: str, data: st.DataObject) -> None:
+    def read_console_audit(self, place: Place, sender: str, data: st.DataObject | None) -> None:
         result = self.run(self.s.console_ok("/audit/export", {"space": self.space_of(place)}))
         got = Counter((e["operation"], e["target_id"]) for e in result["export"]["entries"])
         expected = self.model.audit_of(place)
@@ -529,6 +532,15 @@ class IsolationMachine(RuleBasedStateMachine):
         if self.harness is None or self.harness.controller is None:
             return
         self.run(self._check_every_place())
+
+    @invariant()
+    def the_touched_place_reads_the_same_on_every_kind_of_surface(self) -> None:
+        """The place of the last step, also through a tool, a command and the console audit."""
+        if self.harness is None or self.harness.controller is None or self.touched is None:
+            return
+        self.read_recall_tool(self.touched, "u1", None)
+        self.read_list_command(self.touched, "u1", None)
+        self.read_console_audit(self.touched, "u1", None)
 
     async def _check_every_place(self) -> None:
         for place in PLACES:

@@ -190,11 +190,16 @@ class WriteGate:
     async def removing_collection(self, kb_id: str) -> AsyncIterator[None]:
         """Removing a memory KB: waits for its writes in flight, refuses every later one."""
         async with self._barrier(kb_id).alone():
-            yield
-            self._removed.add(kb_id)
+            try:
+                yield
+            finally:
+                self._removed.add(kb_id)  # LangBot removes the KB whatever the clean-up achieved
 
     def collection_registered(self, kb_id: str) -> None:
         self._removed.discard(kb_id)
+
+    def collection_removed(self, kb_id: str) -> bool:
+        return kb_id in self._removed
 
     def _barrier(self, kb_id: str) -> _CollectionBarrier:
         return self._barriers.setdefault(kb_id, _CollectionBarrier())
@@ -213,7 +218,15 @@ class WriteGate:
                 if replacement is exc:
                     raise
                 raise replacement from exc
-            await self._record(tx)
+            try:
+                await self._record(tx)
+            except asyncio.CancelledError:
+                # Cancelled while the audit entry was being written: the change is stored, its record
+                # may not be. Fence the space so it does not look recorded (the caller sees the cancel).
+                if tx.entries:
+                    await asyncio.shield(self._fences.raise_fence(
+                        tx.space, tx.operation, "cancelled while the audit entry was written"))
+                raise
         if tx.scope is not None and tx.entries and self._on_scope_write is not None:
             await self._on_scope_write(tx.scope)
 

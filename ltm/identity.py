@@ -32,8 +32,9 @@ def clean_id(value: Any) -> str:
     """Host ids arrive as int, str or None; 0/None/'' mean 'unknown'."""
     if value is None:
         return ""
-    text = str(value).strip()
-    return "" if text in ("", "0", "None") else text
+    text = str(value)
+    # Whitespace is part of an id: "g1" and "g1 " are different chats (only blank means unknown).
+    return "" if text.strip() in ("", "0", "None") else text
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class Identity:
         ltype = getattr(launcher_type, "value", launcher_type)
         return cls(
             launcher_type=str(ltype or "").strip().lower(),
-            launcher_id=str(launcher_id if launcher_id is not None else "").strip(),
+            launcher_id=str(launcher_id if launcher_id is not None else ""),
             bot_uuid=clean_id(bot_uuid),
             sender_id=clean_id(sender_id),
             sender_name=str(sender_name or "").strip(),

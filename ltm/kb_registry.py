@@ -26,18 +26,22 @@ from .gate import WriteGate
 from .identity import Identity, Isolation, MemoryScope
 from .kb_settings import KBSettings
 from .spaces import Space, SpaceKind
+from .ports import HostDirectory
 from .timefields import now_iso
 
 log = logging.getLogger("LongTermMemory")
 
 
 class KnowledgeBaseRegistry:
-    def __init__(self, gate: WriteGate, store: JsonStore, fences: FenceRegistry, episodes: EpisodeStore) -> None:
+    def __init__(self, gate: WriteGate, store: JsonStore, fences: FenceRegistry, episodes: EpisodeStore,
+                 directory: HostDirectory) -> None:
         self._gate = gate
         self._store = store
         self._fences = fences
         self._episodes = episodes
+        self._directory = directory
         self._cache: dict[str, Any] | None = None
+        self._gone: set[str] | None = None  # registered KBs LangBot no longer has (checked once per process)
 
     async def _record(self) -> dict[str, Any]:
         if self._cache is None:
@@ -56,9 +60,16 @@ class KnowledgeBaseRegistry:
         async with self._gate.write(None, Space.installation(), "kb_register") as tx:
             record = await self._record()
             others = [k for k in record["order"] if k != kb_id]
-            if others:
-                raise ValidationError(f"LongTermMemory already has a memory knowledge base ({others[0]}); "
+            stale = await self._stale(others, refresh=True)
+            live = [k for k in others if k not in stale]
+            if live:
+                raise ValidationError(f"LongTermMemory already has a memory knowledge base ({live[0]}); "
                                       "one installation keeps one memory knowledge base")
+            for old in stale:
+                # A registration LangBot rolled back, or a removal that stopped part-way: the KB is gone on
+                # the host, so its record must not block a new memory KB.
+                tx.noted("kb_unregister", "knowledge_base", old, "stale registration dropped: LangBot no longer "
+                         "has this knowledge base")
             new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
             await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
             self._cache = new
@@ -76,6 +87,13 @@ class KnowledgeBaseRegistry:
                 self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
+            if known:
+                # The configuration goes first: whatever stops the clean-up below, the removed KB is no
+                # longer the memory KB (LangBot deletes its row whatever this hook answers).
+                new = {"order": [k for k in record["order"] if k != kb_id],
+                       "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
+                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+                self._cache = new
             try:
                 await tx.call("vector delete", lambda: self._episodes.drop_collection(kb_id))
             except LTMError as exc:
@@ -99,18 +117,28 @@ class KnowledgeBaseRegistry:
                              f"{cleared} consolidation record(s) of the removed knowledge base deleted")
             except LTMError as exc:
                 log.warning("[LongTermMemory] could not clear consolidation drafts of kb=%s: %s", kb_id, exc.code)
-            if known:
-                new = {"order": [k for k in record["order"] if k != kb_id],
-                       "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
-                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
-                self._cache = new
             tx.applied("kb_unregister", "knowledge_base", kb_id, "memory knowledge base removed with its vectors")
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
         return known
 
+    async def _stale(self, kb_ids: list[str], *, refresh: bool = False) -> set[str]:
+        """Registered KBs that are gone: removed in this process, or absent from LangBot's list (asked
+        once per process, or again when `refresh`; an unanswered or empty list proves nothing)."""
+        gone = {k for k in kb_ids if self._gate.collection_removed(k)}
+        if kb_ids and (self._gone is None or refresh):
+            try:
+                on_host = set(await self._directory.knowledge_base_ids())
+            except LTMError:
+                on_host = set()
+            self._gone = {k for k in kb_ids if on_host and k not in on_host}
+        return gone | {k for k in kb_ids if self._gone and k in self._gone}
+
     async def memory_kb(self) -> tuple[str, KBSettings] | None:
         record = await self._record()
+        stale = await self._stale(list(record["order"]))
         for kb_id in record["order"]:
+            if kb_id in stale:
+                continue
             raw = record["kbs"].get(kb_id)
             if raw:
                 return kb_id, KBSettings.parse(raw)

@@ -78,7 +78,7 @@ class MemoryService:
         self._episodes = EpisodeStore(ports.index, ports.embedder)
         # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
         self._profiles = ProfileBook(self._gate, store, limits or ProfileLimits)
-        self._kbs = KnowledgeBaseRegistry(self._gate, store, self._fences, self._episodes)
+        self._kbs = KnowledgeBaseRegistry(self._gate, store, self._fences, self._episodes, ports.directory)
         self._recaller = Recaller(self._episodes)
         # Summaries and review drafts derived from episodes are removed before their sources change (K5).
         self._drafts = DraftBook(store, self._episodes)

@@ -821,8 +821,8 @@ def check_audit(rig: Rig, op: Operation, before: Snapshot, final: Snapshot, fenc
 
 # --------------------------------------------------------------------------- the matrix
 
-# Defects this matrix finds in `ltm/` (owned by the lead; kept here until fixed). Each has a strict-xfail
-# regression test below, and the matrix requires exactly these cases to fail, like strict xfails.
+# Defects this matrix found in `ltm/`, all fixed since; each keeps its regression test below, and a new
+# defect would be listed in KNOWN_DEFECTS (the matrix then requires exactly those cases to fail).
 DEFECTS = {
     "D1": "a failed read of the query variables (timeout, lost link or refusal) silently falls back to the "
           "host Session, whose sender in a group is whoever spoke first: the write is told ok and attributed "
@@ -838,15 +838,7 @@ DEFECTS = {
 }
 AUDIT_CALLS = ("get_plugin_storage(audit)", "set_plugin_storage(audit)")
 FAULTS = ("refusal", "timeout", "lost")
-KNOWN_DEFECTS: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]] = [
-    (("remember", "update_profile", "import"), ("get_query_vars",), FAULTS, "D1"),
-    (tuple(OPERATIONS), AUDIT_CALLS, ("cancel",), "D2"),
-    (("kb_register",), ("set_plugin_storage(kb_configs)",), ("timeout", "cancel"), "D3"),
-    (("kb_register",), AUDIT_CALLS, FAULTS, "D3"),
-    (("kb_unregister",), ("vector_delete",), ("cancel",), "D4"),
-    (("kb_unregister",), ("delete_plugin_storage(fence)", "get_plugin_storage_keys", "delete_plugin_storage(doc)",
-                          "set_plugin_storage(kb_configs)"), KINDS, "D4"),
-]
+KNOWN_DEFECTS: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]] = []  # D1-D5: fixed
 
 
 def known_defect(operation: str, call: str, kind: str) -> str | None:
@@ -911,7 +903,6 @@ async def _hang_on(host: FakeLangBotHost, matches: Callable[[HostCall], bool]) -
     return reached
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=DEFECTS["D1"])
 @pytest.mark.parametrize("failure", [ActionCallTimeoutError, ActionCallError])
 async def test_a_failed_query_variable_read_never_writes_as_another_speaker(harness: PluginHarness, kb: str,
                                                                              failure: type[Exception]) -> None:
@@ -923,7 +914,6 @@ async def test_a_failed_query_variable_read_never_writes_as_another_speaker(harn
     assert set(speakers) <= {SPEAKER}, (result, speakers)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=DEFECTS["D2"])
 async def test_cancellation_while_the_audit_entry_is_written_fences_the_space(harness: PluginHarness, kb: str) -> None:
     s = Surfaces(harness)
     reached = await _hang_on(harness.host, lambda c: c.kind == "audit" and c.action == A.SET_PLUGIN_STORAGE.value)
@@ -936,7 +926,6 @@ async def test_cancellation_while_the_audit_entry_is_written_fences_the_space(ha
     assert fences == {f"l2:{kb}:{scope_key(PLACE_A)}"}
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=DEFECTS["D3"])
 async def test_a_registration_with_a_lost_answer_never_leaves_a_phantom_memory_kb(harness: PluginHarness) -> None:
     s = Surfaces(harness)
     await s.console_ok("/overview")  # the first storage access (layout check) is done
@@ -952,7 +941,6 @@ async def test_a_registration_with_a_lost_answer_never_leaves_a_phantom_memory_k
     assert (await s.console_ok("/overview"))["kb"]["id"] == kb
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=DEFECTS["D4"])
 async def test_a_removal_that_stops_part_way_still_lets_a_new_memory_kb_be_created(harness: PluginHarness,
                                                                                     kb: str) -> None:
     s = Surfaces(harness)

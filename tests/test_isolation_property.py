@@ -600,10 +600,6 @@ def test_the_places_are_more_than_twenty_distinct_spaces_in_both_modes() -> None
     assert len(MemoryModel("bot").l2_spaces()) == 3
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "D5: launcher and sender ids are stripped of surrounding whitespace (Identity.build), so a chat whose id "
-    "differs from another's only by a leading or trailing space (or a full-width space, U+3000) is the same "
-    "memory space: each reads the other's episodes and profiles. LangBot keeps such ids distinct."))
 async def test_ids_that_differ_only_by_surrounding_whitespace_are_different_spaces(harness: PluginHarness,
                                                                                   kb: str) -> None:
     s = Surfaces(harness)

@@ -9,8 +9,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from langbot_plugin.entities.io.errors import ActionCallError
+
+from ..errors import HostError, LTMError, OutcomeUnknown
 from ..identity import Identity
-from .port import SDK_CALL_ERRORS
+from .port import SDK_CALL_ERRORS, relayed_unknown
 
 log = logging.getLogger("LongTermMemory")
 
@@ -50,6 +53,19 @@ def identity_from_scope_spec(spec: Any) -> Identity | None:
     return None
 
 
+def _no_live_query(exc: BaseException) -> bool:
+    """The query APIs' answer when there is no live pipeline query (the agent-runner path)."""
+    if isinstance(exc, RuntimeError):  # outside any invocation: no query to ask
+        return True
+    return isinstance(exc, ActionCallError) and "not found" in str(exc.message or "").lower()
+
+
+def _failed(what: str, exc: BaseException) -> LTMError:
+    if isinstance(exc, ActionCallError) and not relayed_unknown(exc):
+        return HostError(f"could not read {what} of this message from the host; nothing was done")
+    return OutcomeUnknown(f"no answer from the host while reading {what} of this message; nothing was done")
+
+
 async def identity_from_query(api: Any, session: Any, query_id: int | None) -> Identity:
     """Identity for a tool or command call (T5).
 
@@ -66,7 +82,11 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
     if api is not None and query_id is not None:
         try:
             variables = await api.get_query_vars()
-        except SDK_CALL_ERRORS as exc:  # no live query ("Query ... not found"): the session is all there is
+        except SDK_CALL_ERRORS as exc:
+            if not _no_live_query(exc):
+                # The query exists but its variables could not be read: the session's sender would be
+                # whoever spoke first in a group, so refuse rather than write as another person.
+                raise _failed("the current speaker", exc) from None
             log.debug("[LongTermMemory] no live query %s (%s); identity from the session", query_id,
                       type(exc).__name__)
             variables = None
@@ -78,7 +98,9 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
             if not bot_uuid:
                 try:
                     bot_uuid = await api.get_bot_uuid() or ""
-                except SDK_CALL_ERRORS:
+                except SDK_CALL_ERRORS as exc:
+                    if not _no_live_query(exc):
+                        raise _failed("the bot", exc) from None  # a wrong bot would be a wrong scope
                     bot_uuid = ""
     return Identity.build(
         launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,

@@ -46,7 +46,7 @@ def _short(message: str, limit: int = 240) -> str:
 _RELAYED_UNKNOWN = ("ActionCallTimeoutError", "ConnectionClosedError", "TimeoutError")
 
 
-def _relayed_unknown(exc: ActionCallError) -> bool:
+def relayed_unknown(exc: ActionCallError) -> bool:
     return str(exc.message or "").lstrip().startswith(_RELAYED_UNKNOWN)
 
 
@@ -54,7 +54,7 @@ async def _call(what: str, call: Awaitable[T]) -> T:
     try:
         return await call
     except ActionCallError as exc:
-        if _relayed_unknown(exc):
+        if relayed_unknown(exc):
             raise OutcomeUnknown(f"no answer from the host on {what} (relayed by the plugin runtime)") from None
         raise HostError(f"host error on {what}: {_short(exc.message)}") from None
     except _UNKNOWN_OUTCOME as exc:
@@ -72,7 +72,7 @@ class PluginStorage:
             value: bytes = await self._plugin.get_plugin_storage(key)
             return value
         except ActionCallError as exc:
-            if _relayed_unknown(exc):
+            if relayed_unknown(exc):
                 raise OutcomeUnknown("no answer from the host on storage read (relayed by the plugin runtime)") \
                     from None
             if "not found" in exc.message.lower():

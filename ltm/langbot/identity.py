@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from ..identity import Identity
-from .port import SDK_CALL_ERRORS
+from .calls import SDK_CALL_ERRORS
 
 log = logging.getLogger("LongTermMemory")
 

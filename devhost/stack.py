@@ -37,7 +37,7 @@ from .processes import (
     listeners,
     pid_alive,
 )
-from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, log
+from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb, log
 
 DEVHOST = REPO / "devhost"
 SITECUSTOMIZE_DIR = DEVHOST / "sitecustomize"
@@ -76,6 +76,7 @@ class StackConfig:
     chat_model: str | None = None
     install_consumer: bool = False
     boot_timeout: float = 180.0
+    vdb: str = "chroma"  # LangBot's vector store: chroma (its default) | milvus (Milvus Lite, a file in the data dir)
 
     @classmethod
     def from_env(cls, data_dir: Path, **overrides: Any) -> StackConfig:
@@ -96,6 +97,7 @@ class StackConfig:
             chat_base_url=os.environ.get("LTM_CHAT_BASE_URL") or None,
             chat_api_key=os.environ.get("LTM_CHAT_API_KEY") or None,
             chat_model=os.environ.get("LTM_CHAT_MODEL") or None,
+            vdb=os.environ.get("LTM_VDB") or "chroma",
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
@@ -115,8 +117,21 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int]) -> dict[str, str]:
+VDBS = ("chroma", "milvus")
+
+
+def vdb_env(vdb: str, home: Path) -> dict[str, str]:
+    """LangBot's `vdb` config as environment overrides (docs/HOST-FACTS.md 11.2, 12)."""
+    if vdb not in VDBS:
+        raise ValueError(f"unknown vector store {vdb!r}: use one of {', '.join(VDBS)}")
+    if vdb == "milvus":  # Milvus Lite: the Milvus client API on a local file, no server to run
+        return {"VDB__USE": "milvus", "VDB__MILVUS__URI": str(home / "data" / "milvus.db")}
+    return {"VDB__USE": "chroma"}
+
+
+def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int], vdb: str = "chroma") -> dict[str, str]:
     lb_env = dict(env)
+    lb_env.update(vdb_env(vdb, home))
     lb_env.update({
         # LangBot takes any ancestor of its own package that holds pyproject.toml + main.py for a
         # source checkout and would put its data root there: with .lbvenv inside this repo that
@@ -172,6 +187,7 @@ class Stack:
         self.lock.acquire()  # raises DataDirInUse before anything else is touched
         self.home.mkdir(parents=True, exist_ok=True)
         venv = ensure_lbvenv(cfg.lbvenv)
+        ensure_lbvenv_vdb(venv, cfg.vdb)
         self.embedder = choose_embedder(cfg.embedder, cfg.embed_venv, explicit_python=cfg.model_python,
                                         fallback_python=str(venv / "bin" / "python"))
         self.ports = choose_ports({"webui": cfg.webui_port, "runtime": cfg.runtime_control_port,
@@ -191,8 +207,8 @@ class Stack:
         self.group.wait("plugin runtime", runtime,
                         lambda: http_ok(f"http://127.0.0.1:{self.ports['runtime']}/healthz"), 60)
         langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
-                                   langbot_env(env, self.home, self.ports))
-        self.group.wait("LangBot", langbot, lambda: READY_LINE in langbot.log_path.read_text(errors="replace")
+                                   langbot_env(env, self.home, self.ports, cfg.vdb))
+        self.group.wait("LangBot", langbot, lambda: self._langbot_ready(langbot.log_path)
                         and http_ok(self.base_url + "/api/v1/user/init"), cfg.boot_timeout)
         healthz = f"http://127.0.0.1:{self.ports['model']}/healthz"
         self.group.wait("model server embedder", model, lambda: http_json(healthz).get("ready") is True, 120)
@@ -204,7 +220,13 @@ class Stack:
             self.embedder_label += f" [fallback: {self.embedder.fallback_reason}]"
         self.group.pids()
         log(f"stack up in {time.monotonic() - started:.1f}s: LangBot {self.base_url}, runtime :{self.ports['runtime']}, "
-            f"model server {self.model_base_url} ({health.get('embedder')})")
+            f"model server {self.model_base_url} ({health.get('embedder')}), vector store {cfg.vdb}")
+
+    def _langbot_ready(self, stdout_log: Path) -> bool:
+        """The runtime-connected line, in LangBot's stdout or in its own log files: with the Milvus
+        vector store, LangBot's console output stops once pymilvus has started Milvus Lite."""
+        logs = [stdout_log, *sorted((self.home / "data" / "logs").glob("langbot-*.log"))]
+        return any(READY_LINE in path.read_text(errors="replace") for path in logs if path.is_file())
 
     # ------------------------------------------------------------------ checks
     def pids(self) -> set[int]:

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Per-turn cost of one injection on each vector store of the test host, by scope size.
+
+Same turn as `bench/host_calls.py` (its synthetic episodes, its metered fake host and its
+PromptPreProcessing event), on real Chroma, real local-mode Qdrant and real Milvus Lite
+(record layout 2: the space in `file_id`, the record in `text`), with the scope filled
+through the plugin's own import path in batches of 5,000. Printed per store and size:
+host calls of one injection, median / p90 wall time, the time spent inside the store, and
+how long the fill took.
+
+  .venv/bin/python bench/backend_cost.py                              # 1000,10000 on all three
+  .venv/bin/python bench/backend_cost.py --sizes 100000 --backends milvus --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shlex
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from bench.host_calls import BOT, GROUP, QUESTION, SPEAKER, SPEAKER_NAME, MeteredHost, synthetic_episodes  # noqa: E402
+from bench.plugin_env import quiet_logs  # noqa: E402
+from ltm import parse_records  # noqa: E402
+from ltm.identity import Identity  # noqa: E402
+from testhost import PluginHarness, make_backend  # noqa: E402
+
+IMPORT_BATCH = 5000
+
+
+async def measure(backend: str, size: int, runs: int, warmup: int) -> dict[str, Any]:
+    host = MeteredHost(make_backend(backend))
+    host.add_embedding_model("emb-1")
+    harness = PluginHarness(host)
+    await harness.start({})
+    quiet_logs()
+    try:
+        kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+        memory = harness.plugin.memory
+        identity = Identity.build(launcher_type="group", launcher_id=GROUP, bot_uuid=BOT,
+                                  sender_id=SPEAKER, sender_name=SPEAKER_NAME)
+        scope = await memory.scope_for(identity, kb)
+        items = synthetic_episodes(size)
+        t0 = time.perf_counter()
+        for start in range(0, size, IMPORT_BATCH):
+            await memory.import_episodes(scope, parse_records(items[start:start + IMPORT_BATCH]))
+        fill_s = time.perf_counter() - t0
+        query_ids = iter(range(1000, 10**6))
+
+        async def inject() -> float:
+            qid = next(query_ids)
+            host.open_query(qid, bot_uuid=BOT, launcher_type="group", launcher_id=GROUP, sender_id=SPEAKER,
+                            sender_name=SPEAKER_NAME, message_text=QUESTION, pipeline_kbs=[kb])
+            event = {"session_name": f"group_{GROUP}",
+                     "default_prompt": [{"role": "system", "content": "You are a helpful bot."}],
+                     "prompt": [{"role": "user", "content": QUESTION}]}
+            start = time.perf_counter()
+            await harness.emit_event("PromptPreProcessing", event, query_id=qid)
+            elapsed = time.perf_counter() - start
+            host.close_query(qid)
+            return elapsed
+
+        for _ in range(warmup):
+            await inject()
+        times: list[float] = []
+        inside: list[float] = []
+        calls: Counter[str] = Counter()
+        for _ in range(runs):
+            host.reset_counts()
+            times.append(await inject())
+            inside.append(sum(host.seconds.values()))
+            calls = Counter(name for name, _ in host.calls)
+        snapshot = await memory.snapshot(scope) or {}
+        return {"backend": backend, "size": size, "fill_s": fill_s, "times": times, "inside": inside,
+                "calls": calls, "injected": len(snapshot.get("episodes") or []),
+                "errors": snapshot.get("errors") or []}
+    finally:
+        await harness.stop()
+        await host.close()
+
+
+def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    command = f".venv/bin/python bench/backend_cost.py {shlex.join(sys.argv[1:])}".rstrip()
+    print(f"command: {command}")
+    print(f"turn: group {GROUP}, sender {SPEAKER}, memory KB attached; testhost.HashingEmbedder(256); "
+          f"{args.runs} timed runs after {args.warmup} warm-up run(s); one process, 2 shared cores")
+    print()
+    print("| store | episodes | host calls / turn | median ms | p90 ms | in the store, median ms | fill s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        times = sorted(r["times"])
+        p90 = times[max(0, int(len(times) * 0.9) - 1)] * 1000
+        calls = ", ".join(f"{k} {v}" for k, v in sorted(r["calls"].items()))
+        print(f"| {r['backend']} | {r['size']:,} | {sum(r['calls'].values())} ({calls}) | "
+              f"{statistics.median(times) * 1000:.1f} | {p90:.1f} | {statistics.median(r['inside']) * 1000:.1f} | "
+              f"{r['fill_s']:.0f} |")
+    errors = [(r["backend"], r["size"], r["errors"]) for r in rows if r["errors"]]
+    if errors:
+        print(f"\ninjection errors: {errors}")
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    quiet_logs()
+    rows = []
+    for backend in args.backends:
+        for size in args.sizes:
+            print(f"  measuring {backend} with {size} episodes ...", file=sys.stderr, flush=True)
+            rows.append(await measure(backend, size, args.runs, args.warmup))
+    report(rows, args)
+    return 0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated scope sizes")
+    parser.add_argument("--backends", default="chroma,qdrant,milvus")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args(argv)
+    args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    args.backends = [b for b in args.backends.split(",") if b.strip()]
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    return asyncio.run(main_async(parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,6 +16,7 @@ The CLI behind `scripts/run-local.sh` is `devhost.cli`; the e2e tests use `Stack
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import os
 import sys
@@ -150,6 +151,18 @@ def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int], vdb: str
     return lb_env
 
 
+def is_loopback(addr: str) -> bool:
+    """127.0.0.0/8, ::1, or an IPv4-mapped loopback (`::ffff:127.0.0.1`, where Milvus Lite listens)."""
+    if addr == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(addr.split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
 class Stack:
     def __init__(self, config: StackConfig):
         self.config = config
@@ -235,8 +248,7 @@ class Stack:
     def wildcard_listeners(self) -> list[tuple[str, int, int | None]]:
         """Listening sockets of our processes that are not on loopback."""
         ours = self.pids()
-        return [(addr, port, pid) for addr, port, pid in listeners()
-                if pid in ours and addr not in ("127.0.0.1", "::1", "localhost")]
+        return [(addr, port, pid) for addr, port, pid in listeners() if pid in ours and not is_loopback(addr)]
 
     def our_listeners(self) -> list[tuple[str, int, int | None]]:
         ours = self.pids()

@@ -731,7 +731,7 @@ class MilvusLiteBackend:
                                          **({"filter": expr} if expr else {}))
             if counted:
                 total = counted[0].get("count(*)", -1)
-        except Exception:  # the host ignores a failed count as well
+        except Exception:  # noqa: BLE001 - the host ignores a failed count as well
             pass
         return {"items": items, "total": total}
 

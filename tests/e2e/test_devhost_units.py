@@ -319,3 +319,10 @@ def test_pytest_without_the_test_env_names_the_readme_command():
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert "langbot_plugin is not importable" in done.stderr and "bash scripts/test.sh" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_loopback_addresses_include_ipv4_mapped_loopback():
+    from devhost.stack import is_loopback
+
+    assert all(is_loopback(a) for a in ("127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1", "localhost"))
+    assert not any(is_loopback(a) for a in ("0.0.0.0", "::", "*", "10.1.2.3", "::ffff:10.1.2.3", ""))

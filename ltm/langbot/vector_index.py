@@ -329,7 +329,10 @@ class HostVectorIndex:
         if traits.rewrite_deletes_first:
             for space in dict.fromkeys(r.space for r in records):
                 ids = [r.record_id for r in records if r.space == space]
-                existing = await self.present(collection, space, ids)
+                try:
+                    existing = await self.present(collection, space, ids)
+                except OutcomeUnknown as exc:  # a read changed nothing: not a reason to fence
+                    raise HostError(f"could not read the records before rewriting them ({exc.message})") from None
                 if existing:
                     await self._delete_records(collection, traits, space, sorted(existing))
                     replaced.extend(r for r in records if r.space == space and r.record_id in existing)

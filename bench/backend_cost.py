@@ -10,6 +10,12 @@ how long the fill took.
 
   .venv/bin/python bench/backend_cost.py                              # 1000,10000 on all three
   .venv/bin/python bench/backend_cost.py --sizes 100000 --backends milvus --runs 5
+  .venv/bin/python bench/backend_cost.py --speaker-recall --sizes 1000,10000   # over-fetch vs filter
+
+`--speaker-recall` measures the speaker search of stores that cannot filter on the speaker
+(Milvus, pgvector, Valkey Search): on real Chroma, which can, the speaker's exact top 20 (a
+`speaker_key` filter) is compared with what the over-fetch finds (the space's best
+`SPEAKER_OVERFETCH` x 20, kept when the speaker matches), for 30 queries.
 """
 
 from __future__ import annotations
@@ -30,7 +36,16 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from bench.host_calls import BOT, GROUP, QUESTION, SPEAKER, SPEAKER_NAME, MeteredHost, synthetic_episodes  # noqa: E402
+from bench.host_calls import (  # noqa: E402
+    _WORDS,
+    BOT,
+    GROUP,
+    QUESTION,
+    SPEAKER,
+    SPEAKER_NAME,
+    MeteredHost,
+    synthetic_episodes,
+)
 from bench.plugin_env import quiet_logs  # noqa: E402
 from ltm import parse_records  # noqa: E402
 from ltm.identity import Identity  # noqa: E402
@@ -90,6 +105,56 @@ async def measure(backend: str, size: int, runs: int, warmup: int) -> dict[str, 
         await host.close()
 
 
+async def speaker_recall(size: int, queries: int = 30, window: int = 20, cap: int = 0) -> dict[str, Any]:
+    import dataclasses
+    import random
+
+    from ltm.langbot import vector_index
+    from ltm.langbot.vector_index import HostVectorIndex
+
+    if cap:  # try another bound than the plugin's
+        vector_index.SPEAKER_OVERFETCH, vector_index.SPEAKER_OVERFETCH_MAX = cap // window, cap
+    SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX = vector_index.SPEAKER_OVERFETCH, vector_index.SPEAKER_OVERFETCH_MAX
+
+    host = MeteredHost(make_backend("chroma"))
+    host.add_embedding_model("emb-1")
+    harness = PluginHarness(host)
+    await harness.start({})
+    quiet_logs()
+    try:
+        kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
+        memory = harness.plugin.memory
+        identity = Identity.build(launcher_type="group", launcher_id=GROUP, bot_uuid=BOT,
+                                  sender_id=SPEAKER, sender_name=SPEAKER_NAME)
+        scope = await memory.scope_for(identity, kb)
+        # The speaker wrote 1 in 10 of the space's episodes: a crowded group.
+        items = synthetic_episodes(size)
+        for i, item in enumerate(items):
+            if i % 10:
+                item["sender_id"], item["sender_name"] = "bob", "Bob"
+        for start in range(0, size, IMPORT_BATCH):
+            await memory.import_episodes(scope, parse_records(items[start:start + IMPORT_BATCH]))
+        exact = HostVectorIndex(harness.plugin)
+        over = HostVectorIndex(harness.plugin)
+        embedder = host.embedding_models["emb-1"]
+        rng = random.Random(11)
+        found = total = 0
+        for _ in range(queries):
+            vector = embedder.embed([" ".join(rng.choice(_WORDS) for _ in range(5))])[0]
+            truth = await exact.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
+            traits = exact._traits[kb]  # learned by the first search
+            over._traits[kb] = dataclasses.replace(traits, filters_metadata=False)
+            got = await over.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
+            want = {h.record.record_id for h in truth}
+            found += len(want & {h.record.record_id for h in got})
+            total += len(want)
+        return {"size": size, "recall": found / total if total else 1.0,
+                "asked": min(window * SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX)}
+    finally:
+        await harness.stop()
+        await host.close()
+
+
 def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
     command = f".venv/bin/python bench/backend_cost.py {shlex.join(sys.argv[1:])}".rstrip()
     print(f"command: {command}")
@@ -112,6 +177,14 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> None:
 
 async def main_async(args: argparse.Namespace) -> int:
     quiet_logs()
+    if args.speaker_recall:
+        print("| episodes in the space (speaker wrote 1 in 10) | rows asked | speaker top-20 recall of the over-fetch |")
+        print("|---:|---:|---:|")
+        for size in args.sizes:
+            print(f"  measuring speaker recall with {size} episodes ...", file=sys.stderr, flush=True)
+            r = await speaker_recall(size, cap=args.overfetch)
+            print(f"| {size:,} | {r['asked']} | {r['recall']:.2f} |", flush=True)
+        return 0
     rows = []
     for backend in args.backends:
         for size in args.sizes:
@@ -127,6 +200,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--backends", default="chroma,qdrant,milvus")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--speaker-recall", action="store_true")
+    parser.add_argument("--overfetch", type=int, default=0, help="rows asked by the over-fetch (default: the plugin's)")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     args.backends = [b for b in args.backends.split(",") if b.strip()]

@@ -40,7 +40,7 @@ log = logging.getLogger("LongTermMemory")
 PROBE_TEXT = "LongTermMemory isolation probe"
 LIST_PAGE = 200
 SCAN_LIMIT = 20_000  # a scan of one space for a record (stores without a uuid filter) stops here
-SPEAKER_OVERFETCH = 10  # speaker search without a speaker filter: the space's best top_k x this ...
+SPEAKER_OVERFETCH = 25  # speaker search without a speaker filter: the space's best top_k x this ...
 SPEAKER_OVERFETCH_MAX = 500  # ... but never more than this many rows
 DROP_ROUNDS = 400
 

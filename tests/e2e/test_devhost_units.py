@@ -326,3 +326,14 @@ def test_loopback_addresses_include_ipv4_mapped_loopback():
 
     assert all(is_loopback(a) for a in ("127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1", "localhost"))
     assert not any(is_loopback(a) for a in ("0.0.0.0", "::", "*", "10.1.2.3", "::ffff:10.1.2.3", ""))
+
+
+def test_vector_store_choice_becomes_langbot_config_overrides(tmp_path):
+    from devhost.stack import StackConfig, langbot_env, vdb_env
+
+    env = langbot_env({}, tmp_path, {"webui": 1, "runtime": 2, "runtime_debug": 3}, "milvus")
+    assert env["VDB__USE"] == "milvus" and env["VDB__MILVUS__URI"] == str(tmp_path / "data" / "milvus.db")
+    assert vdb_env("chroma", tmp_path) == {"VDB__USE": "chroma"}
+    with pytest.raises(ValueError, match="unknown vector store"):
+        vdb_env("pgvector", tmp_path)
+    assert StackConfig.from_env(tmp_path).vdb in ("chroma", "milvus")

@@ -23,6 +23,7 @@ of a process. Every record read back is checked for its space (fail closed).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import math
@@ -105,6 +106,7 @@ class HostVectorIndex:
         self._traits: dict[str, Traits] = {}
         self._problems: dict[str, list[str]] = {}
         self._dims: dict[str, int] = {}
+        self._probing: dict[str, asyncio.Lock] = {}
 
     # ------------------------------------------------------------------ raw host calls
     async def _upsert_rows(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector], *,
@@ -155,10 +157,14 @@ class HostVectorIndex:
     # ------------------------------------------------------------------ what the store can do
     async def _traits_for(self, collection: str, vector: Vector) -> Traits:
         traits = self._traits.get(collection)
-        if traits is None:
-            traits, problems = await self._probe(collection, vector)
+        if traits is not None:
+            return traits
+        async with self._probing.setdefault(collection, asyncio.Lock()):  # one probe for concurrent first calls
+            traits = self._traits.get(collection)
             if traits is None:
-                raise HostError("the vector store could not be probed: " + "; ".join(problems))
+                traits, problems = await self._probe(collection, vector)
+                if traits is None:
+                    raise HostError("the vector store could not be probed: " + "; ".join(problems))
         return traits
 
     async def prepare(self, collection: str, vector: Vector) -> StoreProfile | None:

@@ -39,7 +39,7 @@ from .gate import INSTALLATION_LOG, WriteGate
 from .identity import Identity, MemoryScope
 from .kb_registry import KnowledgeBaseRegistry
 from .kb_settings import KBSettings
-from .migrations import LayoutMigrations, MigrationReport
+from .layout_migration import LayoutMigrations, MigrationReport
 from .ports import HostPorts
 from .profiles.book import ProfileBook, Profiles
 from .profiles.model import Profile, ProfileLimits

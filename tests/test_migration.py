@@ -17,7 +17,7 @@ from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from ltm.episodes.model import Episode
 from ltm.langbot import layout
-from ltm.migrations import marker_key
+from ltm.layout_migration import marker_key
 from ltm.ports import IndexRecord
 from testhost import FakeLangBotHost, PluginHarness
 from tests.service_helpers import ident, scope

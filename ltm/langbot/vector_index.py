@@ -328,28 +328,45 @@ class HostVectorIndex:
 
     # ------------------------------------------------------------------ writes
     async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
+        """Write records; on a store that does not replace a record written again (or keeps only
+        text/file_id/uuid) a rewrite deletes the old row first. If the store then refuses the new row,
+        the old one is written back (a status change keeps the content, so the new vector is the old
+        one's): a refusal stays "nothing changed". Only when that fails too is the outcome unknown."""
         if not records:
             return
         traits = await self._traits_for(collection, vectors[0])
-        replaced: list[IndexRecord] = []
+        replaced: dict[tuple[str, str], IndexRecord] = {}
         if traits.rewrite_deletes_first:
             for space in dict.fromkeys(r.space for r in records):
                 ids = [r.record_id for r in records if r.space == space]
                 try:
-                    existing = await self.present(collection, space, ids)
+                    existing = await self._find(collection, space, ids)
                 except OutcomeUnknown as exc:  # a read changed nothing: not a reason to fence
                     raise HostError(f"could not read the records before rewriting them ({exc.message})") from None
                 if existing:
                     await self._delete_records(collection, traits, space, sorted(existing))
-                    replaced.extend(r for r in records if r.space == space and r.record_id in existing)
+                    replaced.update({(space, rid): record for rid, record in existing.items()})
         try:
             await self._upsert_rows(collection, records, vectors)
         except HostError as exc:
             if not replaced:
                 raise
-            raise OutcomeUnknown(
-                f"the store removed the old row of {len(replaced)} record(s) and then refused the new one "
-                f"({exc.message})") from None
+            await self._write_back(collection, records, vectors, replaced, exc)
+
+    async def _write_back(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
+                          replaced: dict[tuple[str, str], IndexRecord], refusal: HostError) -> None:
+        pairs = [(replaced[(r.space, r.record_id)], v) for r, v in zip(records, vectors)
+                 if (r.space, r.record_id) in replaced]
+        lost = (f"the store removed the old row of {len(pairs)} record(s) and then refused the new one "
+                f"({refusal.message})")
+        if any(old.text != new.text for old, new in zip((p[0] for p in pairs),
+                                                          (r for r in records if (r.space, r.record_id) in replaced))):
+            raise OutcomeUnknown(lost + "; the old rows could not be written back") from None
+        try:
+            await self._upsert_rows(collection, [old for old, _ in pairs], [v for _, v in pairs])
+        except (HostError, OutcomeUnknown) as exc:
+            raise OutcomeUnknown(f"{lost}; writing the old rows back failed too ({exc.message})") from None
+        raise HostError(f"the store refused the write ({refusal.message}); the old rows were written back") from None
 
     async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None:
         if not record_ids:

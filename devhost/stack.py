@@ -16,6 +16,7 @@ The CLI behind `scripts/run-local.sh` is `devhost.cli`; the e2e tests use `Stack
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import os
 import sys
@@ -37,7 +38,7 @@ from .processes import (
     listeners,
     pid_alive,
 )
-from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, log
+from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb, log
 
 DEVHOST = REPO / "devhost"
 SITECUSTOMIZE_DIR = DEVHOST / "sitecustomize"
@@ -76,6 +77,7 @@ class StackConfig:
     chat_model: str | None = None
     install_consumer: bool = False
     boot_timeout: float = 180.0
+    vdb: str = "chroma"  # LangBot's vector store: chroma (its default) | milvus (Milvus Lite, a file in the data dir)
 
     @classmethod
     def from_env(cls, data_dir: Path, **overrides: Any) -> StackConfig:
@@ -96,6 +98,7 @@ class StackConfig:
             chat_base_url=os.environ.get("LTM_CHAT_BASE_URL") or None,
             chat_api_key=os.environ.get("LTM_CHAT_API_KEY") or None,
             chat_model=os.environ.get("LTM_CHAT_MODEL") or None,
+            vdb=os.environ.get("LTM_VDB") or "chroma",
         )
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
@@ -115,8 +118,21 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int]) -> dict[str, str]:
+VDBS = ("chroma", "milvus")
+
+
+def vdb_env(vdb: str, home: Path) -> dict[str, str]:
+    """LangBot's `vdb` config as environment overrides (docs/HOST-FACTS.md 11.2, 12)."""
+    if vdb not in VDBS:
+        raise ValueError(f"unknown vector store {vdb!r}: use one of {', '.join(VDBS)}")
+    if vdb == "milvus":  # Milvus Lite: the Milvus client API on a local file, no server to run
+        return {"VDB__USE": "milvus", "VDB__MILVUS__URI": str(home / "data" / "milvus.db")}
+    return {"VDB__USE": "chroma"}
+
+
+def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int], vdb: str = "chroma") -> dict[str, str]:
     lb_env = dict(env)
+    lb_env.update(vdb_env(vdb, home))
     lb_env.update({
         # LangBot takes any ancestor of its own package that holds pyproject.toml + main.py for a
         # source checkout and would put its data root there: with .lbvenv inside this repo that
@@ -133,6 +149,18 @@ def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int]) -> dict[
         "BOX__ENABLED": "false",
     })
     return lb_env
+
+
+def is_loopback(addr: str) -> bool:
+    """127.0.0.0/8, ::1, or an IPv4-mapped loopback (`::ffff:127.0.0.1`, where Milvus Lite listens)."""
+    if addr == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(addr.split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
 class Stack:
@@ -172,6 +200,7 @@ class Stack:
         self.lock.acquire()  # raises DataDirInUse before anything else is touched
         self.home.mkdir(parents=True, exist_ok=True)
         venv = ensure_lbvenv(cfg.lbvenv)
+        ensure_lbvenv_vdb(venv, cfg.vdb)
         self.embedder = choose_embedder(cfg.embedder, cfg.embed_venv, explicit_python=cfg.model_python,
                                         fallback_python=str(venv / "bin" / "python"))
         self.ports = choose_ports({"webui": cfg.webui_port, "runtime": cfg.runtime_control_port,
@@ -191,8 +220,8 @@ class Stack:
         self.group.wait("plugin runtime", runtime,
                         lambda: http_ok(f"http://127.0.0.1:{self.ports['runtime']}/healthz"), 60)
         langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
-                                   langbot_env(env, self.home, self.ports))
-        self.group.wait("LangBot", langbot, lambda: READY_LINE in langbot.log_path.read_text(errors="replace")
+                                   langbot_env(env, self.home, self.ports, cfg.vdb))
+        self.group.wait("LangBot", langbot, lambda: self._langbot_ready(langbot.log_path)
                         and http_ok(self.base_url + "/api/v1/user/init"), cfg.boot_timeout)
         healthz = f"http://127.0.0.1:{self.ports['model']}/healthz"
         self.group.wait("model server embedder", model, lambda: http_json(healthz).get("ready") is True, 120)
@@ -204,7 +233,13 @@ class Stack:
             self.embedder_label += f" [fallback: {self.embedder.fallback_reason}]"
         self.group.pids()
         log(f"stack up in {time.monotonic() - started:.1f}s: LangBot {self.base_url}, runtime :{self.ports['runtime']}, "
-            f"model server {self.model_base_url} ({health.get('embedder')})")
+            f"model server {self.model_base_url} ({health.get('embedder')}), vector store {cfg.vdb}")
+
+    def _langbot_ready(self, stdout_log: Path) -> bool:
+        """The runtime-connected line, in LangBot's stdout or in its own log files: with the Milvus
+        vector store, LangBot's console output stops once pymilvus has started Milvus Lite."""
+        logs = [stdout_log, *sorted((self.home / "data" / "logs").glob("langbot-*.log"))]
+        return any(READY_LINE in path.read_text(errors="replace") for path in logs if path.is_file())
 
     # ------------------------------------------------------------------ checks
     def pids(self) -> set[int]:
@@ -213,8 +248,7 @@ class Stack:
     def wildcard_listeners(self) -> list[tuple[str, int, int | None]]:
         """Listening sockets of our processes that are not on loopback."""
         ours = self.pids()
-        return [(addr, port, pid) for addr, port, pid in listeners()
-                if pid in ours and addr not in ("127.0.0.1", "::1", "localhost")]
+        return [(addr, port, pid) for addr, port, pid in listeners() if pid in ours and not is_loopback(addr)]
 
     def our_listeners(self) -> list[tuple[str, int, int | None]]:
         ours = self.pids()

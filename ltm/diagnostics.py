@@ -19,7 +19,7 @@ from ._storage import JsonStore, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
 from .identity import MemoryScope
 from .kb_settings import KBSettings
-from .ports import Embedder, HostDirectory, VectorIndex
+from .ports import DescribedIndex, Embedder, HostDirectory, VectorIndex
 from .spaces import Space
 
 log = logging.getLogger("LongTermMemory")
@@ -104,7 +104,7 @@ class Diagnostics:
             else:
                 items.append(HealthItem("embedding", Level.RED, "embedding model returned an empty vector"))
         if vector:
-            items.append(await self._isolation(kb_id, vector))
+            items.extend(await self._isolation(kb_id, vector))
         if scope is not None:
             fenced = [f for f in await self.fences_of(scope.with_kb(scope.kb_id or kb_id)) if f is not None]
             if fenced:
@@ -113,17 +113,30 @@ class Diagnostics:
                 items.append(HealthItem("fence", Level.GREEN, "no write fence on this scope"))
         return HealthReport(items)
 
-    async def _isolation(self, kb_id: str, vector: list[float]) -> HealthItem:
+    async def _isolation(self, kb_id: str, vector: list[float]) -> list[HealthItem]:
+        """The two-probe test decides (B3); the store item then says what this store can and cannot do."""
         try:
             problems = await self._index.probe_isolation(kb_id, vector)
         except LTMError as exc:
             problems = [f"probe failed: {exc}"]
-        if problems:
-            return HealthItem("isolation", Level.RED,
-                              "LEAK: " + "; ".join(problems) + ". This vector store does not keep or filter plugin "
-                              "metadata (fixed-schema stores such as Milvus or pgvector); use Chroma, Qdrant or "
-                              "SeekDB.")
-        return HealthItem("isolation", Level.GREEN, "search, list and delete stay inside one scope")
+        profile = self._index.profile(kb_id) if isinstance(self._index, DescribedIndex) else None
+        items: list[HealthItem] = []
+        if any("another scope" in p for p in problems):
+            items.append(HealthItem("isolation", Level.RED, "LEAK: " + "; ".join(problems) + ". Memory on this "
+                                    "vector store is not safe: another chat's memories could be shown."))
+        elif problems:
+            items.append(HealthItem("isolation", Level.RED, "the vector store failed the isolation probe: "
+                                    + "; ".join(problems)))
+        else:
+            items.append(HealthItem("isolation", Level.GREEN, "search, list and delete stay inside one scope"))
+        if profile is not None:
+            if profile.cannot:
+                items.append(HealthItem("store", Level.AMBER, f"vector store {profile.kind}: works with limits. "
+                                        "Cannot: " + "; ".join(profile.cannot) + ". Can: " + "; ".join(profile.can)))
+            else:
+                items.append(HealthItem("store", Level.GREEN, f"vector store {profile.kind}: "
+                                        + "; ".join(profile.can)))
+        return items
 
     async def fences_of(self, scope: MemoryScope) -> list[Any]:
         spaces = [Space.l1(scope.scope_key)]

@@ -25,8 +25,8 @@ from .errors import LTMError, NoKnowledgeBase, ValidationError
 from .gate import WriteGate
 from .identity import Identity, Isolation, MemoryScope
 from .kb_settings import KBSettings
-from .spaces import Space, SpaceKind
 from .ports import HostDirectory
+from .spaces import Space, SpaceKind
 from .timefields import now_iso
 
 log = logging.getLogger("LongTermMemory")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 Vector = Sequence[float]
 
@@ -86,6 +86,50 @@ class VectorIndex(Protocol):
         """Write two throwaway records in two throwaway spaces and report every way the backend
         let one space see or remove the other (empty list: isolated). Cleans up after itself."""
         ...
+
+
+@dataclass(frozen=True)
+class StoreProfile:
+    """What a vector store showed it can do when the index probed it (health names it)."""
+
+    kind: str  # e.g. "metadata store (Chroma, Qdrant or SeekDB)"
+    supported: bool  # every operation works (possibly emulated); False: do not use it for memory
+    can: tuple[str, ...] = ()
+    cannot: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LegacyPage:
+    """Records of an older record layout: each with the key that deletes exactly it."""
+
+    records: list[tuple[IndexRecord, str]]
+    scanned: int  # rows looked at (of any layout)
+    more: bool
+
+
+@runtime_checkable
+class LayoutMigrationIndex(Protocol):
+    """Optional capability of an index whose host may still hold records of an older layout."""
+
+    async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyPage: ...
+
+    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None: ...
+
+    async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
+        """Which of these records of `space` the index returns now (read-back after a write)."""
+        ...
+
+
+@runtime_checkable
+class DescribedIndex(Protocol):
+    """Optional capability: an index that can say what its store can and cannot do."""
+
+    async def prepare(self, collection: str, vector: Vector) -> StoreProfile | None:
+        """Learn the store's behaviour with throwaway records (the first call on a new collection
+        is then a write of real vectors); None when the store could not be probed."""
+        ...
+
+    def profile(self, collection: str) -> StoreProfile | None: ...
 
 
 class Embedder(Protocol):

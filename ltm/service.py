@@ -48,6 +48,7 @@ from .gate import INSTALLATION_LOG, WriteGate
 from .identity import Identity, MemoryScope
 from .kb_registry import KnowledgeBaseRegistry
 from .kb_settings import KBSettings
+from .layout_migration import LayoutMigrations, MigrationReport
 from .ports import HostPorts
 from .profiles.book import ProfileBook, Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -87,6 +88,7 @@ class MemoryService:
         self._consolidator = Consolidator(self._gate, self._episodes, ports.index, ports.llm, self._drafts,
                                           self._profiles)
         self._diagnostics = Diagnostics(store, self._fences, ports.index, ports.embedder, ports.directory)
+        self._layout = LayoutMigrations(self._gate, store, ports.index, ports.embedder)
         # ---- candidate extraction (Q)
         self._llm = ports.llm
         self._candidates = CandidateQueue(self._gate, store)
@@ -100,7 +102,13 @@ class MemoryService:
 
     # ------------------------------------------------------------------ knowledge base and scopes
     async def register_kb(self, kb_id: str, raw_settings: Any) -> KBSettings:
-        return await self._kbs.register(kb_id, raw_settings)
+        settings = await self._kbs.register(kb_id, raw_settings)
+        await self._layout.prepare(kb_id, settings)
+        return settings
+
+    async def migrate_layout(self, kb_id: str) -> MigrationReport:
+        """Rewrite records of an older record layout now (also done once at the KB's first use)."""
+        return await self._layout.migrate(kb_id, await self._kbs.settings(kb_id))
 
     async def unregister_kb(self, kb_id: str) -> bool:
         return await self._kbs.unregister(kb_id)
@@ -114,7 +122,9 @@ class MemoryService:
     async def _l2(self, scope: MemoryScope) -> KBSettings:
         if not scope.kb_id:
             raise NoKnowledgeBase()
-        return await self._kbs.settings(scope.kb_id)
+        settings = await self._kbs.settings(scope.kb_id)
+        await self._layout.ensure(scope.kb_id, settings)
+        return settings
 
     # ------------------------------------------------------------------ L1 profiles
     async def profiles(self, scope: MemoryScope) -> Profiles:

@@ -404,7 +404,9 @@ _FIXED_FIELDS = {"text": "text", "file_id": "file_id", "uuid": "chunk_uuid", "ch
 
 
 class FixedSchemaBackend:
-    """In-memory store with the fixed (text, file_id, chunk_uuid) schema of Milvus/pgvector."""
+    """pgvector as LangBot drives it (`vdbs/pgvector_db.py`, no PostgreSQL extension here): the fixed
+    (text, file_id, chunk_uuid) schema, upsert, cosine distance, vector search only, a search before
+    the knowledge base's first write fails, delete-by-filter reports the rows it deleted."""
 
     name = "fixed"
 
@@ -436,8 +438,10 @@ class FixedSchemaBackend:
     async def search(self, collection: str, vector: list[float], top_k: int = 5,
                      filters: dict[str, Any] | None = None, search_type: str = "vector",
                      query_text: str = "", vector_weight: float | None = None) -> list[SearchHit]:
+        if collection not in self._dims:
+            raise ValueError("no selected pgvector embedding dimension for this knowledge base")
         if search_type != "vector":
-            raise ValueError("fixed-schema backend supports vector search only")
+            raise ValueError("pgvector currently supports vector search only")
         conditions = _fixed_conditions(filters)
         rows = self._rows.get(collection, {})
         scored = [
@@ -544,15 +548,378 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 
 # --------------------------------------------------------------------------
+# Milvus (real Milvus Lite, through the host's milvus.py translation)
+# --------------------------------------------------------------------------
 
-BACKEND_NAMES = ("chroma", "qdrant", "fixed")
+_MILVUS_FIELDS = {"text", "file_id", "chunk_uuid"}
+_MILVUS_ALIASES = {"uuid": "chunk_uuid"}
+_MILVUS_DEFAULT_DIM = 1536  # the host's dimension for a collection created by a call that is not a write
+
+
+class _MilvusLiteServer:
+    """One Milvus Lite database per test process (its server takes about a second to start); every
+    backend instance works in collections of its own and drops them when it closes."""
+
+    _client: Any = None
+    _dir: str | None = None
+
+    @classmethod
+    def client(cls) -> Any:
+        if cls._client is None:
+            import atexit
+            import shutil
+            import tempfile
+
+            from pymilvus import MilvusClient
+
+            cls._dir = tempfile.mkdtemp(prefix="ltm-milvus-lite-")
+            cls._client = MilvusClient(uri=str(Path(cls._dir) / "milvus.db"))
+
+            def _close() -> None:
+                try:
+                    cls._client.close()
+                finally:
+                    shutil.rmtree(cls._dir or "", ignore_errors=True)
+
+            atexit.register(_close)
+        return cls._client
+
+
+def milvus_literal(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
+
+
+def build_milvus_expr(filters: dict[str, Any] | None) -> str:
+    """The host's `_build_milvus_expr`: unsupported fields are dropped with a warning."""
+    parts: list[str] = []
+    ops = {"$eq": "==", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+    for field, op, value in normalize_filter(filters):
+        column = _MILVUS_ALIASES.get(field, field)
+        if column not in _MILVUS_FIELDS:
+            logger.warning("milvus: filter field %r is not supported and was dropped", field)
+            continue
+        if op in ops:
+            parts.append(f"{column} {ops[op]} {milvus_literal(value)}")
+        elif op == "$in":
+            parts.append(f"{column} in [{', '.join(milvus_literal(v) for v in value)}]")
+        elif op == "$nin":
+            parts.append(f"{column} not in [{', '.join(milvus_literal(v) for v in value)}]")
+    return " and ".join(parts)
+
+
+class MilvusLiteBackend:
+    """Real Milvus Lite (`pymilvus` + `milvus-lite`, the client API of a Milvus cluster) driven
+    exactly like LangBot 4.11.2's `vdbs/milvus.py`: the fixed schema (id, vector, text, file_id,
+    chunk_uuid), `insert` for writes, raw COSINE similarity as the distance, a collection created by
+    the first call of any kind (dimension 1536 unless that call is a write), deletes by file_id put
+    between quotes without escaping."""
+
+    name = "milvus"
+
+    def __init__(self) -> None:
+        self._client = _MilvusLiteServer.client()
+        self._known: set[str] = set()
+
+    @staticmethod
+    def _normalize(collection: str) -> str:
+        name = collection.replace("-", "_")
+        if name and not (name[0].isalpha() or name[0] == "_"):
+            name = "kb_" + name
+        return name
+
+    def _ensure(self, collection: str, dim: int | None = None) -> str:
+        from pymilvus import CollectionSchema, DataType, FieldSchema
+        from pymilvus.milvus_client.index import IndexParams
+
+        name = self._normalize(collection)
+        if name in self._known:
+            return name
+        if not self._client.has_collection(collection_name=name):
+            fields = [
+                FieldSchema(name="id", dtype=DataType.VARCHAR, is_primary=True, max_length=255),
+                FieldSchema(name="vector", dtype=DataType.FLOAT_VECTOR, dim=dim or _MILVUS_DEFAULT_DIM),
+                FieldSchema(name="text", dtype=DataType.VARCHAR, max_length=65535),
+                FieldSchema(name="file_id", dtype=DataType.VARCHAR, max_length=255),
+                FieldSchema(name="chunk_uuid", dtype=DataType.VARCHAR, max_length=255),
+            ]
+            schema = CollectionSchema(fields=fields, description="LangBot knowledge base vectors")
+            self._client.create_collection(collection_name=name, schema=schema, metric_type="COSINE")
+            index = IndexParams()
+            index.add_index(field_name="vector", index_type="AUTOINDEX", metric_type="COSINE")
+            self._client.create_index(collection_name=name, index_params=index)
+        self._known.add(name)
+        return name
+
+    async def upsert(self, collection: str, ids: list[str], vectors: list[list[float]],
+                     metadatas: list[dict[str, Any]], documents: list[str] | None = None) -> None:
+        if not vectors:
+            return
+        name = self._ensure(collection, len(vectors[0]))
+        data = []
+        for i, pid in enumerate(ids):
+            entry: dict[str, Any] = {"id": pid, "vector": vectors[i]}
+            meta = metadatas[i] if i < len(metadatas) else {}
+            if "text" in meta:
+                entry["text"] = meta["text"]
+            if "file_id" in meta:
+                entry["file_id"] = meta["file_id"]
+            if "uuid" in meta:
+                entry["chunk_uuid"] = meta["uuid"]
+            data.append(entry)
+        self._client.insert(collection_name=name, data=data)
+        self._client.load_collection(collection_name=name)
+
+    async def search(self, collection: str, vector: list[float], top_k: int = 5,
+                     filters: dict[str, Any] | None = None, search_type: str = "vector",
+                     query_text: str = "", vector_weight: float | None = None) -> list[SearchHit]:
+        name = self._ensure(collection)
+        kwargs: dict[str, Any] = dict(collection_name=name, data=[vector], limit=top_k,
+                                      search_params={"metric_type": "COSINE", "params": {}},
+                                      output_fields=["text", "file_id", "chunk_uuid"])
+        if filters:
+            expr = build_milvus_expr(filters)
+            if expr:
+                kwargs["filter"] = expr
+        results = self._client.search(**kwargs)
+        hits: list[SearchHit] = []
+        for hit in (results[0] if results else []):
+            entity = hit.get("entity", {})
+            meta: dict[str, Any] = {}
+            if "text" in entity:
+                meta["text"] = entity["text"]
+            if "file_id" in entity:
+                meta["file_id"] = entity["file_id"]
+            if "chunk_uuid" in entity:
+                meta["uuid"] = entity["chunk_uuid"]
+            hits.append({"id": hit.get("id", ""), "distance": hit.get("distance", 0.0), "metadata": meta})
+        return hits
+
+    async def delete(self, collection: str, file_ids: list[str] | None = None,
+                     filters: dict[str, Any] | None = None) -> int:
+        if file_ids:
+            name = self._ensure(collection)
+            for file_id in file_ids:  # one host delete_by_file_id per value, quoted without escaping
+                self._client.delete(collection_name=name, filter=f'file_id == "{file_id}"')
+            return len(file_ids)
+        if not filters:
+            return 0
+        name = self._ensure(collection)
+        expr = build_milvus_expr(filters)
+        if not expr:
+            logger.warning("milvus delete skipped: no supported filter condition in %r", filters)
+            return 0
+        self._client.delete(collection_name=name, filter=expr)
+        return 0  # the host reports 0: Milvus delete returns no count
+
+    async def list(self, collection: str, filters: dict[str, Any] | None = None,
+                   limit: int = 20, offset: int = 0) -> ListResult:
+        name = self._ensure(collection)
+        kwargs: dict[str, Any] = dict(collection_name=name, output_fields=["text", "file_id", "chunk_uuid"],
+                                      limit=limit, offset=offset)
+        expr = build_milvus_expr(filters) if filters else ""
+        if expr:
+            kwargs["filter"] = expr
+        rows = self._client.query(**kwargs)
+        items = [{"id": row.get("id", ""), "document": row.get("text"),
+                  "metadata": {"text": row.get("text", ""), "file_id": row.get("file_id", ""),
+                               "uuid": row.get("chunk_uuid", "")}} for row in rows]
+        total = -1
+        try:
+            counted = self._client.query(collection_name=name, output_fields=["count(*)"],
+                                         **({"filter": expr} if expr else {}))
+            if counted:
+                total = counted[0].get("count(*)", -1)
+        except Exception:  # noqa: BLE001 - the host ignores a failed count as well
+            pass
+        return {"items": items, "total": total}
+
+    def dimension(self, collection: str) -> int | None:
+        """Test aid: the vector dimension the collection was created with (None: not created)."""
+        name = self._normalize(collection)
+        if not self._client.has_collection(collection_name=name):
+            return None
+        described = self._client.describe_collection(collection_name=name)
+        for field in described.get("fields", []):
+            if field.get("name") == "vector":
+                return int(field.get("params", {}).get("dim"))
+        return None
+
+    async def drop(self, collection: str) -> None:
+        name = self._normalize(collection)
+        self._known.discard(name)
+        if self._client.has_collection(collection_name=name):
+            self._client.drop_collection(collection_name=name)
+
+    async def close(self) -> None:
+        for name in list(self._known):
+            if self._client.has_collection(collection_name=name):
+                self._client.drop_collection(collection_name=name)
+        self._known.clear()
+
+
+# --------------------------------------------------------------------------
+# What Milvus Lite cannot show: a Milvus cluster's insert-only rows, and Valkey Search
+# --------------------------------------------------------------------------
+
+
+class InsertOnlyBackend(FixedSchemaBackend):
+    """A Milvus cluster as LangBot drives it, where Milvus Lite differs: `insert` of an id that is
+    already there adds a second row (both are returned until a delete removes every row of that id),
+    and the distance is the raw cosine similarity (higher is better)."""
+
+    name = "milvus-insert"
+
+    async def upsert(self, collection: str, ids: list[str], vectors: list[list[float]],
+                     metadatas: list[dict[str, Any]], documents: list[str] | None = None) -> None:
+        _check_lengths(ids, vectors, metadatas, documents)
+        if not ids:
+            return
+        dim = self._dims.setdefault(collection, len(vectors[0]))
+        rows = self._rows.setdefault(collection, {})
+        for pid, vec, meta in zip(ids, vectors, metadatas):
+            if len(vec) != dim:
+                raise ValueError(f"expected {dim} dimensions, not {len(vec)}")
+            serial = 0
+            while f"{pid}\x00{serial}" in rows:
+                serial += 1
+            rows[f"{pid}\x00{serial}"] = {
+                "vector": [float(x) for x in vec], "text": meta.get("text", ""),
+                "file_id": _or_empty(meta.get("file_id")), "chunk_uuid": _or_empty(meta.get("uuid")),
+            }
+
+    async def search(self, collection: str, vector: list[float], top_k: int = 5,
+                     filters: dict[str, Any] | None = None, search_type: str = "vector",
+                     query_text: str = "", vector_weight: float | None = None) -> list[SearchHit]:
+        conditions = _fixed_conditions(filters)
+        scored = [(_cosine(vector, row["vector"]), key, row) for key, row in self._rows.get(collection, {}).items()
+                  if _row_matches(row, conditions)]
+        scored.sort(key=lambda t: t[0], reverse=True)
+        return [{"id": key.split("\x00")[0], "distance": sim, "metadata": _fixed_metadata(row)}
+                for sim, key, row in scored[:top_k]]
+
+    async def delete(self, collection: str, file_ids: list[str] | None = None,
+                     filters: dict[str, Any] | None = None) -> int:
+        # Milvus resolves a delete expression to primary keys and deletes every row of those keys.
+        rows = self._rows.get(collection, {})
+        if file_ids:
+            conditions = [("file_id", "$in", list(file_ids))]
+        else:
+            conditions = _fixed_conditions(filters)
+            if not conditions:
+                return 0
+        doomed_ids = {k.split("\x00")[0] for k, r in rows.items() if _row_matches(r, conditions)}
+        for key in [k for k in rows if k.split("\x00")[0] in doomed_ids]:
+            del rows[key]
+        return len(file_ids) if file_ids else 0
+
+    async def list(self, collection: str, filters: dict[str, Any] | None = None,
+                   limit: int = 20, offset: int = 0) -> ListResult:
+        conditions = _fixed_conditions(filters)
+        matched = [(k, r) for k, r in self._rows.get(collection, {}).items() if _row_matches(r, conditions)]
+        items = [{"id": k.split("\x00")[0], "document": r["text"], "metadata": _fixed_metadata(r)}
+                 for k, r in matched[offset:offset + limit]]
+        return {"items": items, "total": len(matched)}
+
+
+class ValkeyLikeBackend:
+    """Valkey Search as LangBot drives it (`vdbs/valkey_search.py`, no server here): a hash per
+    record written field by field (`HSET`: fields not sent keep their value), every metadata key kept
+    as JSON and returned, `file_id` the only filterable field (other filter keys dropped; a delete left
+    without a condition is skipped), cosine distance, full-text search where every word must match."""
+
+    name = "valkey"
+
+    def __init__(self) -> None:
+        self._hashes: dict[str, dict[str, dict[str, Any]]] = {}
+        self._dims: dict[str, int] = {}
+
+    async def upsert(self, collection: str, ids: list[str], vectors: list[list[float]],
+                     metadatas: list[dict[str, Any]], documents: list[str] | None = None) -> None:
+        if not vectors:
+            return
+        dim = self._dims.setdefault(collection, len(vectors[0]))
+        if any(len(v) != dim for v in vectors):
+            raise ValueError(f"All embeddings must have dimension {dim}; got mixed lengths")
+        hashes = self._hashes.setdefault(collection, {})
+        for i, pid in enumerate(ids):
+            fields = hashes.setdefault(str(pid), {})
+            meta = metadatas[i] if i < len(metadatas) else {}
+            fields["vector"] = [float(x) for x in vectors[i]]
+            fields["metadata_json"] = dict(meta)
+            if meta.get("file_id") is not None:
+                fields["file_id"] = str(meta["file_id"])
+            if documents is not None and i < len(documents) and documents[i] is not None:
+                fields["document"] = documents[i]
+
+    def _matching(self, collection: str, filters: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+        conditions = []
+        for field, op, value in normalize_filter(filters):
+            if field != "file_id":
+                logger.warning("valkey: filter field %r is not supported and was dropped", field)
+                continue
+            conditions.append(("file_id", op, value))
+        return [(pid, f) for pid, f in self._hashes.get(collection, {}).items()
+                if _row_matches({"file_id": f.get("file_id", "")}, conditions)]
+
+    async def search(self, collection: str, vector: list[float], top_k: int = 5,
+                     filters: dict[str, Any] | None = None, search_type: str = "vector",
+                     query_text: str = "", vector_weight: float | None = None) -> list[SearchHit]:
+        rows = self._matching(collection, filters)
+        if search_type == "full_text":
+            words = [w.lower() for w in query_text.split()]
+            if not words:
+                return []
+            hits = [(pid, f) for pid, f in rows if all(w in str(f.get("document", "")).lower() for w in words)]
+            return [{"id": pid, "distance": 0.0, "metadata": dict(f["metadata_json"])} for pid, f in hits[:top_k]]
+        scored = sorted(((1.0 - _cosine(vector, f["vector"]), pid, f) for pid, f in rows), key=lambda t: t[0])
+        return [{"id": pid, "distance": d, "metadata": dict(f["metadata_json"])} for d, pid, f in scored[:top_k]]
+
+    async def delete(self, collection: str, file_ids: list[str] | None = None,
+                     filters: dict[str, Any] | None = None) -> int:
+        hashes = self._hashes.get(collection, {})
+        if file_ids:
+            for file_id in file_ids:
+                for pid in [p for p, f in hashes.items() if f.get("file_id") == file_id]:
+                    del hashes[pid]
+            return len(file_ids)
+        if not filters:
+            return 0
+        if not any(field == "file_id" for field, _, _ in normalize_filter(filters)):
+            logger.warning("valkey delete skipped: no usable condition in %r", filters)
+            return 0
+        doomed = [pid for pid, _ in self._matching(collection, filters)]
+        for pid in doomed:
+            del hashes[pid]
+        return len(doomed)
+
+    async def list(self, collection: str, filters: dict[str, Any] | None = None,
+                   limit: int = 20, offset: int = 0) -> ListResult:
+        rows = self._matching(collection, filters)
+        items = [{"id": pid, "document": f.get("document"), "metadata": dict(f["metadata_json"])}
+                 for pid, f in rows[offset:offset + limit]]
+        return {"items": items, "total": len(rows)}
+
+    async def drop(self, collection: str) -> None:
+        self._hashes.pop(collection, None)
+        self._dims.pop(collection, None)
+
+    async def close(self) -> None:
+        self._hashes.clear()
+
+
+# --------------------------------------------------------------------------
+
+BACKEND_NAMES = ("chroma", "qdrant", "milvus", "fixed", "milvus-insert", "valkey")
 
 
 def make_backend(name: str, tmp_path: Path | str | None = None) -> VectorBackend:
     """Create a fresh, isolated backend by name ("chroma", "qdrant" or "fixed").
 
-    ``tmp_path`` is accepted for symmetry with persistent setups; all three
-    backends are in-memory and isolated per instance.
+    ``tmp_path`` is accepted for symmetry with persistent setups; every backend is
+    isolated per instance (Milvus Lite shares one database per process, each instance
+    in collections of its own).
     """
     del tmp_path
     if name == "chroma":
@@ -561,6 +928,12 @@ def make_backend(name: str, tmp_path: Path | str | None = None) -> VectorBackend
         return QdrantBackend()
     if name == "fixed":
         return FixedSchemaBackend()
+    if name == "milvus":
+        return MilvusLiteBackend()
+    if name == "milvus-insert":
+        return InsertOnlyBackend()
+    if name == "valkey":
+        return ValkeyLikeBackend()
     raise ValueError(f"unknown backend {name!r}; expected one of {BACKEND_NAMES}")
 
 
@@ -568,7 +941,10 @@ __all__ = [
     "BACKEND_NAMES",
     "ChromaBackend",
     "FixedSchemaBackend",
+    "InsertOnlyBackend",
+    "MilvusLiteBackend",
     "QdrantBackend",
+    "ValkeyLikeBackend",
     "VectorBackend",
     "build_qdrant_filter",
     "make_backend",

@@ -1,9 +1,11 @@
 """Shared fixtures: a fake LangBot host per vector backend and a started plugin harness.
 
-- ``host``: FakeLangBotHost with embedding model "emb-1"; runs once per backend
-  ("chroma", "qdrant", "fixed").
-- ``supported_host``: the same, only on the backends the plugin supports
-  ("chroma", "qdrant"; fixed-schema stores fail closed instead, B1 in docs/REQUIREMENTS.md).
+- ``host``: FakeLangBotHost with embedding model "emb-1"; runs once per backend: real
+  "chroma", "qdrant" and "milvus" (Milvus Lite), and the stand-ins for what cannot run
+  here: "fixed" (pgvector), "milvus-insert" (a Milvus cluster's insert-only rows) and
+  "valkey" (Valkey Search).
+- ``supported_host``: the same on the real stores ("chroma", "qdrant", "milvus"): the
+  isolation, tools, command, console and probe suites run on each.
 - ``harness``: the real plugin started on ``supported_host``; stopped afterwards.
   Give it a config with ``@pytest.mark.plugin_config({"max_profile_traits": 5})``.
 - ``kb``: the plugin's memory KB on ``harness`` (default settings). Tests that need other
@@ -38,12 +40,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "plugin_config(cfg): plugin config dict passed to the `harness` fixture")
 
 
-@pytest.fixture(params=["chroma", "qdrant", "fixed"], ids=lambda name: name)
+@pytest.fixture(params=["chroma", "qdrant", "milvus", "fixed", "milvus-insert", "valkey"], ids=lambda name: name)
 def backend_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture(params=["chroma", "qdrant"], ids=lambda name: name)
+@pytest.fixture(params=["chroma", "qdrant", "milvus"], ids=lambda name: name)
 def supported_backend_name(request: pytest.FixtureRequest) -> str:
     return request.param
 

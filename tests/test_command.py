@@ -15,6 +15,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError
 
 from components.commands.render import MAX_REPLY_CHARS
+from ltm.langbot import layout
 from testhost import FakeLangBotHost, PluginHarness
 from tests.chat import BOT, STALE_SENDER, Chat, listed_ids, open_chat
 
@@ -292,25 +293,42 @@ async def test_health_green_with_pipeline_state(harness: PluginHarness) -> None:
     detached = open_chat(harness, "g1")
     assert "AMBER pipeline: memory knowledge base is not attached" in await detached.run("!memory health")
     records = await harness.host.dump_kb(kb)
-    assert [r["metadata"].get("episode_id") for r in records] == [kept]
+    assert [layout.parse(r["metadata"]).record_id for r in records] == [kept]
     assert "unexpected argument" in await attached.run("!memory health now")
 
 
-async def test_health_names_the_leak_on_fixed_schema_and_leaves_no_probes(
+STORE_KINDS = {
+    "chroma": "keeps and filters plugin metadata", "qdrant": "keeps and filters plugin metadata",
+    "milvus": "scores by similarity (like Milvus)", "milvus-insert": "scores by similarity (like Milvus)",
+    "fixed": "scores by distance (like pgvector)", "valkey": "filters on file_id only (like Valkey Search)",
+}
+
+
+async def test_health_on_every_backend_names_the_store_and_leaves_no_probes(
     host: FakeLangBotHost, backend_name: str
 ) -> None:
-    # `host` runs on chroma, qdrant and the fixed-schema store (Milvus/pgvector stand-in).
+    # `host` runs on every backend of the test host (real Chroma, Qdrant, Milvus Lite; stand-ins for
+    # pgvector, a Milvus cluster's insert-only rows and Valkey Search).
     plugin = PluginHarness(host)
     await plugin.start()
     try:
         kb = await plugin.create_memory_kb()
         chat = open_chat(plugin, "g1", pipeline_kbs=[kb])
         text = await chat.run("!memory health")
-        if backend_name == "fixed":
-            assert text.startswith("Memory health: RED")
-            assert "RED isolation: LEAK:" in text and "Milvus or pgvector" in text
+        assert "GREEN isolation: search, list and delete stay inside one scope" in text, text
+        store = next(line for line in text.splitlines() if " store: " in line)
+        assert STORE_KINDS[backend_name] in store, store
+        if backend_name == "valkey":
+            assert text.startswith("Memory health: AMBER"), text
+            assert store.startswith("AMBER store:") and "Cannot: open one memory by its key" in store, store
+            assert "deletes one memory by moving it" in store, store
         else:
             assert text.startswith("Memory health: GREEN"), text
+            assert "opens and deletes one memory by its key" in store, store
+        if backend_name in ("milvus", "milvus-insert", "fixed"):
+            assert "deleting the old row, then writing the new one" in store, store
+        text_search = backend_name in ("chroma", "valkey")  # Qdrant and Milvus ignore the mode, pgvector refuses it
+        assert ("full-text matches" in store) is text_search and ("no full-text search" in store) is not text_search
         assert await host.dump_kb(kb) == []  # every probe record removed
     finally:
         await plugin.stop()

@@ -325,7 +325,7 @@ async def test_health_reports_cards(harness: PluginHarness) -> None:
     kb = await harness.create_memory_kb()
     report = (await ok(harness, "/health", {"space": SPACE_G1}))["report"]
     assert report["level"] == "green"
-    assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "fence"]
+    assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "store", "fence"]
     assert kb in report["items"][0]["message"]
     report = (await ok(harness, "/health", {}))["report"]
     assert "fence" not in [i["key"] for i in report["items"]]

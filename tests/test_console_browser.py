@@ -328,7 +328,7 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await fr.locator("#health-cards .hcard").first.wait_for()
     levels = await fr.locator("#health-cards .hcard").evaluate_all(
         "els => els.map(e => [e.dataset.key, e.dataset.level])")
-    assert levels == [["kb", "green"], ["embedding", "green"], ["isolation", "green"], ["fence", "green"]]
+    assert levels == [["kb", "green"], ["embedding", "green"], ["isolation", "green"], ["store", "green"], ["fence", "green"]]
     assert "No fence on this space." in await fr.locator("#panel-diagnostics").inner_text()
     await c.shot("desktop-light-diagnostics")
 

@@ -74,6 +74,18 @@ async def vlist(host: FakeLangBotHost, kb: str, filters: dict[str, Any] | None =
                                                   "limit": limit, "offset": offset})
 
 
+# The host's filter translation is pinned on the original three stores here; the stores added for
+# record layout 2 (Milvus Lite, the insert-only and Valkey stand-ins) have their own tests below.
+@pytest.fixture(params=["chroma", "qdrant", "fixed"], ids=lambda name: name)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(params=["chroma", "qdrant"], ids=lambda name: name)
+def supported_backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
 @pytest.fixture
 async def kb_with_scopes(host: FakeLangBotHost) -> str:
     kb = host.create_kb()
@@ -253,9 +265,13 @@ async def test_length_mismatch_and_unknown_kb(host: FakeLangBotHost) -> None:
                               "Knowledge base not found")
 
 
-async def test_empty_collection_is_empty(host: FakeLangBotHost) -> None:
+async def test_empty_collection_is_empty(host: FakeLangBotHost, backend_name: str) -> None:
     kb = host.create_kb()
-    assert await search(host, kb, "anything") == []
+    if backend_name == "fixed":  # pgvector: no dimension is selected before the KB's first write
+        with pytest.raises(ActionCallError, match="no selected pgvector embedding dimension"):
+            await search(host, kb, "anything")
+    else:
+        assert await search(host, kb, "anything") == []
     assert (await vlist(host, kb))["items"] == []
 
 
@@ -738,3 +754,72 @@ async def test_harness_streams_multi_chunk_file(synth: PluginHarness) -> None:
 async def test_real_plugin_loads_without_discovery_warnings(harness: PluginHarness) -> None:
     assert harness.discovery_warnings == []
     assert harness.plugin is not None
+
+
+# ------------------------------------------------------------------- stores of record layout 2
+
+
+async def _host_on(name: str) -> FakeLangBotHost:
+    host = FakeLangBotHost(make_backend(name))
+    host.add_embedding_model("emb-1")
+    return host
+
+
+async def test_milvus_lite_reproduces_the_hosts_milvus() -> None:
+    """Real Milvus Lite through the host's translation: a first call that is not a write creates the
+    collection with 1536 dimensions (a later write of another size fails), a write needs text, file_id
+    and uuid, only those come back, the distance is a similarity and other filter keys are dropped."""
+    host = await _host_on("milvus")
+    try:
+        early = host.create_kb()
+        assert (await vlist(host, early))["items"] == []
+        assert host.backend.dimension(host.collection_name(early)) == 1536
+        with pytest.raises(ActionCallError, match="dim"):
+            await upsert(host, early, [{"text": "x", "file_id": "f", "uuid": "u"}])
+        kb = host.create_kb()
+        with pytest.raises(ActionCallError, match="chunk_uuid"):
+            await upsert(host, kb, [{"text": "no uuid", "file_id": "f"}])
+        await upsert(host, kb, [{"text": "alice likes green tea", "file_id": "f1", "uuid": "u1", "user_key": "a"},
+                                {"text": "bob likes coffee", "file_id": "f2", "uuid": "u2", "user_key": "b"}])
+        assert host.backend.dimension(host.collection_name(kb)) == 256
+        hits = await search(host, kb, "alice likes green tea", top_k=5)
+        assert hits[0]["metadata"] == {"text": "alice likes green tea", "file_id": "f1", "uuid": "u1"}
+        assert hits[0]["distance"] > hits[1]["distance"] and hits[0]["distance"] > 0.99  # similarity
+        dropped = await search(host, kb, "alice", filters={"user_key": "a"})
+        assert {h["metadata"]["file_id"] for h in dropped} == {"f1", "f2"}
+        by_file = await search(host, kb, "alice", filters={"file_id": "f2"})
+        assert [h["metadata"]["uuid"] for h in by_file] == ["u2"]
+        await host.call_action(A.VECTOR_DELETE, {"collection_id": kb, "filters": {"uuid": "u1"}})
+        assert [i["metadata"]["uuid"] for i in (await vlist(host, kb))["items"]] == ["u2"]
+    finally:
+        await host.close()
+
+
+async def test_insert_only_store_keeps_both_rows_of_a_rewrite() -> None:
+    host = await _host_on("milvus-insert")
+    try:
+        kb = host.create_kb()
+        await upsert(host, kb, [{"id": "r1", "text": "first", "file_id": "f", "uuid": "u"}])
+        await upsert(host, kb, [{"id": "r1", "text": "second", "file_id": "f", "uuid": "u"}])
+        assert sorted(i["document"] for i in (await vlist(host, kb))["items"]) == ["first", "second"]
+        await host.call_action(A.VECTOR_DELETE, {"collection_id": kb, "filters": {"uuid": "u"}})
+        assert (await vlist(host, kb))["items"] == []
+    finally:
+        await host.close()
+
+
+async def test_valkey_stand_in_filters_on_file_id_only() -> None:
+    host = await _host_on("valkey")
+    try:
+        kb = host.create_kb()
+        await upsert(host, kb, [{"id": "r1", "text": "alice tea", "file_id": "f1", "uuid": "u1", "k": 1},
+                                {"id": "r2", "text": "bob coffee", "file_id": "f2", "uuid": "u2", "k": 2}])
+        assert {i["id"] for i in (await vlist(host, kb, filters={"uuid": "u1"}))["items"]} == {"r1", "r2"}
+        assert [i["metadata"]["k"] for i in (await vlist(host, kb, filters={"file_id": "f2"}))["items"]] == [2]
+        gone = await host.call_action(A.VECTOR_DELETE, {"collection_id": kb, "filters": {"uuid": "u1"}})
+        assert gone["count"] == 0 and len((await vlist(host, kb))["items"]) == 2  # skipped, not a wipe
+        await upsert(host, kb, [{"id": "r1", "text": "alice tea", "file_id": "moved", "uuid": "u1"}])
+        await host.call_action(A.VECTOR_DELETE, {"collection_id": kb, "file_ids": ["moved"]})
+        assert [i["id"] for i in (await vlist(host, kb))["items"]] == ["r2"]
+    finally:
+        await host.close()

@@ -83,13 +83,26 @@ class HostCall:
         return f"{self.action}({where})" if where else self.action
 
 
+def _episode_id(record_key: Any) -> str:
+    """Record layout 2 keys a record as `<space token>.<episode id>` (layout 1: `<user_key>#<episode id>`)."""
+    text = str(record_key)
+    return text.rsplit(".", 1)[-1] if "." in text else text.rsplit("#", 1)[-1]
+
+
 def host_call(action: Any, data: dict[str, Any]) -> HostCall:
     value = action.value if hasattr(action, "value") else str(action)
     ids: tuple[str, ...] = ()
     if value == A.VECTOR_UPSERT.value:
-        ids = tuple(str(i) for i in data.get("ids") or ())
+        metas = data.get("metadata") or [{} for _ in data.get("ids") or ()]
+        ids = tuple(_episode_id(m.get("uuid") or m.get("episode_id") or i)
+                    for m, i in zip(metas, data.get("ids") or ()))
     elif value == A.VECTOR_DELETE.value:
-        ids = tuple(str(f).rsplit("#", 1)[-1] for f in data.get("file_ids") or ())
+        keys: list[Any] = list(data.get("file_ids") or ())
+        wanted = (data.get("filters") or {}).get("uuid")
+        if isinstance(wanted, dict):
+            wanted = wanted.get("$in") or wanted.get("$eq")
+        keys += wanted if isinstance(wanted, list) else [wanted] if wanted else []
+        ids = tuple(_episode_id(k) for k in keys)
     return HostCall(value, str(data.get("key") or ""), ids)
 
 

@@ -1,10 +1,11 @@
-"""S1-S8 on real Chroma and Qdrant; the fixed-schema backend shows the leak B1 (docs/REQUIREMENTS.md) describes."""
+"""S1-S8 on real Chroma, Qdrant and Milvus Lite; the last test runs on every backend of the test host."""
 
 from __future__ import annotations
 
 import pytest
 
 from ltm.errors import NotFound, ValidationError
+from ltm.langbot import layout
 from tests.service_helpers import contents, ident, scope, start_with_kb
 
 SESSIONS = {
@@ -76,25 +77,44 @@ async def test_an_id_from_another_scope_is_not_found_for_every_operation(session
     assert still.is_active and still.content == "their private plan"
 
 
-async def test_backend_filter_isolation_and_the_fixed_schema_leak(host, backend_name):
-    """The raw host filter on one user_key: sealed on Chroma/Qdrant, leaking on fixed-schema stores.
+DROPS_METADATA_FILTERS = {"milvus", "fixed", "milvus-insert", "valkey"}
 
-    Whatever the backend, the service's own re-check never returns the other scope's record.
-    """
+
+async def test_every_backend_isolates_on_file_id(host, backend_name):
+    """Record layout 2 on every LangBot backend: the raw host filter on the space's `file_id` never
+    returns another space's record, while the old `user_key` filter leaks wherever the store drops
+    unknown filter keys; every service operation stays inside its scope."""
     harness, kb_id = await start_with_kb(host)
     memory = harness.plugin.memory
     try:
         a = await scope(memory, SESSIONS["b1-group1"])
         b = await scope(memory, SESSIONS["b1-group2"])
-        await memory.remember(a, {"content": "plan alpha"})
-        leaked = await memory.remember(b, {"content": "plan beta"})
+        mine = await memory.remember(a, {"content": "plan alpha"})
+        theirs = await memory.remember(b, {"content": "plan beta"})
         vector = host.embedding_models["emb-1"].embed(["plan"])[0]
-        raw = await harness.plugin.vector_search(kb_id, vector, 10, {"user_key": a.user_key})
-        raw_ids = {r["id"] for r in raw}
-        if backend_name == "fixed":
-            assert leaked.episode_id in raw_ids, "fixed-schema stores drop the user_key filter: the leak"
-        else:
-            assert leaked.episode_id not in raw_ids
-        assert "plan beta" not in await contents(memory, a)
+        by_file_id = await harness.plugin.vector_search(kb_id, vector, 10, layout.space_filter(a.user_key))
+        assert {r["id"] for r in by_file_id} == {layout.host_id(a.user_key, mine.episode_id)}
+        by_user_key = await harness.plugin.vector_search(kb_id, vector, 10, {"user_key": a.user_key})
+        leaked = layout.host_id(b.user_key, theirs.episode_id) in {r["id"] for r in by_user_key}
+        assert leaked is (backend_name in DROPS_METADATA_FILTERS)
+
+        assert await contents(memory, a) == {"plan alpha"}
+        assert await contents(memory, b) == {"plan beta"}
+        assert [e.content for e in (await memory.list_episodes(a)).episodes] == ["plan alpha"]
+        with pytest.raises(NotFound):
+            await memory.get_episode(a, theirs.episode_id)
+        with pytest.raises(NotFound):
+            await memory.forget(a, theirs.episode_id)
+        await memory.archive(a, mine.episode_id)
+        assert (await memory.get_episode(a, mine.episode_id)).status.value == "archived"
+        assert await contents(memory, a) == set()
+        await memory.restore(a, mine.episode_id)
+        assert await contents(memory, a) == {"plan alpha"}
+        await memory.forget(a, mine.episode_id)
+        assert (await memory.list_episodes(a)).total == 0
+        still = await memory.get_episode(b, theirs.episode_id)
+        assert still.is_active and still.content == "plan beta"
+        assert [r for r in await host.dump_kb(kb_id)
+                if r["metadata"].get("file_id") != layout.space_token(b.user_key)] == []
     finally:
         await harness.stop()

@@ -13,7 +13,7 @@ from langbot_plugin.entities.io.errors import ActionCallError
 
 from ..errors import HostError, LTMError, OutcomeUnknown
 from ..identity import Identity
-from .port import SDK_CALL_ERRORS, relayed_unknown
+from .calls import SDK_CALL_ERRORS, relayed_unknown
 
 log = logging.getLogger("LongTermMemory")
 

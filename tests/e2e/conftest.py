@@ -11,6 +11,8 @@ Environment:
 - LTM_SKIP_E2E=1            skip the real-host tests (test_real_langbot.py, test_run_local.py,
                             test_real_candidates.py, test_real_consolidation.py)
 - LTM_E2E_EMBEDDER          hashing (default: deterministic) | auto | minilm
+- LTM_E2E_VDB               LangBot's vector store: chroma (default) | milvus (Milvus Lite in the data dir;
+                            `milvus-lite` is added to .lbvenv on first use)
 - LTM_E2E_KEEP_DATA=1       keep the temp data dir (LangBot db, logs, model request log)
 When an e2e test fails, the tails of the LangBot, runtime (plugin logs) and model
 server logs are attached to its report.
@@ -88,7 +90,8 @@ class E2E:
 @pytest.fixture(scope="session")
 def e2e() -> Iterator[E2E]:
     data_dir = Path(tempfile.mkdtemp(prefix="ltm-e2e-"))
-    config = StackConfig.from_env(data_dir, embedder=os.environ.get("LTM_E2E_EMBEDDER", "hashing"))
+    config = StackConfig.from_env(data_dir, embedder=os.environ.get("LTM_E2E_EMBEDDER", "hashing"),
+                                  vdb=os.environ.get("LTM_E2E_VDB", "chroma"))
     # The tests script the model: a real chat model from the environment must not be used.
     config.chat_base_url = config.chat_api_key = config.chat_model = None
     config.webui_port = config.runtime_control_port = config.runtime_debug_port = config.model_port = None

@@ -319,3 +319,21 @@ def test_pytest_without_the_test_env_names_the_readme_command():
     assert done.returncode == 4, (done.stdout, done.stderr)
     assert "langbot_plugin is not importable" in done.stderr and "bash scripts/test.sh" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_loopback_addresses_include_ipv4_mapped_loopback():
+    from devhost.stack import is_loopback
+
+    assert all(is_loopback(a) for a in ("127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1", "localhost"))
+    assert not any(is_loopback(a) for a in ("0.0.0.0", "::", "*", "10.1.2.3", "::ffff:10.1.2.3", ""))
+
+
+def test_vector_store_choice_becomes_langbot_config_overrides(tmp_path):
+    from devhost.stack import StackConfig, langbot_env, vdb_env
+
+    env = langbot_env({}, tmp_path, {"webui": 1, "runtime": 2, "runtime_debug": 3}, "milvus")
+    assert env["VDB__USE"] == "milvus" and env["VDB__MILVUS__URI"] == str(tmp_path / "data" / "milvus.db")
+    assert vdb_env("chroma", tmp_path) == {"VDB__USE": "chroma"}
+    with pytest.raises(ValueError, match="unknown vector store"):
+        vdb_env("pgvector", tmp_path)
+    assert StackConfig.from_env(tmp_path).vdb in ("chroma", "milvus")

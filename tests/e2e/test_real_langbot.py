@@ -1,4 +1,5 @@
-"""LongTermMemory inside a real LangBot 4.11.2 (SQLite + embedded Chroma), end to end.
+"""LongTermMemory inside a real LangBot 4.11.2 (SQLite + embedded Chroma, or Milvus Lite with
+LTM_E2E_VDB=milvus), end to end.
 
 The plugin is installed from its built `.lbpkg` through LangBot's HTTP API; the chat goes
 through the WebUI debug-chat WebSocket, LangBot's pipeline (PromptPreProcessing, command
@@ -182,9 +183,12 @@ def test_memory_command_list_show_forget_health(e2e):
         assert lines and lines[0].endswith("Memory health: GREEN"), reply
         # Every line green, like a LocalAgent pipeline: the runner declares knowledge retrieval,
         # so the host lists the attached memory KB for this pipeline.
-        for key in ("kb", "pipeline", "embedding", "isolation", "fence"):
+        for key in ("kb", "pipeline", "embedding", "isolation", "store", "fence"):
             assert any(line.startswith(f"GREEN {key}") for line in lines), reply
         assert all(line.startswith("GREEN ") for line in lines[1:]), reply
+        # The store line names what the probe found in the store LangBot is configured with.
+        store = next(line for line in lines if line.startswith("GREEN store"))
+        assert ("like Milvus" if e2e.stack.config.vdb == "milvus" else "like Chroma") in store, store
 
         reply, requests = turn(e2e, chat, f"!memory forget {episode_id}")
         assert requests == []

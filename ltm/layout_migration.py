@@ -1,0 +1,201 @@
+"""The record-layout migration of a memory knowledge base, and its preparation at creation.
+
+Records written before layout 2 (`file_id = <user_key>#<episode id>`, fields as metadata) are
+found by the index (`LayoutMigrationIndex.legacy_page`) and rewritten, one memory space at a
+time, inside that space's write gate as the operation `migration` (serialized with the space's
+other writes, refused while it is fenced, audited in the installation log):
+
+1. records whose layout-2 copy already exists are not written again (an earlier run wrote them,
+   or the record has changed since: the newer copy wins);
+2. the others are embedded again and written in layout 2;
+3. they are read back; only when every one is there
+4. are the old rows deleted (by their old `file_id`, which names exactly one record).
+
+A crash or an unknown outcome between two steps loses nothing: the next run finds the old rows
+again and goes on from step 1. When a whole pass of the collection finds no old row the
+knowledge base is marked migrated in plugin storage (`migration:<kb>:layout2`) and is never
+scanned again; until then every process checks it once, at the first use of the knowledge base
+(`ensure`), or when asked (`migrate`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+
+from ._storage import JsonStore
+from .errors import FencedError, HostError, LTMError
+from .gate import WriteGate
+from .kb_settings import KBSettings
+from .ports import DescribedIndex, Embedder, IndexRecord, LayoutMigrationIndex, StoreProfile, VectorIndex
+from .spaces import Space
+from .timefields import now_iso
+
+log = logging.getLogger("LongTermMemory")
+
+SCAN_PAGE = 500
+MAX_ROUNDS = 20
+BATCH = 64  # records per gated write (one host upsert)
+PROBE_TEXT = "LongTermMemory isolation probe"
+
+
+def marker_key(kb_id: str) -> str:
+    return f"migration:{kb_id}:layout2"
+
+
+@dataclass
+class MigrationReport:
+    kb_id: str
+    done: bool = False
+    rewritten: int = 0  # records written in layout 2
+    removed: int = 0  # old rows deleted
+    spaces: int = 0
+    fenced: list[str] = field(default_factory=list)  # spaces skipped because they are fenced
+    error: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kb_id": self.kb_id, "done": self.done, "rewritten": self.rewritten, "removed": self.removed,
+                "spaces": self.spaces, "fenced": list(self.fenced), "error": self.error}
+
+
+class LayoutMigrations:
+    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, embedder: Embedder) -> None:
+        self._gate = gate
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self._done: set[str] = set()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    # ------------------------------------------------------------------ creation
+    async def prepare(self, kb_id: str, settings: KBSettings) -> StoreProfile | None:
+        """At KB creation: probe the store with a real vector, so the first call on a new collection is a
+        write of the embedding model's dimension, and the index knows what the store can do. A KB
+        created now has nothing to migrate. Failures are logged, never raised (creation goes on)."""
+        self._done.add(kb_id)
+        try:
+            await self._store.set(marker_key(kb_id), {"layout": 2, "at": now_iso(), "new": True})
+        except LTMError as exc:
+            log.warning("[LongTermMemory] migration marker of kb=%s not written (%s)", kb_id, exc.code)
+            self._done.discard(kb_id)
+        if not isinstance(self._index, DescribedIndex):
+            return None
+        try:
+            vector = (await self._embedder.embed(settings.embedding_model_uuid, [PROBE_TEXT]))[0]
+            return await self._index.prepare(kb_id, vector)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] could not prepare the vector store of kb=%s: %s", kb_id, exc.code)
+            return None
+
+    # ------------------------------------------------------------------ first use
+    async def ensure(self, kb_id: str, settings: KBSettings) -> None:
+        """Migrate once per knowledge base; later calls cost nothing. Never raises: a migration that
+        cannot finish now is retried by the next process (or `migrate`)."""
+        if kb_id in self._done:
+            return
+        lock = self._locks.setdefault(kb_id, asyncio.Lock())
+        async with lock:
+            if kb_id in self._done:
+                return
+            try:
+                if await self._store.get(marker_key(kb_id)):
+                    self._done.add(kb_id)
+                    return
+                report = await self.migrate(kb_id, settings)
+            except LTMError as exc:
+                log.warning("[LongTermMemory] layout migration of kb=%s not finished: %s", kb_id, exc.code)
+                return
+            if not report.done:
+                # Try again in the next process, not on every call of this one.
+                self._done.add(kb_id)
+
+    # ------------------------------------------------------------------ the migration
+    async def migrate(self, kb_id: str, settings: KBSettings) -> MigrationReport:
+        report = MigrationReport(kb_id)
+        index = self._index
+        if not isinstance(index, LayoutMigrationIndex):
+            report.done = True
+            self._done.add(kb_id)
+            return report
+        counted: set[str] = set()
+        for _ in range(MAX_ROUNDS):
+            found = progressed = False
+            offset = 0
+            while True:
+                page = await index.legacy_page(kb_id, SCAN_PAGE, offset)
+                removed_here = 0
+                by_space: dict[str, list[tuple[IndexRecord, str]]] = {}
+                for record, key in page.records:
+                    by_space.setdefault(record.space, []).append((record, key))
+                chunks = [(space, items[i:i + BATCH]) for space, items in by_space.items()
+                          for i in range(0, len(items), BATCH)]
+                for space, items in chunks:
+                    found = True
+                    if space in report.fenced:
+                        continue
+                    try:
+                        written, removed = await self._migrate_space(kb_id, settings, space, items)
+                    except FencedError:
+                        report.fenced.append(space)
+                        continue
+                    except LTMError as exc:
+                        report.error = f"{exc.code}: {exc.message}"
+                        log.warning("[LongTermMemory] layout migration of kb=%s stopped: %s", kb_id, report.error)
+                        return report
+                    report.rewritten += written
+                    report.removed += removed
+                    report.spaces += space not in counted
+                    counted.add(space)
+                    removed_here += removed
+                    progressed = True
+                if not page.more:
+                    break
+                offset += max(0, page.scanned - removed_here)  # deleted rows leave the listing
+            if not found:
+                report.done = True
+                break
+            if not progressed:
+                break
+        if report.done:
+            await self._store.set(marker_key(kb_id), {"layout": 2, "at": now_iso(), "rewritten": report.rewritten,
+                                                      "removed": report.removed})
+            self._done.add(kb_id)
+        log.info("[LongTermMemory] layout migration kb=%s done=%s rewritten=%d removed=%d fenced=%d", kb_id,
+                 report.done, report.rewritten, report.removed, len(report.fenced))
+        return report
+
+    async def _migrate_space(self, kb_id: str, settings: KBSettings, space: str,
+                             items: Sequence[tuple[IndexRecord, str]]) -> tuple[int, int]:
+        index = self._index
+        assert isinstance(index, LayoutMigrationIndex)
+        async with self._gate.write(None, Space.l2(kb_id, space), "migration") as tx:
+            ids = [record.record_id for record, _ in items]
+            already = await index.present(kb_id, space, ids)
+            to_write = list({r.record_id: r for r, _ in items if r.record_id not in already}.values())
+            if to_write:
+                vectors = await self._embed(settings, [r.text for r in to_write])
+                await tx.call("vector upsert", partial(self._index.upsert, kb_id, to_write, vectors))
+                back = await index.present(kb_id, space, [r.record_id for r in to_write])
+                missing = [r.record_id for r in to_write if r.record_id not in back]
+                if missing:
+                    raise HostError(f"{len(missing)} record(s) written in the new layout were not read back; "
+                                    "their old rows are kept")
+                tx.applied("migration", "space", space, f"{len(to_write)} episode(s) rewritten in record layout 2",
+                           episode_ids=[r.record_id for r in to_write])
+            keys = [key for _, key in items]
+            await tx.call("vector delete", partial(index.delete_legacy, kb_id, keys))
+            tx.applied("migration", "space", space, f"{len(keys)} row(s) of the old record layout removed")
+        return len(to_write), len(keys)
+
+    async def _embed(self, settings: KBSettings, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), 32):
+            batch = list(texts[start:start + 32])
+            got = await self._embedder.embed(settings.embedding_model_uuid, batch)
+            if len(got) != len(batch) or any(not v for v in got):
+                raise HostError("the embedding model returned a different number of vectors than texts")
+            vectors.extend(got)
+        return vectors

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._storage import FENCE_PREFIX, JsonStore, fence_key, space_of_fence_key
-from .errors import FencedError, LTMError
+from .errors import FencedError, HostError, LTMError
 from .spaces import Space
 from .timefields import now_iso
 
@@ -96,7 +96,16 @@ class FenceRegistry:
         """Remove a fence; raises the host's error if the stored fence could not be removed."""
         fences = await self._loaded()
         existed = space.key in fences
-        await self._store.delete(fence_key(space.key))
+        try:
+            await self._store.delete(fence_key(space.key))
+        except HostError:
+            raise
+        except BaseException:
+            # The delete may or may not have landed: the fence stands and is stored again at the next
+            # check, so this process and the next one agree that the space is still fenced.
+            if existed:
+                self._unpersisted.add(space.key)
+            raise
         fences.pop(space.key, None)
         self._unpersisted.discard(space.key)
         return existed

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from .errors import HostError
-from .ports import KeyValueStore
+from .ports import KeyValueStore, write_sent
 
 log = logging.getLogger("LongTermMemory")
 
@@ -271,14 +271,20 @@ class JsonStore:
             return default
 
     async def _changed(self, key: str, write: Awaitable[None], after: Callable[[], None]) -> None:
-        """Run a host write and keep the cache true to its outcome."""
+        """Run a host write and keep the cache true to its outcome. While the write is with the host
+        (possibly for ever, if its caller was cancelled) the key is uncertain: readers ask the host."""
+        write_sent()
+        previous, was_uncertain = self._values.get(key), key in self._uncertain
+        self._forget(key)
+        self._uncertain.add(key)
         try:
-            await write
+            await write  # a lost answer or a cancellation leaves the key uncertain: the next read asks
         except HostError:
-            raise  # authoritative: nothing changed, what we knew still holds
-        except BaseException:
-            self._forget(key)
-            self._uncertain.add(key)  # unknown outcome or cancellation: ask the host next time
+            # Authoritative: nothing changed, what we knew still holds.
+            if not was_uncertain:
+                self._uncertain.discard(key)
+            if previous is not None:
+                self._remember(key, previous)
             raise
         self._forget(key)
         self._uncertain.discard(key)

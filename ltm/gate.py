@@ -39,6 +39,7 @@ from ._fences import FenceRegistry
 from ._storage import KeyedLocks
 from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, UnrecordedChange
 from .identity import MemoryScope
+from .ports import stop_watching, watch_writes
 from .spaces import Space, SpaceKind
 
 log = logging.getLogger("LongTermMemory")
@@ -60,14 +61,18 @@ class WriteTx:
 
     async def call(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
         """Run one host write. Only writes go through here: a failed read never fences."""
+        probe, token = watch_writes()
         try:
             return await write()
         except OutcomeUnknown as exc:
             self.unknown = f"{what}: {exc.message}"
             raise
         except asyncio.CancelledError:
-            self.unknown = f"{what}: cancelled while the request was with the host"
+            if not probe.nothing_sent:  # a call cancelled while it was still reading changed nothing
+                self.unknown = f"{what}: cancelled while the request was with the host"
             raise
+        finally:
+            stop_watching(token)
 
     def entry(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> AuditEntry:
         scope = self.scope
@@ -195,6 +200,10 @@ class WriteGate:
             finally:
                 self._removed.add(kb_id)  # LangBot removes the KB whatever the clean-up achieved
 
+    def mark_removed(self, kb_id: str) -> None:
+        """A KB LangBot no longer has (a registration rolled back): its writes are refused from now on."""
+        self._removed.add(kb_id)
+
     def collection_registered(self, kb_id: str) -> None:
         self._removed.discard(kb_id)
 
@@ -240,7 +249,7 @@ class WriteGate:
         if tx.unknown is not None:
             # The last write may or may not have been applied: fence, then record what surely was.
             await asyncio.shield(self._fences.raise_fence(tx.space, tx.operation, tx.unknown))
-            await asyncio.shield(self._record_quietly(tx))
+            await self._record_or_fence(tx)
             if isinstance(exc, asyncio.CancelledError):
                 return exc
             return OutcomeUnknown(
@@ -248,8 +257,7 @@ class WriteGate:
                 "admin checks the records and clears the fence",
                 applied=tx.applied_targets, space=tx.space.describe(),
             )
-        if tx.entries:
-            await asyncio.shield(self._record_quietly(tx))
+        await self._record_or_fence(tx)
         if tx.applied_targets and isinstance(exc, LTMError):
             return PartialWrite(
                 f"{tx.operation} stopped part-way: {exc.message}. Applied and audited: "
@@ -270,6 +278,18 @@ class WriteGate:
                 "are paused until an admin checks it and clears the fence",
                 applied=tx.applied_targets, space=tx.space.describe(),
             ) from None
+
+    async def _record_or_fence(self, tx: WriteTx) -> None:
+        """Audit after a failure, shielded from the caller's cancellation; a caller cancelled while that
+        entry is being written leaves the space fenced, so the change never looks recorded (D2)."""
+        if not tx.entries:
+            return
+        try:
+            await asyncio.shield(self._record_quietly(tx))
+        except asyncio.CancelledError:
+            await asyncio.shield(self._fences.raise_fence(
+                tx.space, tx.operation, "cancelled while the audit entry was written"))
+            raise
 
     async def _record_quietly(self, tx: WriteTx) -> None:
         """Audit after a failure; if even that fails, fence (the original error still reaches the caller)."""

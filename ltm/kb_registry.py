@@ -7,7 +7,10 @@ the installation space.
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import logging
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -21,8 +24,8 @@ from ._storage import (
     lineage_kb_prefix,
 )
 from .episodes.store import EpisodeStore
-from .errors import LTMError, NoKnowledgeBase, ValidationError
-from .gate import WriteGate
+from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, UnrecordedChange, ValidationError
+from .gate import WriteGate, WriteTx
 from .identity import Identity, Isolation, MemoryScope
 from .kb_settings import KBSettings
 from .ports import HostDirectory
@@ -53,73 +56,127 @@ class KnowledgeBaseRegistry:
             self._cache = raw
         return self._cache
 
+    async def configuration(self) -> dict[str, Any]:
+        """A copy of the stored configuration record (to undo a registration with)."""
+        return copy.deepcopy(await self._record())
+
     async def register(self, kb_id: str, raw_settings: Any) -> KBSettings:
         if not kb_id:
             raise ValidationError("knowledge base id is required")
         settings = KBSettings.parse(raw_settings)
-        async with self._gate.write(None, Space.installation(), "kb_register") as tx:
-            record = await self._record()
-            others = [k for k in record["order"] if k != kb_id]
-            stale = await self._stale(others, refresh=True)
-            live = [k for k in others if k not in stale]
-            if live:
-                raise ValidationError(f"LongTermMemory already has a memory knowledge base ({live[0]}); "
-                                      "one installation keeps one memory knowledge base")
-            for old in stale:
-                # A registration LangBot rolled back, or a removal that stopped part-way: the KB is gone on
-                # the host, so its record must not block a new memory KB.
-                tx.noted("kb_unregister", "knowledge_base", old, "stale registration dropped: LangBot no longer "
-                         "has this knowledge base")
-            new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
-            await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
-            self._cache = new
-            self._gate.collection_registered(kb_id)
-            tx.applied("kb_register", "knowledge_base", kb_id,
-                       f"memory knowledge base registered ({settings.isolation.value} isolation)")
+        attempted, previous = False, {}
+        try:
+            async with self._gate.write(None, Space.installation(), "kb_register") as tx:
+                record = await self._record()
+                previous = copy.deepcopy(record)
+                others = [k for k in record["order"] if k != kb_id]
+                stale = await self._stale(others, refresh=True)
+                live = [k for k in others if k not in stale]
+                if live:
+                    raise ValidationError(f"LongTermMemory already has a memory knowledge base ({live[0]}); "
+                                          "one installation keeps one memory knowledge base")
+                for old in stale:
+                    # A registration LangBot rolled back, or a removal that stopped part-way: the KB is gone on
+                    # the host, so its record must not block a new memory KB.
+                    tx.noted("kb_unregister", "knowledge_base", old, "stale registration dropped: LangBot no "
+                             "longer has this knowledge base")
+                await self._clear_orphan_fences(tx, keep=kb_id)
+                new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
+                attempted = True
+                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+                self._cache = new
+                self._gate.collection_registered(kb_id)
+                tx.applied("kb_register", "knowledge_base", kb_id,
+                           f"memory knowledge base registered ({settings.isolation.value} isolation)")
+        except BaseException as exc:
+            if not attempted:
+                raise
+            # LangBot deletes the KB again when this hook fails, so the registration is withdrawn too.
+            withdrawn = await asyncio.shield(self.withdraw(kb_id, previous, "registration did not finish"))
+            if withdrawn and isinstance(exc, UnrecordedChange):  # its "was applied" is no longer true
+                raise HostError("the memory knowledge base cannot be registered: the installation's audit log "
+                                "did not take its entry. Nothing was kept, LangBot removes the knowledge base "
+                                "again, and installation writes are paused until an admin checks the log and "
+                                "clears the fence") from None
+            raise
         log.info("[LongTermMemory] memory knowledge base registered kb=%s isolation=%s", kb_id,
                  settings.isolation.value)
         return settings
 
+    async def withdraw(self, kb_id: str, previous: dict[str, Any], reason: str) -> bool:
+        """Undo a registration whose hook fails (LangBot rolls the KB back): the configuration record goes
+        back to `previous`. True when the stored record is known to be `previous` again; never raises an
+        LTMError (the caller reports its own error)."""
+        if kb_id not in previous.get("kbs", {}):
+            self._gate.mark_removed(kb_id)
+        try:
+            async with self._gate.write(None, Space.installation(), "kb_register", enforce_fence=False) as tx:
+                self._cache = None  # the failed write may or may not have landed: read what is stored
+                if await self._record() == previous:
+                    return True
+                await tx.call("storage write", partial(self._rewrite_config, previous))
+                self._cache = previous
+                tx.applied("kb_register_rollback", "knowledge_base", kb_id, f"registration withdrawn: {reason}")
+            return True
+        except LTMError as exc:
+            log.error("[LongTermMemory] registration of kb=%s could not be withdrawn (%s)", kb_id, exc.code)
+            return False
+
+    async def _clear_orphan_fences(self, tx: WriteTx, keep: str) -> None:
+        """L2 fences of a knowledge base that is no longer the memory KB guard nothing: a removal that
+        stopped before clearing them must not leave them behind for ever (the next registration clears
+        what a refused delete left)."""
+        for fence in await self._fences.all():
+            if fence.space.kind is SpaceKind.L2 and fence.space.kb_id != keep:
+                try:
+                    await tx.call("storage delete", partial(_resend, partial(self._fences.clear, fence.space)))
+                except HostError as exc:
+                    log.warning("[LongTermMemory] fence of removed kb=%s not cleared yet: %s", fence.space.kb_id,
+                                exc.code)
+                    continue
+                tx.noted("fence_clear", "fence", fence.space.key, "cleared: its knowledge base was removed")
+
     async def unregister(self, kb_id: str) -> bool:
         """Delete the KB's vectors, document indexes, consolidation drafts and lineage, fences and config
-        (F4). Never refused by a fence: the host removes the KB whatever the plugin answers."""
+        (F4). Never refused by a fence, and it goes on past failed steps: LangBot removes the KB whatever
+        the plugin answers, so the removal is audited first and only an unknown outcome stops it (fenced)."""
         async with self._gate.removing_collection(kb_id), \
                 self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
+            tx.applied("kb_unregister", "knowledge_base", kb_id, "memory knowledge base removed with its vectors")
             if known:
                 # The configuration goes first: whatever stops the clean-up below, the removed KB is no
-                # longer the memory KB (LangBot deletes its row whatever this hook answers).
+                # longer the memory KB. The whole record is rewritten, so re-sending it is safe.
                 new = {"order": [k for k in record["order"] if k != kb_id],
                        "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
-                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+                await tx.call("storage write", partial(self._rewrite_config, new))
                 self._cache = new
             try:
-                await tx.call("vector delete", lambda: self._episodes.drop_collection(kb_id))
+                # Not a gated call: records of a removed KB guard nothing, so a lost answer needs no fence.
+                await self._episodes.drop_collection(kb_id)
             except LTMError as exc:
                 log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc.code)
-            for fence in await self._fences.all():
-                if fence.space.kind is SpaceKind.L2 and fence.space.kb_id == kb_id:
-                    await tx.call("storage delete", partial(self._fences.clear, fence.space))
-                    tx.noted("fence_clear", "fence", fence.space.key, "cleared because the knowledge base was removed")
-            for key in await self._store.keys(document_prefix(kb_id)):
-                await tx.call("storage delete", partial(self._store.delete, key))
-            # Consolidation data of this collection only: pending drafts (they quote source texts),
-            # closed-proposal logs and summary lineage (K5).
-            try:
-                cleared = 0
-                for prefix in (draft_kb_prefix(kb_id), draft_log_kb_prefix(kb_id), lineage_kb_prefix(kb_id)):
-                    for key in await self._store.keys(prefix):
-                        await tx.call("storage delete", partial(self._store.delete, key))
-                        cleared += 1
-                if cleared:
-                    tx.noted("draft_clear", "knowledge_base", kb_id,
-                             f"{cleared} consolidation record(s) of the removed knowledge base deleted")
-            except LTMError as exc:
-                log.warning("[LongTermMemory] could not clear consolidation drafts of kb=%s: %s", kb_id, exc.code)
-            tx.applied("kb_unregister", "knowledge_base", kb_id, "memory knowledge base removed with its vectors")
+            await self._clear_orphan_fences(tx, keep=next(iter((await self._record())["order"]), ""))
+            keys = [key for prefix in (document_prefix(kb_id), draft_kb_prefix(kb_id), draft_log_kb_prefix(kb_id),
+                                       lineage_kb_prefix(kb_id)) for key in await self._store.keys(prefix)]
+            left = 0
+            for key in keys:
+                try:
+                    await tx.call("storage delete", partial(self._store.delete, key))
+                except HostError as exc:
+                    left += 1  # a refusal: the key of a removed KB is never read again
+                    log.warning("[LongTermMemory] storage key of removed kb=%s not deleted: %s", kb_id, exc.code)
+            if keys:
+                tx.noted("kb_data_clear", "knowledge_base", kb_id,
+                         f"{len(keys) - left} document, draft and lineage record(s) of the removed knowledge base "
+                         f"deleted" + (f", {left} left (never read again)" if left else ""))
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
         return known
+
+    async def _rewrite_config(self, new: dict[str, Any]) -> None:
+        await _resend(partial(self._store.set, KB_CONFIGS_KEY, new))
+
 
     async def _stale(self, kb_ids: list[str], *, refresh: bool = False) -> set[str]:
         """Registered KBs that are gone: removed in this process, or absent from LangBot's list (asked
@@ -159,3 +216,16 @@ class KnowledgeBaseRegistry:
         if found is None:
             return MemoryScope.for_identity(identity, Isolation.SESSION, "")
         return MemoryScope.for_identity(identity, found[1].isolation, found[0])
+
+
+async def _resend(write: Callable[[], Awaitable[Any]], attempts: int = 3) -> None:
+    """An idempotent storage write (a whole record, or a delete) re-sent on a refusal or a lost answer:
+    the KB's removal cannot wait for an admin, LangBot removes the KB whatever the plugin answers."""
+    for attempt in range(attempts):
+        try:
+            await write()
+            return
+        except HostFailure:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.05 * (attempt + 1))

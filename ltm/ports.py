@@ -13,6 +13,7 @@ Failure contract for every port method (the write fences depend on it):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -164,3 +165,43 @@ class HostPorts:
     embedder: Embedder
     llm: LanguageModel
     directory: HostDirectory
+
+
+# --------------------------------------------------------------------------- writes in flight
+@dataclass
+class WriteProbe:
+    """Whether a host write left during one gated call. The write gate fences a space when a caller
+    is cancelled while a write may be with the host; a port that reports its writes lets it tell a
+    call cancelled while it was still reading (nothing to fence) from one with a write out."""
+
+    reporting: bool = False
+    sent: int = 0
+
+    @property
+    def nothing_sent(self) -> bool:
+        return self.reporting and self.sent == 0
+
+
+_PROBE: ContextVar[WriteProbe | None] = ContextVar("ltm_write_probe", default=None)
+
+
+def watch_writes() -> tuple[WriteProbe, Token[WriteProbe | None]]:
+    probe = WriteProbe()
+    return probe, _PROBE.set(probe)
+
+
+def stop_watching(token: Token[WriteProbe | None]) -> None:
+    _PROBE.reset(token)
+
+
+def reports_writes() -> None:
+    """Called by a port method that calls `write_sent` before each host write it sends."""
+    probe = _PROBE.get()
+    if probe is not None:
+        probe.reporting = True
+
+
+def write_sent() -> None:
+    probe = _PROBE.get()
+    if probe is not None:
+        probe.sent += 1

@@ -19,6 +19,7 @@ guard unknown outcomes, audit). Requirement IDs refer to docs/REQUIREMENTS.md.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,8 +103,13 @@ class MemoryService:
 
     # ------------------------------------------------------------------ knowledge base and scopes
     async def register_kb(self, kb_id: str, raw_settings: Any) -> KBSettings:
+        previous = await self._kbs.configuration()
         settings = await self._kbs.register(kb_id, raw_settings)
-        await self._layout.prepare(kb_id, settings)
+        try:
+            await self._layout.prepare(kb_id, settings)  # logs its own failures; only cancellation gets here
+        except BaseException:
+            await asyncio.shield(self._kbs.withdraw(kb_id, previous, "creation was cancelled"))
+            raise
         return settings
 
     async def migrate_layout(self, kb_id: str) -> MigrationReport:

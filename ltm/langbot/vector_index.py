@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
-from ..ports import IndexHit, IndexPage, IndexRecord, LegacyPage, StoreProfile, Vector
+from ..ports import IndexHit, IndexPage, IndexRecord, LegacyPage, StoreProfile, Vector, reports_writes, write_sent
 from . import layout
 from .calls import _call
 
@@ -116,6 +116,7 @@ class HostVectorIndex:
                            gone: bool = False) -> None:
         if not records:
             return
+        write_sent()
         await _call("vector upsert", self._plugin.vector_upsert(
             collection_id=collection, vectors=[list(v) for v in vectors],
             ids=[layout.host_id(r.space, r.record_id) for r in records],
@@ -139,6 +140,7 @@ class HostVectorIndex:
 
     async def _delete_rows(self, collection: str, *, file_ids: list[str] | None = None,
                            filters: dict[str, Any] | None = None) -> None:
+        write_sent()
         await _call("vector delete", self._plugin.vector_delete(
             collection_id=collection, file_ids=file_ids, filters=filters))
 
@@ -350,6 +352,7 @@ class HostVectorIndex:
         one's): a refusal stays "nothing changed". Only when that fails too is the outcome unknown."""
         if not records:
             return
+        reports_writes()
         traits = await self._traits_for(collection, vectors[0])
         replaced: dict[tuple[str, str], IndexRecord] = {}
         if traits.rewrite_deletes_first:
@@ -360,14 +363,33 @@ class HostVectorIndex:
                 except OutcomeUnknown as exc:  # a read changed nothing: not a reason to fence
                     raise HostError(f"could not read the records before rewriting them ({exc.message})") from None
                 if existing:
-                    await self._delete_records(collection, traits, space, sorted(existing))
+                    try:
+                        await self._delete_records(collection, traits, space, sorted(existing))
+                    except OutcomeUnknown:
+                        # The old rows may still be there. Writing the new ones anyway is safe: reads keep
+                        # the most recently changed row of a record, and a delete removes every row of it.
+                        log.warning("[LongTermMemory] delete before a rewrite unanswered in kb=%s; writing the "
+                                    "new rows anyway", collection)
                     replaced.update({(space, rid): record for rid, record in existing.items()})
         try:
-            await self._upsert_rows(collection, records, vectors)
+            await self._insert_after_delete(collection, records, vectors, resend=bool(replaced))
         except HostError as exc:
             if not replaced:
                 raise
             await self._write_back(collection, records, vectors, replaced, exc)
+
+    async def _insert_after_delete(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
+                                   *, resend: bool, attempts: int = 3) -> None:
+        """Once the old rows of a rewrite are deleted, the new ones must land, or the record is lost: a
+        lost answer is re-sent (a second copy of a row is harmless, see above)."""
+        for attempt in range(attempts if resend else 1):
+            try:
+                await self._upsert_rows(collection, records, vectors)
+                return
+            except OutcomeUnknown:
+                if attempt == (attempts if resend else 1) - 1:
+                    raise
+                log.warning("[LongTermMemory] rewrite in kb=%s unanswered; sending it again", collection)
 
     async def _write_back(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
                           replaced: dict[tuple[str, str], IndexRecord], refusal: HostError) -> None:
@@ -387,6 +409,7 @@ class HostVectorIndex:
     async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None:
         if not record_ids:
             return
+        reports_writes()
         traits = self._traits.get(collection)
         if traits is not None:
             await self._delete_records(collection, traits, space, record_ids)

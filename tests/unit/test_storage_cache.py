@@ -3,6 +3,8 @@ call, and a write with an unknown outcome sends the next read back to the host."
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from ltm._storage import JsonStore
@@ -66,3 +68,19 @@ async def test_the_value_cache_is_bounded_by_bytes() -> None:
     fake.calls.reset()
     assert await store.get("k0") == "x" * 900  # evicted, still readable from the host
     assert fake.calls.count("store.get") == 1
+
+
+async def test_a_write_still_with_the_host_sends_readers_to_the_host() -> None:
+    """A caller cancelled while its write is in flight never learns the outcome: while the write is out,
+    the cache must not answer with the value from before it."""
+    fake = InMemoryPorts()
+    store = JsonStore(fake.ports.store)
+    await store.set("k", "before")
+    pause = fake.faults.pause("store.set", after_apply=True)
+    writer = asyncio.create_task(store.set("k", "after"))
+    await pause.wait_reached()
+    assert await store.get("k") == "after"  # applied at the host, answer not back yet
+    writer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await writer
+    assert await store.get("k") == "after"

@@ -334,13 +334,14 @@ async def test_walk_through_every_tab(console: Console) -> None:
 
     # Review
     await c.tab("review")
-    await fr.locator("#panel-review #review-candidates .alert.info").wait_for()
-    assert "not available" in await fr.locator("#panel-review").inner_text()
+    await fr.locator("#panel-review #review-candidates .alert.warn").wait_for()
+    review = await fr.locator("#panel-review").inner_text()
+    assert "Candidate extraction is off" in review and "No consolidation model is set" in review
 
     # Host switches to dark + Chinese: theme, labels and rendered panels follow.
     await c.context("dark", "zh-Hans")
     await fr.locator("#tab-profiles", has_text="画像").wait_for()
-    assert "尚未提供候选队列" in await fr.locator("#panel-review").inner_text()
+    assert "未开启候选提取" in await fr.locator("#panel-review").inner_text()
     assert await c.page_frame().evaluate("document.documentElement.lang") == "zh-Hans"
     bg = await c.page_frame().evaluate("getComputedStyle(document.body).backgroundColor")
     assert bg == "rgb(10, 10, 10)"

@@ -145,13 +145,19 @@ class KnowledgeBaseRegistry:
             record = await self._record()
             known = kb_id in record["kbs"]
             tx.applied("kb_unregister", "knowledge_base", kb_id, "memory knowledge base removed with its vectors")
+            config_error: HostFailure | None = None
             if known:
                 # The configuration goes first: whatever stops the clean-up below, the removed KB is no
-                # longer the memory KB. The whole record is rewritten, so re-sending it is safe.
+                # longer the memory KB. The whole record is rewritten, so re-sending it is safe; if the
+                # store still will not take it, the clean-up goes on and the error is reported at the end
+                # (this process skips the removed KB either way).
                 new = {"order": [k for k in record["order"] if k != kb_id],
                        "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
-                await tx.call("storage write", partial(self._rewrite_config, new))
-                self._cache = new
+                try:
+                    await tx.call("storage write", partial(self._rewrite_config, new))
+                    self._cache = new
+                except HostFailure as exc:
+                    config_error = exc
             try:
                 # Not a gated call: records of a removed KB guard nothing, so a lost answer needs no fence.
                 await self._episodes.drop_collection(kb_id)
@@ -171,6 +177,8 @@ class KnowledgeBaseRegistry:
                 tx.noted("kb_data_clear", "knowledge_base", kb_id,
                          f"{len(keys) - left} document, draft and lineage record(s) of the removed knowledge base "
                          f"deleted" + (f", {left} left (never read again)" if left else ""))
+            if config_error is not None:
+                raise config_error
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
         return known
 

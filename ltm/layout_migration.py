@@ -74,7 +74,8 @@ class LayoutMigrations:
     async def prepare(self, kb_id: str, settings: KBSettings) -> StoreProfile | None:
         """At KB creation: probe the store with a real vector, so the first call on a new collection is a
         write of the embedding model's dimension, and the index knows what the store can do. A KB
-        created now has nothing to migrate. Failures are logged, never raised (creation goes on)."""
+        created now has nothing to migrate. A marker that cannot be written is logged (creation goes
+        on); a probe that cannot run raises HostError (the caller withdraws the registration)."""
         self._done.add(kb_id)
         try:
             await self._store.set(marker_key(kb_id), {"layout": 2, "at": now_iso(), "new": True})
@@ -87,8 +88,12 @@ class LayoutMigrations:
             vector = (await self._embedder.embed(settings.embedding_model_uuid, [PROBE_TEXT]))[0]
             return await self._index.prepare(kb_id, vector)
         except LTMError as exc:
+            # The first write must carry the model's dimension (a Milvus collection created by any other
+            # call gets the host's default one for ever): a KB that could not be prepared is refused.
             log.warning("[LongTermMemory] could not prepare the vector store of kb=%s: %s", kb_id, exc.code)
-            return None
+            raise HostError(f"the memory knowledge base cannot be used: its vector store could not be prepared "
+                            f"({exc.message}). LangBot removes it again; create it once more when the "
+                            "embedding model and the vector store answer") from None
 
     # ------------------------------------------------------------------ first use
     async def ensure(self, kb_id: str, settings: KBSettings) -> None:

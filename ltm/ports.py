@@ -125,9 +125,9 @@ class LayoutMigrationIndex(Protocol):
 class DescribedIndex(Protocol):
     """Optional capability: an index that can say what its store can and cannot do."""
 
-    async def prepare(self, collection: str, vector: Vector) -> StoreProfile | None:
+    async def prepare(self, collection: str, vector: Vector) -> StoreProfile:
         """Learn the store's behaviour with throwaway records (the first call on a new collection
-        is then a write of real vectors); None when the store could not be probed."""
+        is then a write of real vectors); raises HostError when the store could not be probed."""
         ...
 
     def profile(self, collection: str) -> StoreProfile | None: ...

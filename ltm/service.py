@@ -106,9 +106,10 @@ class MemoryService:
         previous = await self._kbs.configuration()
         settings = await self._kbs.register(kb_id, raw_settings)
         try:
-            await self._layout.prepare(kb_id, settings)  # logs its own failures; only cancellation gets here
-        except BaseException:
-            await asyncio.shield(self._kbs.withdraw(kb_id, previous, "creation was cancelled"))
+            await self._layout.prepare(kb_id, settings)
+        except BaseException as exc:
+            reason = "the vector store could not be prepared" if isinstance(exc, LTMError) else "creation was cancelled"
+            await asyncio.shield(self._kbs.withdraw(kb_id, previous, reason))
             raise
         return settings
 

@@ -326,7 +326,7 @@ async def test_health_on_every_backend_names_the_store_and_leaves_no_probes(
             assert text.startswith("Memory health: GREEN"), text
             assert "opens and deletes one memory by its key" in store, store
         if backend_name in ("milvus", "milvus-insert", "fixed"):
-            assert "deleting the old row, then writing the new one" in store, store
+            assert "writing the new row under its second key, then deleting the old row" in store, store
         text_search = backend_name in ("chroma", "valkey")  # Qdrant and Milvus ignore the mode, pgvector refuses it
         assert ("full-text matches" in store) is text_search and ("no full-text search" in store) is not text_search
         assert await host.dump_kb(kb) == []  # every probe record removed

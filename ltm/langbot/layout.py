@@ -9,7 +9,8 @@ rests on `file_id`, and everything needed to rebuild a record travels in `text`:
              per space, lower-case hex only (Milvus quotes it unescaped, Valkey's tag
              index folds case and splits on commas), 69 characters (the limit is 255);
 - `uuid`     `<space token>.<episode id>`: a single record's key for get and delete;
-             it names the space too, so a delete by `uuid` cannot reach another space;
+             it names the space too, so a delete by `uuid` cannot reach another space
+             (insert-only stores also use the second key `<...>.b`, see `record_key`);
 - `text`     the whole record, serialized (`{"ltm": 2, "space": ..., "content": ...}`);
 - record id  a UUID derived from `uuid` (Qdrant takes UUIDs only): a rewrite of the
              same episode hits the same id, and no two spaces ever share one.
@@ -38,6 +39,7 @@ from ..ports import IndexRecord
 
 LAYOUT = 2
 TOKEN_PREFIX = "ltm2-"
+ALT_SUFFIX = ".b"  # the second key of a record on insert-only stores (see record_key)
 GONE_SUFFIX = "-gone"  # a space's graveyard: where a record is moved to be deleted on file_id-only stores
 HOST_KEY_PREFIX = "_langbot_"
 FLAT_ROUTING_KEYS = frozenset({"user_key", "speaker_key", "file_id", "uuid", "text", "ltm_layout"})
@@ -55,14 +57,24 @@ def gone_token(space: str) -> str:
     return space_token(space) + GONE_SUFFIX
 
 
-def record_key(space: str, record_id: str) -> str:
-    """The `uuid` metadata value of one record."""
-    return f"{space_token(space)}.{record_id}"
+def record_key(space: str, record_id: str, *, alt: bool = False) -> str:
+    """The `uuid` metadata value of one record. Insert-only stores keep a record under one of two
+    keys: a change writes the new row under the other key before the old row is deleted, so no
+    lost answer or cancellation between the two steps can lose the record."""
+    return f"{space_token(space)}.{record_id}" + (ALT_SUFFIX if alt else "")
 
 
-def host_id(space: str, record_id: str) -> str:
+def record_keys(space: str, record_id: str) -> tuple[str, str]:
+    return record_key(space, record_id), record_key(space, record_id, alt=True)
+
+
+def is_alt(meta: Any) -> bool:
+    return isinstance(meta, dict) and str(meta.get("uuid") or "").endswith(ALT_SUFFIX)
+
+
+def host_id(space: str, record_id: str, *, alt: bool = False) -> str:
     """The id the host stores the record under."""
-    return str(uuid.uuid5(_RECORD_NAMESPACE, record_key(space, record_id)))
+    return str(uuid.uuid5(_RECORD_NAMESPACE, record_key(space, record_id, alt=alt)))
 
 
 def packed_speaker(space: str, speaker: str) -> str:
@@ -75,14 +87,14 @@ def serialize(record: IndexRecord) -> str:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
-def to_metadata(record: IndexRecord, *, gone: bool = False) -> dict[str, Any]:
+def to_metadata(record: IndexRecord, *, gone: bool = False, alt: bool = False) -> dict[str, Any]:
     """Metadata of one record; `gone=True` files it under the space's graveyard instead."""
     meta = {k: v for k, v in record.fields.items() if k not in FLAT_ROUTING_KEYS}
     meta.update(
         user_key=record.space,
         speaker_key=packed_speaker(record.space, record.speaker),
         file_id=gone_token(record.space) if gone else space_token(record.space),
-        uuid=record_key(record.space, record.record_id),
+        uuid=record_key(record.space, record.record_id, alt=alt),
         text=serialize(record),
         ltm_layout=LAYOUT,
     )
@@ -105,7 +117,7 @@ def parse(meta: Any) -> IndexRecord | None:
     space, record_id, fields = payload.get("space"), payload.get("id"), payload.get("fields")
     if not isinstance(space, str) or not space or not isinstance(record_id, str) or not record_id:
         return None
-    if meta.get("file_id") != space_token(space) or meta.get("uuid") != record_key(space, record_id):
+    if meta.get("file_id") != space_token(space) or meta.get("uuid") not in record_keys(space, record_id):
         return None  # the routing fields disagree with the payload: damaged or forged
     return IndexRecord(record_id, space, str(payload.get("speaker") or ""), str(payload.get("content") or ""),
                        fields if isinstance(fields, dict) else {})
@@ -142,8 +154,13 @@ def speaker_filter(space: str, speaker: str) -> dict[str, Any]:
 
 
 def keys_filter(space: str, record_ids: Iterable[str]) -> dict[str, Any]:
-    keys = [record_key(space, r) for r in record_ids]
-    return {"uuid": keys[0]} if len(keys) == 1 else {"uuid": {"$in": keys}}
+    """Every row of these records, under either of their keys."""
+    return {"uuid": {"$in": [key for r in record_ids for key in record_keys(space, r)]}}
+
+
+def exact_keys_filter(keys: Iterable[str]) -> dict[str, Any]:
+    listed = list(keys)
+    return {"uuid": listed[0]} if len(listed) == 1 else {"uuid": {"$in": listed}}
 
 
 def collection_filter(kb_id: str) -> dict[str, Any]:

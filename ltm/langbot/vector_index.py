@@ -90,9 +90,14 @@ class Traits:
                           "scope and archiving still work")
         can.append("widens recall with the store's full-text matches" if self.text_search else
                    "recalls by vector similarity (the store has no full-text search)")
-        can.append("changes a memory in one write" if not self.rewrite_deletes_first else
-                   "changes a memory by deleting the old row, then writing the new one (a lost answer "
-                   "in between pauses the space until an admin checks it)")
+        if not self.rewrite_deletes_first:
+            can.append("changes a memory in one write")
+        elif self.filters_uuid:
+            can.append("changes a memory by writing the new row under its second key, then deleting the "
+                       "old row (a failure in between leaves two rows; reads keep the newer)")
+        else:
+            can.append("changes a memory by deleting the old row, then writing the new one (a lost answer "
+                       "in between pauses the space until an admin checks it)")
         return StoreProfile(kind, supported=not problems and self.single_delete, can=tuple(can),
                             cannot=tuple(cannot))
 
@@ -113,14 +118,16 @@ class HostVectorIndex:
 
     # ------------------------------------------------------------------ raw host calls
     async def _upsert_rows(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector], *,
-                           gone: bool = False) -> None:
+                           gone: bool = False, alt: Sequence[bool] | None = None) -> None:
         if not records:
             return
+        alts = list(alt) if alt is not None else [False] * len(records)
         write_sent()
         await _call("vector upsert", self._plugin.vector_upsert(
             collection_id=collection, vectors=[list(v) for v in vectors],
-            ids=[layout.host_id(r.space, r.record_id) for r in records],
-            metadata=[layout.to_metadata(r, gone=gone) for r in records], documents=[r.text for r in records]))
+            ids=[layout.host_id(r.space, r.record_id, alt=a) for r, a in zip(records, alts)],
+            metadata=[layout.to_metadata(r, gone=gone, alt=a) for r, a in zip(records, alts)],
+            documents=[r.text for r in records]))
         self._dims[collection] = len(vectors[0])
 
     async def _search_rows(self, collection: str, vector: Vector, top_k: int, filters: dict[str, Any],
@@ -172,9 +179,13 @@ class HostVectorIndex:
                     raise HostError("the vector store could not be probed: " + "; ".join(problems))
         return traits
 
-    async def prepare(self, collection: str, vector: Vector) -> StoreProfile | None:
+    async def prepare(self, collection: str, vector: Vector) -> StoreProfile:
+        """Probe a new collection; raises HostError when the probe could not run (on Milvus the first
+        call fixes a collection's dimension, so a KB whose first write failed must not be kept)."""
         traits, problems = await self._probe(collection, vector)
-        return traits.profile(problems) if traits is not None else None
+        if traits is None:
+            raise HostError("the vector store could not be probed: " + "; ".join(problems))
+        return traits.profile(problems)
 
     def profile(self, collection: str) -> StoreProfile | None:
         traits = self._traits.get(collection)
@@ -317,7 +328,7 @@ class HostVectorIndex:
             return {}
         traits = self._traits.get(collection)
         if traits is None or traits.filters_uuid:
-            keys = {layout.record_key(space, r) for r in wanted}
+            keys = {key for r in wanted for key in layout.record_keys(space, r)}
             rows = await self._list_rows(collection, layout.keys_filter(space, sorted(wanted)), 2 * len(wanted) + 2, 0)
             honoured = all(isinstance(self._meta(r), dict) and self._meta(r).get("uuid") in keys for r in rows)
             if honoured:
@@ -354,6 +365,9 @@ class HostVectorIndex:
             return
         reports_writes()
         traits = await self._traits_for(collection, vectors[0])
+        if traits.rewrite_deletes_first and traits.filters_uuid:
+            await self._rewrite_insert_first(collection, records, vectors)
+            return
         replaced: dict[tuple[str, str], IndexRecord] = {}
         if traits.rewrite_deletes_first:
             for space in dict.fromkeys(r.space for r in records):
@@ -363,33 +377,46 @@ class HostVectorIndex:
                 except OutcomeUnknown as exc:  # a read changed nothing: not a reason to fence
                     raise HostError(f"could not read the records before rewriting them ({exc.message})") from None
                 if existing:
-                    try:
-                        await self._delete_records(collection, traits, space, sorted(existing))
-                    except OutcomeUnknown:
-                        # The old rows may still be there. Writing the new ones anyway is safe: reads keep
-                        # the most recently changed row of a record, and a delete removes every row of it.
-                        log.warning("[LongTermMemory] delete before a rewrite unanswered in kb=%s; writing the "
-                                    "new rows anyway", collection)
+                    await self._delete_records(collection, traits, space, sorted(existing))
                     replaced.update({(space, rid): record for rid, record in existing.items()})
         try:
-            await self._insert_after_delete(collection, records, vectors, resend=bool(replaced))
+            await self._upsert_rows(collection, records, vectors)
         except HostError as exc:
             if not replaced:
                 raise
             await self._write_back(collection, records, vectors, replaced, exc)
 
-    async def _insert_after_delete(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
-                                   *, resend: bool, attempts: int = 3) -> None:
-        """Once the old rows of a rewrite are deleted, the new ones must land, or the record is lost: a
-        lost answer is re-sent (a second copy of a row is harmless, see above)."""
-        for attempt in range(attempts if resend else 1):
+    async def _rewrite_insert_first(self, collection: str, records: Sequence[IndexRecord],
+                                    vectors: Sequence[Vector]) -> None:
+        """An insert-only store that deletes by key: the new row goes in under the record's other key
+        first, then the old row is deleted by its exact key. A refusal or a lost answer of the insert
+        leaves the old row as it was; one of the delete leaves two rows, and reads keep the newer."""
+        present: dict[tuple[str, str], set[bool]] = {}
+        for space in dict.fromkeys(r.space for r in records):
+            ids = sorted({r.record_id for r in records if r.space == space})
             try:
-                await self._upsert_rows(collection, records, vectors)
-                return
-            except OutcomeUnknown:
-                if attempt == (attempts if resend else 1) - 1:
-                    raise
-                log.warning("[LongTermMemory] rewrite in kb=%s unanswered; sending it again", collection)
+                rows = await self._list_rows(collection, layout.keys_filter(space, ids), 2 * len(ids) + 2, 0)
+            except OutcomeUnknown as exc:  # a read changed nothing: not a reason to fence
+                raise HostError(f"could not read the records before rewriting them ({exc.message})") from None
+            for record, row in self._own(rows, space, "list"):
+                present.setdefault((space, record.record_id), set()).add(layout.is_alt(self._meta(row)))
+        both = [key for key, alts in present.items() if len(alts) == 2]
+        if both:  # an earlier delete went unanswered: drop the second key's row first (the first stays)
+            await self._delete_rows(collection, filters=layout.exact_keys_filter(
+                layout.record_key(space, rid, alt=True) for space, rid in both))
+            for key in both:
+                present[key] = {False}
+        alt = [False in present.get((r.space, r.record_id), set()) for r in records]
+        await self._upsert_rows(collection, records, vectors, alt=alt)
+        old = [layout.record_key(r.space, r.record_id, alt=not a) for r, a in zip(records, alt)
+               if (r.space, r.record_id) in present]
+        if not old:
+            return
+        try:
+            await self._delete_rows(collection, filters=layout.exact_keys_filter(old))
+        except (HostError, OutcomeUnknown) as exc:
+            log.warning("[LongTermMemory] old row of %d rewritten record(s) in kb=%s not deleted (%s); reads "
+                        "keep the newer row", len(old), collection, exc.code)
 
     async def _write_back(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
                           replaced: dict[tuple[str, str], IndexRecord], refusal: HostError) -> None:

@@ -164,6 +164,32 @@ def test_model_server_healthz_describes_the_embedder(tmp_path):
                       "description": model_server.HashingEmbedder.description}
 
 
+def test_model_server_chat_delay_waits_before_chat_answers_only(monkeypatch):
+    waits = []
+    monkeypatch.setattr(model_server.time, "sleep", waits.append)
+    state = model_server.State(model_server.HashingEmbedder(), None, chat_delay_ms=250)
+    handler = type("H", (model_server.Handler,), {"state": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+    def post(route, body):
+        request = urllib.request.Request(base + route, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    try:
+        post("/embeddings", {"input": ["x"]})
+        assert waits == []
+        reply = post("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert waits == [0.25]
+    assert reply["choices"][0]["message"]["content"].startswith("[scripted local model]")
+
+
 # --------------------------------------------------------------------------- provisioning
 def test_embedder_falls_back_to_hashing_only_when_the_install_is_impossible(tmp_path):
     impossible = dict(requirements=["ltm-devhost-no-such-package==0.0.0"], pip_args=["--no-index"])

@@ -288,9 +288,10 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- HTTP
 class State:
-    def __init__(self, embedder: Any, log_path: str | None):
+    def __init__(self, embedder: Any, log_path: str | None, chat_delay_ms: float = 0.0):
         self.embedder = embedder
         self.log_path = log_path
+        self.chat_delay_ms = chat_delay_ms  # a stand-in for a real model's latency (bench/real_host.py)
         self.log_lock = threading.Lock()
         self.ready = threading.Event()
 
@@ -372,6 +373,8 @@ class Handler(BaseHTTPRequestHandler):
         })
 
     def _chat(self, body: dict[str, Any]) -> None:
+        if self.state.chat_delay_ms > 0:
+            time.sleep(self.state.chat_delay_ms / 1000.0)
         message = scripted_reply(body)
         self.state.log({"time": time.time(), "kind": "chat", "model": body.get("model"),
                         "messages": body.get("messages"), "tools": sorted(tool_names(body)),
@@ -417,12 +420,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=["auto", "hashing", "minilm"],
                         default=os.environ.get("LTM_EMBEDDER", "auto"))
     parser.add_argument("--port-file", help="write the bound port here once listening")
+    parser.add_argument("--chat-delay-ms", type=float, default=float(os.environ.get("LTM_MODEL_CHAT_DELAY_MS") or 0),
+                        help="wait this long before each chat answer, like a real model (default 0)")
     args = parser.parse_args(argv)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         parser.error("the model server only listens on loopback")
 
     embedder = pick_embedder(args.embedder)
-    state = State(embedder, args.request_log)
+    state = State(embedder, args.request_log, max(0.0, args.chat_delay_ms))
     Handler.state = state
     server = ThreadingHTTPServer((args.host, args.port), Handler)
     server.daemon_threads = True

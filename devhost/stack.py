@@ -78,6 +78,7 @@ class StackConfig:
     install_consumer: bool = False
     boot_timeout: float = 180.0
     vdb: str = "chroma"  # LangBot's vector store: chroma (its default) | milvus (Milvus Lite, a file in the data dir)
+    action_log: Path | None = None  # a folder: log every plugin-protocol action (devhost/sitecustomize/devhost_action_probe.py)
 
     @classmethod
     def from_env(cls, data_dir: Path, **overrides: Any) -> StackConfig:
@@ -207,6 +208,8 @@ class Stack:
                                    "runtime_debug": cfg.runtime_debug_port, "model": cfg.model_port})
         self.lock.record(webui_port=self.ports["webui"])
         env = child_env()
+        if cfg.action_log is not None:
+            env["DEVHOST_ACTION_LOG"] = str(cfg.action_log)
         started = time.monotonic()
         model = self.group.spawn("model-server", [
             self.embedder.python, str(DEVHOST / "model_server.py"), "--port", str(self.ports["model"]),

@@ -9,7 +9,8 @@ this one rewrites every wildcard bind to loopback:
 
 The plugin runtime hard-codes 0.0.0.0 for its control and debug ports with no flag to
 change it; this keeps it (and anything else in those processes) off the network.
-Set DEVHOST_ALLOW_WILDCARD_BIND=1 to disable the rewrite.
+Set DEVHOST_ALLOW_WILDCARD_BIND=1 to disable the rewrite. With DEVHOST_ACTION_LOG=<dir>,
+`devhost_action_probe` logs every plugin-protocol action of the process (bench/real_host.py).
 """
 
 from __future__ import annotations
@@ -84,4 +85,11 @@ def _chain_next_sitecustomize() -> None:
 
 if os.environ.get("DEVHOST_ALLOW_WILDCARD_BIND") != "1":
     _install()
+if os.environ.get("DEVHOST_ACTION_LOG"):  # bench/real_host.py: log every plugin-protocol action
+    try:
+        import devhost_action_probe
+
+        devhost_action_probe.install()
+    except Exception:  # pragma: no cover - never break interpreter start-up
+        pass
 _chain_next_sitecustomize()

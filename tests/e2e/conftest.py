@@ -9,7 +9,7 @@ itself) is created on first use and reused afterwards.
 
 Environment:
 - LTM_SKIP_E2E=1            skip the real-host tests (test_real_langbot.py, test_run_local.py,
-                            test_real_candidates.py, test_real_consolidation.py)
+                            test_real_candidates.py, test_real_consolidation.py, test_real_host_bench.py)
 - LTM_E2E_EMBEDDER          hashing (default: deterministic) | auto | minilm
 - LTM_E2E_VDB               LangBot's vector store: chroma (default) | milvus (Milvus Lite in the data dir;
                             `milvus-lite` is added to .lbvenv on first use)
@@ -39,7 +39,7 @@ _ACTIVE: list[Stack] = []
 
 
 REAL_HOST_MODULES = {"test_real_langbot.py", "test_run_local.py", "test_real_candidates.py",
-                     "test_real_consolidation.py"}  # start LangBot; the rest is fast
+                     "test_real_consolidation.py", "test_real_host_bench.py"}  # start LangBot; the rest is fast
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -96,6 +96,7 @@ def e2e() -> Iterator[E2E]:
     config.chat_base_url = config.chat_api_key = config.chat_model = None
     config.webui_port = config.runtime_control_port = config.runtime_debug_port = config.model_port = None
     config.install_consumer = True
+    config.action_log = data_dir / "actions"  # read by bench/real_host.py's smoke test
     stack = Stack(config)
     _ACTIVE.append(stack)
     try:

@@ -164,6 +164,32 @@ def test_model_server_healthz_describes_the_embedder(tmp_path):
                       "description": model_server.HashingEmbedder.description}
 
 
+def test_model_server_chat_delay_waits_before_chat_answers_only(monkeypatch):
+    waits = []
+    monkeypatch.setattr(model_server.time, "sleep", waits.append)
+    state = model_server.State(model_server.HashingEmbedder(), None, chat_delay_ms=250)
+    handler = type("H", (model_server.Handler,), {"state": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+
+    def post(route, body):
+        request = urllib.request.Request(base + route, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    try:
+        post("/embeddings", {"input": ["x"]})
+        assert waits == []
+        reply = post("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert waits == [0.25]
+    assert reply["choices"][0]["message"]["content"].startswith("[scripted local model]")
+
+
 # --------------------------------------------------------------------------- provisioning
 def test_embedder_falls_back_to_hashing_only_when_the_install_is_impossible(tmp_path):
     impossible = dict(requirements=["ltm-devhost-no-such-package==0.0.0"], pip_args=["--no-index"])
@@ -337,3 +363,109 @@ def test_vector_store_choice_becomes_langbot_config_overrides(tmp_path):
     with pytest.raises(ValueError, match="unknown vector store"):
         vdb_env("pgvector", tmp_path)
     assert StackConfig.from_env(tmp_path).vdb in ("chroma", "milvus")
+
+
+# --------------------------------------------------------------------------- action log (bench/real_host.py)
+def _load_probe():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("devhost_action_probe_under_test",
+                                                  SITECUSTOMIZE_DIR / "devhost_action_probe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_action_probe_logs_each_action_with_its_plugin(tmp_path, monkeypatch):
+    import asyncio
+    import types
+
+    probe = _load_probe()
+    monkeypatch.setenv("DEVHOST_ACTION_LOG", str(tmp_path))
+
+    class Handler:  # the shape of langbot_plugin.runtime.io.handler.Handler the probe wraps
+        async def _handle_action(self, req_data, **kw):
+            if req_data["action"] == "boom":
+                raise RuntimeError("boom")
+            return "handled"
+
+        async def call_action(self, action, data, timeout=15.0):
+            return {"echo": data}
+
+        async def call_action_generator(self, action, data, timeout=15.0):
+            for i in range(2):
+                yield i
+
+    class PluginConnectionHandler(Handler):
+        pass
+
+    module = types.SimpleNamespace(Handler=Handler)
+    probe._patch(module)
+    probe._patch(module)  # idempotent: wrapped once
+    plugin = PluginConnectionHandler()
+    container = types.SimpleNamespace(_runtime_plugin_handler=plugin, manifest=types.SimpleNamespace(
+        metadata=types.SimpleNamespace(author="langbot-ltm", name="LongTermMemory")))
+    plugin.context = types.SimpleNamespace(plugin_mgr=types.SimpleNamespace(
+        plugins=[], _installations={"b": types.SimpleNamespace(plugin_container=container)}))
+    control = Handler()
+
+    async def scenario():
+        assert await plugin._handle_action({"action": "vector_search"}) == "handled"
+        with pytest.raises(RuntimeError):
+            await plugin._handle_action({"action": "boom"})
+        await plugin._handle_action({"action": "__ping"})  # protocol-internal: not logged
+        assert await control.call_action(types.SimpleNamespace(value="emit_event"), {"x": 1}) == {"echo": {"x": 1}}
+        assert [i async for i in control.call_action_generator("run_runner", {})] == [0, 1]
+
+    asyncio.run(scenario())
+    (path,) = tmp_path.glob("*.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["dir"], r["handler"], r["peer"], r["action"], r["ok"]) for r in records] == [
+        ("in", "PluginConnectionHandler", "langbot-ltm/LongTermMemory", "vector_search", True),
+        ("in", "PluginConnectionHandler", "langbot-ltm/LongTermMemory", "boom", False),
+        ("out", "Handler", "", "emit_event", True),
+        ("out", "Handler", "", "run_runner", True),
+    ]
+    assert all(r["ms"] >= 0 and r["t"] > 0 for r in records)
+
+
+def test_real_host_bench_attributes_calls_to_turn_windows():
+    from bench.real_host import per_turn_calls, percentile
+
+    assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0 and percentile([1.0, 2.0], 95) == 2.0
+    turns = [{"pipeline": "with", "measured": True, "sent": 10.0, "replied": 11.0},
+             {"pipeline": "without", "measured": True, "sent": 12.0, "replied": 12.5},
+             {"pipeline": "with", "measured": False, "sent": 5.0, "replied": 6.0}]  # warm-up: ignored
+
+    def rec(t, direction, handler, peer, action, ms=1.0):
+        return {"t": t, "ms": ms, "dir": direction, "handler": handler, "peer": peer, "action": action}
+
+    ltm, runner = "langbot-ltm/LongTermMemory", "ltm-test/E2ERunner"
+    actions = [
+        rec(5.5, "in", "PluginConnectionHandler", ltm, "vector_search"),  # warm-up window
+        rec(10.1, "in", "ControlConnectionHandler", "", "emit_event"),
+        rec(10.1, "out", "PluginConnectionHandler", ltm, "emit_event", 40.0),
+        rec(10.2, "in", "PluginConnectionHandler", ltm, "vector_search", 20.0),
+        rec(10.3, "in", "PluginConnectionHandler", ltm, "invoke_embedding", 10.0),
+        rec(10.5, "in", "PluginConnectionHandler", runner, "invoke_llm"),
+        rec(11.5, "in", "PluginConnectionHandler", ltm, "set_plugin_storage", 5.0),  # after the reply: still its turn
+        rec(12.1, "in", "ControlConnectionHandler", "", "run_runner"),
+        rec(12.2, "in", "PluginConnectionHandler", runner, "invoke_llm"),
+        rec(12.3, "out", "ControlConnectionHandler", "", "invoke_llm"),  # a relay: not counted twice
+    ]
+    requests = [{"time": 10.25, "kind": "embeddings"}, {"time": 10.6, "kind": "chat"}, {"time": 12.2, "kind": "chat"}]
+    calls = per_turn_calls(turns, actions, requests)
+    with_, without = calls["with"], calls["without"]
+    assert with_["turns"] == 1 and without["turns"] == 1
+    assert with_["per_turn"] == {"ltm_sdk": 3, "runner_sdk": 1, "other_plugin_sdk": 0, "langbot_to_runtime": 1,
+                                 "host_to_ltm": 1}
+    assert with_["by_action_per_turn"]["ltm_sdk"] == {"invoke_embedding": 1, "set_plugin_storage": 1,
+                                                      "vector_search": 1}
+    assert with_["ltm_share_of_host_calls"] == 0.6 and with_["ltm_sdk_ms_sum_p50"] == 35.0
+    assert with_["host_to_ltm_ms_sum_p50"] == 40.0
+    assert with_["ltm_sdk_ms_by_call_p50"] == {"invoke_embedding#1": 10.0, "set_plugin_storage#1": 5.0,
+                                               "vector_search#1": 20.0}
+    assert (with_["embedding_requests_per_turn"], with_["chat_requests_per_turn"]) == (1, 1)
+    assert without["per_turn"] == {"ltm_sdk": 0, "runner_sdk": 1, "other_plugin_sdk": 0, "langbot_to_runtime": 1,
+                                   "host_to_ltm": 0}
+    assert without["ltm_share_of_host_calls"] == 0 and without["embedding_requests_per_turn"] == 0

@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""A chat turn inside the real LangBot 4.11.2, with LongTermMemory and without it (issue 14, goal 5).
+
+One real stack (devhost: the scripted model server, the plugin runtime `lbp rt`, LangBot; all
+on loopback, a fresh temporary data dir) is started once. On it:
+
+- a memory KB "LTM bench memory" with every creation default (the plugin's shipped settings);
+- two pipelines with the same configuration (the test Runner of tests/e2e, the same model and
+  prompt, the memory KB attached), that differ only in LangBot's per-pipeline plugin binding:
+  "with" binds LongTermMemory, "without" binds no plugin. An unbound plugin gets no event of
+  that pipeline (no PromptPreProcessing injection, no tools offered), so the "without" turn has
+  no plugin work at all; the action log below confirms it (its LongTermMemory column is 0).
+- one debug-chat connection per pipeline (a person session), kept open for every turn; the
+  "with" session's memory space gets --episodes synthetic episodes through `!memory import l2`
+  (batches of 100) before anything is measured, so every turn's recall searches a real space.
+
+Then --warmup turns on each pipeline, then --turns measured turns on each, interleaved
+(with/without, then without/with, ...) so drift hits both alike; each pair sends the same
+question. Turn time = from sending the message on the debug-chat WebSocket to the final reply.
+
+Host calls: every process of the stack gets `DEVHOST_ACTION_LOG` (devhost/sitecustomize/
+devhost_action_probe.py), so the plugin runtime logs each plugin-protocol action with its
+peer plugin. Per turn (window = from this turn's send to the next turn's send):
+- `ltm_sdk`: SDK actions LongTermMemory made (each is relayed by the runtime to LangBot);
+- `runner_sdk`: SDK actions of the Runner (the host's agent: prompt, query variables, tools, LLM);
+- `langbot_to_runtime`: LangBot's own calls into the runtime (events, tool listing, the run);
+- `host_to_ltm`: the part of those the runtime forwarded to LongTermMemory.
+The plugin's share of host calls = ltm_sdk / (ltm_sdk + runner_sdk + langbot_to_runtime).
+The model server's request log gives the embedding and chat requests per turn.
+
+  .venv/bin/python bench/real_host.py                          # 30 turns each, 300 episodes
+  .venv/bin/python bench/real_host.py --turns 50 --episodes 1000 --embedder minilm
+  .venv/bin/python bench/real_host.py --chat-delay-ms 1000        # a model that takes 1 s per answer
+
+Uses LTM_LBVENV / LTM_EMBED_VENV like the e2e suite. Writes JSON to
+bench/.cache/results/real_host.json (or --json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from devhost.chat import DebugChat, ModelLog  # noqa: E402
+from devhost.langbot_setup import ensure_pipeline, find_named  # noqa: E402
+from devhost.lbclient import LTM_PLUGIN, RUNNER_PLUGIN, LangBotClient  # noqa: E402
+from devhost.stack import SetupInfo, Stack, StackConfig  # noqa: E402
+
+BENCH_KB = "LTM bench memory"
+WITH = "LTM bench: with LongTermMemory"
+WITHOUT = "LTM bench: without LongTermMemory"
+LTM_ID = "/".join(LTM_PLUGIN)
+RUNNER_ID_PEER = "/".join(RUNNER_PLUGIN)
+IMPORT_BATCH = 100
+DEFAULT_JSON = ROOT / "bench" / ".cache" / "results" / "real_host.json"
+MEMORY_LINES = re.compile(r"I see (\d+) memory lines")
+
+_PEOPLE = ["my sister Ana", "my brother Tom", "my manager Priya", "my friend Kenji", "my neighbour Olga",
+           "my dentist", "my landlord", "my daughter Mia", "my colleague Ravi", "my cousin Lea"]
+_PLACES = ["Lisbon", "Berlin", "Kyoto", "the lake house", "Porto", "the office", "Vienna", "the gym",
+           "Oslo", "the farmers market", "Montreal", "the climbing hall"]
+_THINGS = ["the marathon training plan", "the kitchen renovation", "the new apartment", "the guitar lessons",
+           "the budget spreadsheet", "the wedding speech", "the camping trip", "the book club novel",
+           "the job interview", "the birthday party", "the garden beds", "the flight tickets",
+           "the tax return", "the puppy's vaccinations", "the release deadline", "the sourdough recipe"]
+_TEMPLATES = [
+    "I told {person} that {thing} has to be done before we go to {place}.",
+    "{person} recommended a small cafe near {place}; I want to try it after {thing}.",
+    "We moved {thing} to next Friday because {person} is travelling to {place}.",
+    "I spent about {n} euros on {thing} last month and {person} thinks that is too much.",
+    "Reminder for myself: call {person} about {thing} on day {n} of the month.",
+    "{person} and I argued about {thing}; we agreed to talk again in {place}.",
+    "My plan for {place}: finish {thing}, then meet {person} for dinner at {n} pm.",
+    "I prefer to handle {thing} in the morning; {person} prefers the evening.",
+    "{person} lent me a book about {place}, it helped with {thing}.",
+    "I am worried that {thing} will collide with the trip to {place} that {person} booked.",
+]
+_QUESTIONS = [
+    "what did I tell {person} about {thing}?",
+    "when are we going to {place} again?",
+    "how much did I spend on {thing}?",
+    "what did {person} recommend near {place}?",
+    "why did we move {thing}?",
+    "what is my plan for {place}?",
+    "do I prefer mornings or evenings for {thing}?",
+    "what was the argument with {person} about?",
+    "who booked the trip to {place}?",
+    "which book did {person} lend me?",
+]
+
+
+# ----------------------------------------------------------------------------- data
+def synthetic_episodes(n: int, seed: int = 14) -> list[dict[str, Any]]:
+    """Deterministic diary-like episodes over a year (`!memory import l2` records)."""
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        text = rng.choice(_TEMPLATES).format(person=rng.choice(_PEOPLE), place=rng.choice(_PLACES),
+                                             thing=rng.choice(_THINGS), n=rng.randint(2, 28))
+        day = 1 + (i * 7) % 28
+        items.append({"content": text[0].upper() + text[1:], "timestamp": f"2025-{1 + i % 12:02d}-{day:02d}T09:30:00Z",
+                      "importance": 1 + i % 5})
+    return items
+
+
+def questions(n: int, seed: int = 41) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(_QUESTIONS).format(person=rng.choice(_PEOPLE), place=rng.choice(_PLACES),
+                                          thing=rng.choice(_THINGS)) for _ in range(n)]
+
+
+# ----------------------------------------------------------------------------- figures
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 100))))
+    return ordered[rank - 1]
+
+
+def timing(values: list[float]) -> dict[str, Any]:
+    return {"n": len(values), "p50_ms": round(statistics.median(values), 2), "p95_ms": round(percentile(values, 95), 2),
+            "mean_ms": round(statistics.fmean(values), 2), "min_ms": round(min(values), 2),
+            "max_ms": round(max(values), 2)}
+
+
+def read_actions(folder: Path) -> list[dict[str, Any]]:
+    """Every logged action of the plugin runtime (`lbp-<pid>.jsonl`), sorted by start time."""
+    records = []
+    for path in sorted(folder.glob("lbp-*.jsonl")) if folder.is_dir() else []:
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    continue  # a line being written while we read
+    return sorted(records, key=lambda r: r.get("t", 0.0))
+
+
+def classify(record: dict[str, Any]) -> str | None:
+    plugin_side = record.get("handler") == "PluginConnectionHandler"
+    peer = record.get("peer")
+    if plugin_side and record.get("dir") == "in":
+        return "ltm_sdk" if peer == LTM_ID else "runner_sdk" if peer == RUNNER_ID_PEER else "other_plugin_sdk"
+    if plugin_side and record.get("dir") == "out":
+        return "host_to_ltm" if peer == LTM_ID else None
+    if not plugin_side and record.get("dir") == "in":
+        return "langbot_to_runtime"
+    return None
+
+
+KINDS = ("ltm_sdk", "runner_sdk", "other_plugin_sdk", "langbot_to_runtime", "host_to_ltm")
+
+
+def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
+                   requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """Host calls per turn, by pipeline: each action/model request belongs to the turn whose window
+    (its send time up to the next turn's send) holds its start."""
+    ordered = sorted(turns, key=lambda t: t["sent"])
+    bounds = [(t, t["sent"], ordered[i + 1]["sent"] if i + 1 < len(ordered) else t["replied"] + 1.0)
+              for i, t in enumerate(ordered)]
+    out: dict[str, Any] = {}
+    for label in ("with", "without"):
+        mine = [(t, lo, hi) for t, lo, hi in bounds if t["pipeline"] == label and t["measured"]]
+        counts: dict[str, list[int]] = {kind: [] for kind in KINDS}
+        by_action: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
+        durations: dict[str, dict[str, list[float]]] = {kind: {} for kind in KINDS}
+        ltm_calls: dict[str, list[float]] = {}
+        ltm_ms: list[float] = []
+        handler_ms: list[float] = []
+        embeds: list[int] = []
+        chats: list[int] = []
+        for _turn, lo, hi in mine:
+            inside = [r for r in actions if lo <= r.get("t", 0.0) < hi]
+            for kind in KINDS:
+                chosen = [r for r in inside if classify(r) == kind]
+                counts[kind].append(len(chosen))
+                by_action[kind].update(str(r.get("action")) for r in chosen)
+                seen: Counter[str] = Counter()
+                for r in chosen:
+                    action = str(r.get("action"))
+                    seen[action] += 1
+                    durations[kind].setdefault(action, []).append(float(r.get("ms") or 0.0))
+                    if kind == "ltm_sdk":  # the n-th call of an action in the turn (the searches differ)
+                        ltm_calls.setdefault(f"{action}#{seen[action]}", []).append(float(r.get("ms") or 0.0))
+            ltm_ms.append(sum(float(r.get("ms") or 0.0) for r in inside if classify(r) == "ltm_sdk"))
+            handler_ms.append(sum(float(r.get("ms") or 0.0) for r in inside if classify(r) == "host_to_ltm"))
+            reqs = [r for r in requests if lo <= float(r.get("time") or 0.0) < hi]
+            embeds.append(sum(1 for r in reqs if r.get("kind") == "embeddings"))
+            chats.append(sum(1 for r in reqs if r.get("kind") == "chat"))
+        turns_n = max(1, len(mine))
+        per_turn = {kind: round(sum(values) / turns_n, 2) for kind, values in counts.items()}
+        host_total = per_turn["ltm_sdk"] + per_turn["runner_sdk"] + per_turn["other_plugin_sdk"] \
+            + per_turn["langbot_to_runtime"]
+        out[label] = {
+            "turns": len(mine),
+            "per_turn": per_turn,
+            "ltm_sdk_min_max": [min(counts["ltm_sdk"], default=0), max(counts["ltm_sdk"], default=0)],
+            "by_action_per_turn": {kind: {a: round(c / turns_n, 2) for a, c in sorted(by_action[kind].items())}
+                                   for kind in KINDS if by_action[kind]},
+            "ms_by_action_p50": {kind: {a: round(statistics.median(v), 2) for a, v in sorted(durations[kind].items())}
+                                 for kind in KINDS if durations[kind]},
+            "ltm_sdk_ms_by_call_p50": {c: round(statistics.median(v), 2) for c, v in sorted(ltm_calls.items())},
+            "ltm_sdk_ms_sum_p50": round(statistics.median(ltm_ms), 2) if ltm_ms else 0.0,
+            "host_to_ltm_ms_sum_p50": round(statistics.median(handler_ms), 2) if handler_ms else 0.0,
+            "ltm_share_of_host_calls": round(per_turn["ltm_sdk"] / host_total, 3) if host_total else 0.0,
+            "embedding_requests_per_turn": round(sum(embeds) / turns_n, 2),
+            "chat_requests_per_turn": round(sum(chats) / turns_n, 2),
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------- the run
+def prepare(info: SetupInfo, *, default_kb: bool) -> tuple[str, str, str]:
+    """The memory KB and the two pipelines; returns (kb, with, without).
+
+    One LongTermMemory installation keeps one memory KB. devhost's setup creates it with
+    consolidation and candidate extraction on (for people trying the review flows); with
+    `default_kb` that KB is deleted and "LTM bench memory" is created with every creation default
+    (the shipped settings). Without it (the smoke test on the shared e2e stack) the setup's KB is used."""
+    client = LangBotClient(info.base_url, token=info.token)
+    client.workspace_uuid = info.workspace_uuid
+    kb_uuid = info.kb_uuid
+    if default_kb:
+        kb = find_named(client.get("/knowledge/bases"), "bases", BENCH_KB)
+        if kb:
+            kb_uuid = kb["uuid"]
+        else:
+            if info.kb_uuid:
+                client.delete(f"/knowledge/bases/{info.kb_uuid}")
+            kb_uuid = client.create_memory_kb(BENCH_KB, info.embedding_model_uuid)
+    with_uuid = ensure_pipeline(client, WITH, llm_uuid=info.llm_model_uuid, kb_uuids=[kb_uuid], plugins=[LTM_PLUGIN],
+                                description="bench/real_host.py: LongTermMemory bound")
+    without_uuid = ensure_pipeline(client, WITHOUT, llm_uuid=info.llm_model_uuid, kb_uuids=[kb_uuid], plugins=[],
+                                   description="bench/real_host.py: the same pipeline, no plugin bound")
+    return kb_uuid, with_uuid, without_uuid
+
+
+def fill(chat: DebugChat, episodes: list[dict[str, Any]]) -> dict[str, Any]:
+    started = time.perf_counter()
+    replies = []
+    for start in range(0, len(episodes), IMPORT_BATCH):
+        batch = episodes[start:start + IMPORT_BATCH]
+        reply = chat.send("!memory import l2 " + json.dumps({"episodes": batch}, ensure_ascii=False), timeout=600)
+        replies.append(reply)
+        if f"Imported {len(batch)} episode" not in reply:
+            raise RuntimeError(f"!memory import l2 failed: {reply[:400]}")
+    seconds = time.perf_counter() - started
+    return {"episodes": len(episodes), "seconds": round(seconds, 2),
+            "episodes_per_s": round(len(episodes) / seconds, 1) if seconds else None,
+            "first_reply": replies[0].splitlines()[0][:200] if replies else ""}
+
+
+def run_bench(info: SetupInfo, *, action_log: Path, request_log: Path, turns: int = 30, warmup: int = 5,
+              episodes: int = 300, default_kb: bool = True) -> dict[str, Any]:
+    """Measure on a running, set-up stack (devhost `Stack` with `action_log`)."""
+    kb_uuid, with_uuid, without_uuid = prepare(info, default_kb=default_kb)
+    model_log = ModelLog(request_log)
+    texts = questions(warmup + turns)
+    log: list[dict[str, Any]] = []
+    memory_lines: list[int] = []
+    with DebugChat(info.base_url, with_uuid, info.token, info.workspace_uuid) as with_chat, \
+            DebugChat(info.base_url, without_uuid, info.token, info.workspace_uuid) as without_chat:
+        filled = fill(with_chat, synthetic_episodes(episodes)) if episodes else {"episodes": 0}
+        chats = {"with": with_chat, "without": without_chat}
+        for i, text in enumerate(texts):
+            measured = i >= warmup
+            order = ("with", "without") if i % 2 == 0 else ("without", "with")
+            for label in order:
+                sent = time.time()
+                clock = time.perf_counter()
+                reply = chats[label].send(text, timeout=120)
+                elapsed_ms = (time.perf_counter() - clock) * 1000.0
+                log.append({"pipeline": label, "measured": measured, "sent": sent, "replied": time.time(),
+                            "ms": elapsed_ms, "question": text})
+                context = "[LongTermMemory] context: yes" in reply
+                if label == "with" and not context:
+                    raise RuntimeError(f"no LongTermMemory context in a 'with' turn: {reply[:300]}")
+                if label == "without" and context:
+                    raise RuntimeError(f"LongTermMemory context in a 'without' turn: {reply[:300]}")
+                found = MEMORY_LINES.search(reply)
+                if label == "with" and measured and found:
+                    memory_lines.append(int(found.group(1)))
+    time.sleep(0.5)  # let the last action lines land
+    actions = read_actions(action_log)
+    calls = per_turn_calls(log, actions, model_log.records())
+    with_ms = [t["ms"] for t in log if t["measured"] and t["pipeline"] == "with"]
+    without_ms = [t["ms"] for t in log if t["measured"] and t["pipeline"] == "without"]
+    with_t, without_t = timing(with_ms), timing(without_ms)
+    return {
+        "bench": "real_host",
+        "turns": turns, "warmup": warmup, "episodes": episodes, "kb_uuid": kb_uuid,
+        "kb": "creation defaults" if default_kb else "devhost setup KB (consolidation + candidate extraction on)",
+        "baseline": "same pipeline configuration (Runner, model, prompt, memory KB attached) with no plugin bound "
+                    "(LangBot per-pipeline plugin binding)",
+        "fill": filled,
+        "with": with_t,
+        "without": without_t,
+        "ratio_p50": round(with_t["p50_ms"] / without_t["p50_ms"], 3),
+        "ratio_p95": round(with_t["p95_ms"] / without_t["p95_ms"], 3),
+        "added_ms_p50": round(with_t["p50_ms"] - without_t["p50_ms"], 2),
+        "memory_lines_p50": statistics.median(memory_lines) if memory_lines else None,
+        "host_calls": calls,
+        "actions_logged": len(actions),
+    }
+
+
+def versions(lbvenv: Path) -> dict[str, str]:
+    code = ("import importlib.metadata as m\nfor p in ('langbot', 'langbot-plugin', 'chromadb'):\n"
+            "    try: print(p, m.version(p))\n    except Exception: print(p, '?')")
+    try:
+        done = subprocess.run([str(lbvenv / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                              timeout=60)
+        return dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
+            "cpu_model": model}
+
+
+def print_report(result: dict[str, Any], command: str) -> None:
+    w, wo = result["with"], result["without"]
+    print(f"\nreal LangBot {result.get('versions', {}).get('langbot', '?')}: {result['turns']} measured turns each "
+          f"(+{result['warmup']} warm-up), {result['episodes']} episodes in the memory space, "
+          f"embedder {result.get('embedder', '?')}, scripted model delay {result.get('chat_delay_ms', 0):g} ms")
+    print(f"  fill: {result['fill']}")
+    print(f"  {'pipeline':<10} {'p50 ms':>9} {'p95 ms':>9} {'mean ms':>9}")
+    for label, figures in (("with", w), ("without", wo)):
+        print(f"  {label:<10} {figures['p50_ms']:>9.1f} {figures['p95_ms']:>9.1f} {figures['mean_ms']:>9.1f}")
+    print(f"  ratio of medians {result['ratio_p50']:.3f}x (goal <= 1.15x), p95 {result['ratio_p95']:.3f}x, "
+          f"added p50 {result['added_ms_p50']:.1f} ms; memory lines in the prompt p50 {result['memory_lines_p50']}")
+    for label in ("with", "without"):
+        calls = result["host_calls"][label]
+        print(f"  host calls per turn ({label}): {calls['per_turn']}; LongTermMemory share "
+              f"{calls['ltm_share_of_host_calls']:.0%}; time in LongTermMemory's handlers p50 {calls['host_to_ltm_ms_sum_p50']} ms "
+              f"(its SDK calls, summed: {calls['ltm_sdk_ms_sum_p50']} ms); "
+              f"model requests: {calls['embedding_requests_per_turn']} embeddings, {calls['chat_requests_per_turn']} chat")
+        for kind, actions in calls["by_action_per_turn"].items():
+            print(f"    {kind}: {actions}")
+            print(f"    {kind} ms p50 by action: {calls['ms_by_action_p50'].get(kind, {})}")
+        if calls["ltm_sdk_ms_by_call_p50"]:
+            print(f"    ltm_sdk ms p50 by call in the turn: {calls['ltm_sdk_ms_by_call_p50']}")
+    print(f"\n  command: {command}")
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=30, help="measured turns per pipeline (default 30)")
+    parser.add_argument("--warmup", type=int, default=5, help="warm-up turns per pipeline (default 5)")
+    parser.add_argument("--episodes", type=int, default=300, help="episodes imported into the memory space")
+    parser.add_argument("--embedder", default=os.environ.get("LTM_EMBEDDER", "auto"),
+                        choices=["auto", "minilm", "hashing"], help="the model server's embedder (default auto)")
+    parser.add_argument("--vdb", default=os.environ.get("LTM_VDB", "chroma"), choices=["chroma", "milvus"])
+    parser.add_argument("--chat-delay-ms", type=float, default=0.0,
+                        help="the scripted model waits this long per chat answer, a stand-in for a real model's "
+                             "latency (default 0: the host's and the plugin's own time only)")
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--keep-data", action="store_true", help="keep the temporary data dir")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+    command = "python bench/real_host.py " + " ".join(shlex.quote(a) for a in (list(argv) if argv is not None
+                                                                                 else sys.argv[1:]))
+    data_dir = Path(tempfile.mkdtemp(prefix="ltm-realhost-"))
+    config = StackConfig.from_env(data_dir, embedder=args.embedder, vdb=args.vdb)
+    config.chat_base_url = config.chat_api_key = config.chat_model = None  # the scripted model only
+    config.action_log = data_dir / "actions"
+    os.environ["LTM_MODEL_CHAT_DELAY_MS"] = str(args.chat_delay_ms)  # read by devhost/model_server.py
+    stack = Stack(config)
+    try:
+        stack.start()
+        info = stack.setup()
+        result = run_bench(info, action_log=config.action_log, request_log=stack.request_log, turns=args.turns,
+                           warmup=args.warmup, episodes=args.episodes)
+    finally:
+        stack.stop()
+        if not args.keep_data:
+            import shutil
+
+            shutil.rmtree(data_dir, ignore_errors=True)
+    result.update(command=command, chat_delay_ms=args.chat_delay_ms, embedder=stack.embedder_label, vdb=args.vdb, versions=versions(config.lbvenv),
+                  machine=machine(), when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2))
+    print_report(result, command)
+    print(f"  JSON: {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

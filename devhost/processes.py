@@ -17,6 +17,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
@@ -156,17 +157,31 @@ class ProcessGroup:
     def __init__(self, logs: Path):
         self.logs = logs
         self.procs: list[Proc] = []
+        self.pgid_file = logs / "process-groups"
+        self._reaper: subprocess.Popen[bytes] | None = None
 
     def spawn(self, name: str, argv: list[str], cwd: Path, env: dict[str, str]) -> Proc:
         self.logs.mkdir(parents=True, exist_ok=True)
+        self._start_reaper()
         log_path = self.logs / f"{name}.log"
         with open(log_path, "ab") as out:
             popen = subprocess.Popen(argv, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL, stdout=out,
                                      stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.pgid_file, "a") as fh:  # its own session: pgid == pid
+            fh.write(f"{popen.pid}\n")
         proc = Proc(name, popen, log_path)
         proc.seen_pids.add(popen.pid)
         self.procs.append(proc)
         return proc
+
+    def _start_reaper(self) -> None:
+        """One watcher per stack that stops it if this process dies without stopping it (devhost/reaper.py)."""
+        if self._reaper is not None:
+            return
+        self.pgid_file.write_text("")
+        self._reaper = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("reaper.py")), str(os.getpid()), str(self.pgid_file)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     @staticmethod
     def wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float) -> None:
@@ -218,6 +233,14 @@ class ProcessGroup:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(pid_alive(p) for p in all_pids):
             time.sleep(0.2)
+        with contextlib.suppress(OSError):
+            self.pgid_file.unlink()  # the reaper sees it gone and exits
+        if self._reaper is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._reaper.wait(timeout=5)
+            if self._reaper.poll() is None:
+                self._reaper.kill()
+            self._reaper = None
         return all_pids
 
 

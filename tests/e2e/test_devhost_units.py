@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.request
 import zipfile
 from http.server import ThreadingHTTPServer
@@ -469,3 +470,28 @@ def test_real_host_bench_attributes_calls_to_turn_windows():
     assert without["per_turn"] == {"ltm_sdk": 0, "runner_sdk": 1, "other_plugin_sdk": 0, "langbot_to_runtime": 1,
                                    "host_to_ltm": 0}
     assert without["ltm_share_of_host_calls"] == 0 and without["embedding_requests_per_turn"] == 0
+
+
+def test_a_stack_whose_owner_is_killed_stops_by_itself(tmp_path):
+    """A killed test run (SIGKILL: no finalizer runs) must not leave its servers behind."""
+    owner = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time, pathlib\n"
+        f"sys.path.insert(0, {str(REPO)!r})\n"
+        "from devhost.processes import ProcessGroup\n"
+        f"group = ProcessGroup(pathlib.Path({str(tmp_path)!r}))\n"
+        "proc = group.spawn('sleeper', ['sleep', '120'], pathlib.Path('.'), {})\n"
+        "print(proc.pid, flush=True)\n"
+        "time.sleep(120)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid = int(owner.stdout.readline())
+        assert processes.pid_alive(server_pid)
+        owner.kill()
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and (processes.pid_alive(server_pid)
+                                               or (tmp_path / "process-groups").exists()):
+            time.sleep(0.2)
+        assert not processes.pid_alive(server_pid), "the server outlived its killed owner"
+        assert not (tmp_path / "process-groups").exists()  # the reaper finished its job
+    finally:
+        owner.kill()

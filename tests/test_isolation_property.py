@@ -550,8 +550,9 @@ class IsolationMachine(RuleBasedStateMachine):
             self._profiles_match(place, "console /export", l1["session_profile"], l1["speaker_profiles"])
             self._episodes_match(place, "console /export", l2["episodes"], complete=not l2.get("truncated"))
         # Nothing is stored that no space lists, and nothing listed is missing from the store.
-        # Host record ids are derived from the record key `<space token>.<episode id>` (record layout 2).
-        stored = {str((item.get("metadata") or {}).get("uuid") or item["id"]).rsplit(".", 1)[-1]
+        # Host record ids are derived from the record key `<space token>.<episode id>` (record layout 2;
+        # insert-only stores also use the second key `<...>.b`).
+        stored = {str((item.get("metadata") or {}).get("uuid") or item["id"]).removesuffix(".b").rsplit(".", 1)[-1]
                   for item in await self.host.dump_kb(self.kb)}
         alive = {i for space in self.model.episodes.values() for i in space}
         assert stored == alive, f"stored but not in the model: {stored - alive}; lost: {alive - stored}"

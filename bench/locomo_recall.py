@@ -45,6 +45,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -200,11 +202,15 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
     plugin_bm25 = BM25(texts)
     word_bm25 = RankBM25(texts) if ("bm25" in systems or "rrf" in systems) and have_rank_bm25() else None
     embedder.vectors([qa.question for qa in conv.qas])
+    turn_vectors = embedder.vectors(texts) if "rrf" in systems else None
     env = await ConversationEnv(conv, embedder).open()
+    t0 = time.perf_counter()
     mem0 = Mem0Peer(conv) if "mem0" in systems else None
+    mem0_fill = round(time.perf_counter() - t0, 1)
     moment = as_of(conv)
     info: dict[str, Any] = {"conv": conv.conv_id, "turns": len(conv.turns), "questions": len(conv.qas),
-                            "as_of": moment.isoformat(), "skipped_turns": env.skipped_turns}
+                            "as_of": moment.isoformat(), "skipped_turns": env.skipped_turns,
+                            "mem0_fill_seconds": mem0_fill if mem0 is not None else None}
     try:
         found = await env.memory.memory_kb()
         assert found is not None
@@ -223,8 +229,14 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
                 return list(ranked)
 
             vector_full: list[str] | None = None
-            if "vector" in systems or "rrf" in systems:
-                vector_full = await timed("vector", env.vector(qa.question, len(ids)))
+            if "vector" in systems:
+                row["vector"] = await timed("vector", env.vector(qa.question, DEPTH))
+            if "rrf" in systems:
+                # The full vector order for the fusion: exact cosine over the same cached embeddings
+                # (the host's HNSW search agrees on its top 50 up to ties; asking it for every turn
+                # of every conversation would double the run).
+                q = embedder.vectors([qa.question])[0]
+                vector_full = [ids[i] for i in np.argsort(-(turn_vectors @ q), kind="stable")]
             if "plugin" in systems:
                 row["plugin"] = await timed("plugin", env.plugin(qa.question, DEPTH, None, now=moment))
             if "plugin-nodecay" in systems:
@@ -232,8 +244,6 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
                                                     env.plugin(qa.question, DEPTH, no_decay, now=moment))
             if "plugin-hl365" in systems:
                 row["plugin-hl365"] = await timed("plugin-hl365", env.plugin(qa.question, DEPTH, year, now=moment))
-            if vector_full is not None and "vector" in systems:
-                row["vector"] = vector_full[:DEPTH]
             bm25_full: list[str] | None = None
             if word_bm25 is not None:
                 t0 = time.perf_counter()

@@ -52,3 +52,15 @@ async def test_locomo_bench_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     first = {row["qa"]: row for row in split["questions"]}[0]
     assert first["plugin-nodecay"][0] == "D1:1"
     assert len(split["questions"]) == 3
+
+
+def test_lexical_cost_bench_smoke(tmp_path: Path) -> None:
+    from bench import lexical_cost
+
+    out = tmp_path / "lexical.json"
+    payload = lexical_cost.main(["--sizes", "50,200", "--runs", "2", "--json", str(out)])
+    assert json.loads(out.read_text())["rows"] == payload["rows"]
+    small, large = payload["rows"]
+    assert (small["episodes"], large["episodes"]) == (50, 200)
+    assert large["index_mb"] >= small["index_mb"] > 0
+    assert all(row["lookup_ms[common words]"] >= 0 and row["picked[a rare word]"] >= 0 for row in payload["rows"])

@@ -339,6 +339,47 @@ def print_table(results: Results, systems: list[str]) -> None:
         print()
 
 
+AGE_BUCKETS = ((0, 30), (30, 90), (90, 180), (180, 10**6))  # days before the question is asked
+
+
+def by_age(rows: list[dict[str, Any]], conversations: list[Conversation], systems: list[str]) -> dict[str, Any]:
+    """R@5 / R@10 by the age of the newest evidence turn when the question is asked (goal 2: what the
+    half-life costs on questions about old sessions)."""
+    when = {(c.conv_id, t.dia_id): parse_stored(t.timestamp) for c in conversations for t in c.turns}
+    asked = {c.conv_id: as_of(c) for c in conversations}
+    table: dict[str, dict[str, Any]] = {}
+    for low, high in AGE_BUCKETS:
+        label = f"{low}-{high}d" if high < 10**6 else f">{low}d"
+        chosen = []
+        for row in rows:
+            moments = [m for e in row["evidence"] if (m := when.get((row["conv"], e))) is not None]
+            if moments and low <= (asked[row["conv"]] - max(moments)).days < high:
+                chosen.append(row)
+        cell: dict[str, Any] = {"n": len(chosen)}
+        for system in systems:
+            tally = Tally()
+            for row in chosen:
+                if system in row:
+                    tally.add(row[system], tuple(row["evidence"]))
+            if tally.n:
+                cell[system] = {"R@5": round(tally.rate("R@5"), 4), "R@10": round(tally.rate("R@10"), 4)}
+        table[label] = cell
+    return table
+
+
+def print_by_age(table: dict[str, Any], systems: list[str]) -> None:
+    shown = [s for s in ("plugin", "plugin-nodecay", "plugin-hl365", "vector") if s in systems]
+    print("R@5 / R@10 by the age of the newest evidence turn when asked")
+    print(f"{'age':>10}{'n':>6}" + "".join(f"{s:>18}" for s in shown))
+    for label, cell in table.items():
+        line = f"{label:>10}{cell['n']:>6}"
+        for s in shown:
+            m = cell.get(s)
+            line += f"{(fmt(m['R@5']) + ' / ' + fmt(m['R@10'])) if m else 'n/a':>18}"
+        print(line)
+    print()
+
+
 def print_tune(tune: dict[tuple[int, float], Results]) -> list[dict[str, Any]]:
     out = []
     for (window, vw), res in sorted(tune.items()):
@@ -423,8 +464,10 @@ async def run_split(split: str, args: argparse.Namespace, embedder: Any) -> dict
     skipped = [s for s in args.systems if s not in results.tallies]
     if skipped:
         print(f"not run: {', '.join(skipped)} (rank_bm25 / mem0 missing? use .benchvenv: bash bench/setup.sh)")
+    ages = by_age(rows, conversations, args.systems)
+    print_by_age(ages, args.systems)
     grid = print_tune(tune) if tune is not None else None
-    return {"split": split, "conversations": infos, "figures": results.as_dict(), "tune": grid,
+    return {"split": split, "conversations": infos, "figures": results.as_dict(), "tune": grid, "by_age": ages,
             "seconds_per_question": {s: results.seconds[s] / max(1, n_q) for s in results.seconds},
             "questions": rows}
 

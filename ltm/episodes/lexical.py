@@ -215,7 +215,7 @@ class LexicalIndexes:
                     log.info("[LongTermMemory] lexical index of a space changed while it was built; again")
                     continue
                 index = SpaceIndex(user_key)
-                for episode in episodes:
+                for episode in _newest_rows(episodes):
                     index.add(episode)
                 self._ready[key] = index
                 log.info("[LongTermMemory] lexical index built kb=%s records=%d", kb_id, len(index))
@@ -252,3 +252,18 @@ class LexicalIndexes:
         for key in [k for k in (*self._ready, *self._writes) if k[0] == kb_id]:
             self._writes[key] = self._writes.get(key, 0) + 1
             self._ready.pop(key, None)
+
+
+def _newest_rows(episodes: Iterable[Episode]) -> list[Episode]:
+    """One episode per id, the most recently changed (an insert-only store can hold two rows of a
+    record for a while, on different listing pages)."""
+    chosen: dict[str, Episode] = {}
+    for episode in episodes:
+        kept = chosen.get(episode.episode_id)
+        if kept is None or _changed_at(episode) > _changed_at(kept):
+            chosen[episode.episode_id] = episode
+    return list(chosen.values())
+
+
+def _changed_at(episode: Episode) -> str:
+    return episode.status_changed_at or episode.timestamp or ""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -62,8 +62,11 @@ class MigrationReport:
 
 
 class LayoutMigrations:
-    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, embedder: Embedder) -> None:
+    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, embedder: Embedder,
+                 on_rewrite: Callable[[str], None] | None = None) -> None:
         self._gate = gate
+        # Told after every pass over a KB: records were written outside EpisodeStore (lexical indexes).
+        self._on_rewrite = on_rewrite
         self._store = store
         self._index = index
         self._embedder = embedder
@@ -114,6 +117,13 @@ class LayoutMigrations:
 
     # ------------------------------------------------------------------ the migration
     async def migrate(self, kb_id: str, settings: KBSettings) -> MigrationReport:
+        try:
+            return await self._migrate(kb_id, settings)
+        finally:
+            if self._on_rewrite is not None:
+                self._on_rewrite(kb_id)
+
+    async def _migrate(self, kb_id: str, settings: KBSettings) -> MigrationReport:
         report = MigrationReport(kb_id)
         index = self._index
         if not isinstance(index, LayoutMigrationIndex):

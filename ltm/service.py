@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -38,7 +39,7 @@ from .consolidation import ConsolidationPreview, ConsolidationRun, Consolidator,
 from .diagnostics import Diagnostics, HealthReport
 from .episodes.lifecycle import DeleteCriteria, EpisodeLifecycle, RestoreResult
 from .episodes.model import MAX_TAG_CHARS, Episode, EpisodeDraft, EpisodeStatus
-from .episodes.ranking import ScoredEpisode
+from .episodes.ranking import ScoredEpisode, SearchRecipe
 from .episodes.recall import Recaller, RecallFilters
 from .episodes.recipes import AUTO_RECALL, RecallRecipe
 from .episodes.store import EpisodeStore
@@ -88,7 +89,8 @@ class MemoryService:
         self._consolidator = Consolidator(self._gate, self._episodes, ports.index, ports.llm, self._drafts,
                                           self._profiles)
         self._diagnostics = Diagnostics(store, self._fences, ports.index, ports.embedder, ports.directory)
-        self._layout = LayoutMigrations(self._gate, store, ports.index, ports.embedder)
+        self._layout = LayoutMigrations(self._gate, store, ports.index, ports.embedder,
+                                        on_rewrite=self._episodes.records_rewritten)
         # ---- candidate extraction (Q)
         self._llm = ports.llm
         self._candidates = CandidateQueue(self._gate, store)
@@ -111,7 +113,10 @@ class MemoryService:
         return await self._layout.migrate(kb_id, await self._kbs.settings(kb_id))
 
     async def unregister_kb(self, kb_id: str) -> bool:
-        return await self._kbs.unregister(kb_id)
+        try:
+            return await self._kbs.unregister(kb_id)
+        finally:
+            self._episodes.records_rewritten(kb_id)  # no lexical index of a removed KB survives
 
     async def memory_kb(self) -> tuple[str, KBSettings] | None:
         return await self._kbs.memory_kb()
@@ -149,13 +154,16 @@ class MemoryService:
         return episode
 
     async def recall(self, scope: MemoryScope, query: str, *, recipe: RecallRecipe = AUTO_RECALL,
-                     top_k: int | None = None, filters: RecallFilters | None = None) -> list[ScoredEpisode]:
+                     top_k: int | None = None, filters: RecallFilters | None = None,
+                     search: SearchRecipe | None = None, now: datetime | None = None) -> list[ScoredEpisode]:
         """Ranked recall. `top_k` was validated by the caller's recipe; None means the recipe's default
-        (for automatic recall, the KB's `auto_recall_top_k`)."""
+        (for automatic recall, the KB's `auto_recall_top_k`). `search` and `now` are for benchmarks
+        only (a tuned ranking recipe; the moment an old conversation is asked at); surfaces never pass them."""
         settings = await self._l2(scope)
         if top_k is None:
             top_k = settings.auto_recall_top_k if recipe is AUTO_RECALL else recipe.default_top_k
-        return await self._recaller.recall(scope, settings, query, top_k=top_k, filters=filters or RecallFilters())
+        return await self._recaller.recall(scope, settings, query, top_k=top_k, filters=filters or RecallFilters(),
+                                           recipe=search, now=now)
 
     async def list_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,),
                             page: int = 1, page_size: int = 10) -> EpisodePage:

@@ -15,6 +15,7 @@ degrades to "no memory this turn" (I6); the user's turn never fails because of i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -63,7 +64,9 @@ class MemoryInjector(EventListener):
         snapshot: dict[str, Any] = {"query_id": ctx.query_id, "time": now_iso(), "injected": False, "blocks": 0,
                                     "chars": 0, "errors": []}
         speaker_id = speaker_name = ""
-        session_profile, speaker_profile, episodes = Profile(), None, []
+        session_profile: Profile = Profile()
+        speaker_profile: Profile | None = None
+        episodes: list[Episode] = []
         scope: MemoryScope | None = None
         text = ""
         try:
@@ -93,8 +96,10 @@ class MemoryInjector(EventListener):
             scope = await memory.scope_for(identity)
             snapshot.update(scope_key=scope.scope_key, user_key=scope.user_key, kb_id=scope.kb_id,
                             speaker={"id": speaker_id, "name": speaker_name})
-            session_profile, speaker_profile = await self._profiles(memory, scope, snapshot)
-            episodes = await self._recall(memory, scope, text, snapshot)
+            # Independent reads: the profiles (plugin storage) and recall (embedding + vector search) run
+            # concurrently; each degrades on its own (I6).
+            (session_profile, speaker_profile), episodes = await asyncio.gather(
+                self._profiles(memory, scope, snapshot), self._recall(memory, scope, text, snapshot))
         except Exception as exc:  # noqa: BLE001 - any host or memory failure degrades to no memory (I6)
             snapshot["errors"].append(f"context: {exc}")
             log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)

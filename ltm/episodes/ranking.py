@@ -61,7 +61,8 @@ class SearchRecipe:
     top_k: int = 5
     candidate_window: int = 200  # LoCoMo tuning split: 60 -> 200 lifts any@5 from .60 to .65 (MiniLM)
     speaker_window: int = 20
-    full_text_window: int = 20
+    full_text_window: int = 20  # only with retrieval_strategy "hybrid" (the host's substring search)
+    lexical_window: int = 50  # whole-space BM25 candidates from the in-process index (lexical.py)
     strategy: RetrievalStrategy = RetrievalStrategy.AUTO
     vector_weight: float = 0.5
     lexical_weight: float = 0.5
@@ -97,7 +98,7 @@ class SearchRecipe:
 @dataclass(frozen=True)
 class Candidate:
     episode: Episode
-    distance: float
+    distance: float | None  # None: found by words only, outside the vector window
     from_speaker_search: bool = False
 
 
@@ -117,13 +118,15 @@ def time_weight(age_days: float, half_life_days: float) -> float:
 
 
 def _vector_scores(candidates: list[Candidate]) -> list[float]:
-    if not candidates:
-        return []
-    distances = [c.distance for c in candidates]
+    """Min-max similarity inside the vector window. A candidate found by words only lies outside
+    that window, so it is at most as similar as the window's farthest hit: it scores 0."""
+    distances = [c.distance for c in candidates if c.distance is not None]
+    if not distances:
+        return [0.0] * len(candidates)
     low, high = min(distances), max(distances)
     if high - low < 1e-12:
-        return [1.0] * len(candidates)
-    return [(high - d) / (high - low) for d in distances]
+        return [0.0 if c.distance is None else 1.0 for c in candidates]
+    return [0.0 if c.distance is None else (high - c.distance) / (high - low) for c in candidates]
 
 
 def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: float) -> list[float]:
@@ -173,13 +176,19 @@ def rank(
     recipe: SearchRecipe,
     now: datetime,
     preferred_sender: str = "",
+    lexical_scores: dict[str, float] | None = None,
 ) -> list[ScoredEpisode]:
-    """Score the whole window, then cut `top_k` (E6)."""
+    """Score the whole window, then cut `top_k` (E6). `lexical_scores`: raw BM25 per episode id over
+    the whole space (lexical.py); without them BM25 is computed inside the window."""
     if not candidates:
         return []
     vector = _vector_scores(candidates)
     query_tokens = tokenize(query)
-    if recipe.uses_lexical:
+    if recipe.uses_lexical and lexical_scores is not None:
+        raw = [lexical_scores.get(c.episode.episode_id, 0.0) for c in candidates]
+        top = max(raw)
+        lexical = [r / top for r in raw] if top > 0 else raw
+    elif recipe.uses_lexical:
         docs = [
             tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
             for c in candidates

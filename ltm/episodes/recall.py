@@ -3,16 +3,18 @@ query, whatever the space holds, then the whole candidate window ranked before t
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from ..errors import HostError
+from ..errors import HostError, HostFailure
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
 from .model import Episode, EpisodeStatus
-from .ranking import Candidate, ScoredEpisode, SearchRecipe, rank
+from .ranking import Candidate, ScoredEpisode, SearchRecipe, rank, tokenize
 from .store import EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
@@ -54,10 +56,15 @@ class RecallFilters:
 class Recaller:
     def __init__(self, store: EpisodeStore) -> None:
         self._store = store
-        self._no_full_text: set[str] = set()
 
     async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, *, top_k: int,
-                     filters: RecallFilters, recipe: SearchRecipe | None = None) -> list[ScoredEpisode]:
+                     filters: RecallFilters, recipe: SearchRecipe | None = None,
+                     now: datetime | None = None) -> list[ScoredEpisode]:
+        """Host calls per recall, whatever the space holds: one embedding, then concurrently the
+        space's vector window and (with a sender) the speaker's window; with `hybrid` also the
+        store's full-text search. Lexical candidates come from the in-process word index of the
+        whole space (`lexical.py`, no host call once built). `now` is the moment the question is
+        asked (benchmarks replay old conversations); surfaces never pass it."""
         if top_k <= 0:
             return []
         recipe = replace(recipe or SearchRecipe.from_settings(settings, top_k), top_k=top_k)
@@ -69,40 +76,63 @@ class Recaller:
         if not text:
             text = " ".join(filters.tags) or "*"
         vector = (await self._store.embed(settings.embedding_model_uuid, [text]))[0]
-        hits = await self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)
-        candidates: dict[str, Candidate] = {h.episode.episode_id: Candidate(h.episode, h.distance) for h in hits}
+        searches: list[Awaitable[list[Candidate]]] = [
+            self._vector(scope, vector, recipe.candidate_window)]
         if scope.sender_id and recipe.speaker_window > 0:
             # S6: the speaker's own episodes first, even when the space is crowded.
-            for hit in await self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.speaker_window,
-                                                sender_id=scope.sender_id):
-                candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, hit.distance, True))
-        if recipe.strategy is not RetrievalStrategy.VECTOR and scope.kb_id not in self._no_full_text:
-            await self._add_full_text(scope, text, vector, recipe, candidates)
+            searches.append(self._vector(scope, vector, recipe.speaker_window, scope.sender_id))
+        if recipe.strategy is RetrievalStrategy.HYBRID:
+            searches.append(self._full_text(scope, text, vector, recipe))
+        candidates: dict[str, Candidate] = {}
+        for found in await asyncio.gather(*searches):
+            for cand in found:
+                candidates.setdefault(cand.episode.episode_id, cand)
+        lexical: dict[str, float] | None = None
+        if recipe.uses_lexical:
+            lexical = await self._lexical(scope, text, recipe, filters, candidates)
         window = [c for c in candidates.values() if filters.accepts(c.episode)]
-        ranked = rank(window, text, recipe, utc_now(), preferred_sender=scope.sender_id)
+        ranked = rank(window, text, recipe, now or utc_now(), preferred_sender=scope.sender_id,
+                      lexical_scores=lexical)
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
                  scope.scope_key, scope.user_key, len(window), len(ranked))
         return ranked
 
-    async def _add_full_text(self, scope: MemoryScope, text: str, vector: list[float], recipe: SearchRecipe,
-                             candidates: dict[str, Candidate]) -> None:
-        """E7 hybrid: widen the window with the backend's verbatim-text matches.
+    async def _lexical(self, scope: MemoryScope, text: str, recipe: SearchRecipe, filters: RecallFilters,
+                       candidates: dict[str, Candidate]) -> dict[str, float] | None:
+        """Whole-space BM25: adds the best `lexical_window` records the filters accept as candidates
+        (without a vector distance) and returns every candidate's raw score. None: the index could not
+        be built now; the ranking then scores words inside the vector window only."""
+        try:
+            index = await self._store.lexical.space(scope.kb_id, scope.user_key)
+        except HostFailure as exc:
+            log.info("[LongTermMemory] lexical index of a space not built (%s); vector window only", exc.code)
+            return None
+        if index is None:
+            return None
+        scores = index.scores(tokenize(text))
+        for hit in index.top(scores, recipe.lexical_window, filters.accepts):
+            candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, None))
+        return {eid: scores.get(eid, 0.0) for eid in candidates}
+
+    async def _vector(self, scope: MemoryScope, vector: list[float], top_k: int,
+                      sender_id: str = "") -> list[Candidate]:
+        hits = await self._store.search(scope.kb_id, scope.user_key, vector, top_k=top_k, sender_id=sender_id)
+        return [Candidate(h.episode, h.distance, bool(sender_id)) for h in hits]
+
+    async def _full_text(self, scope: MemoryScope, text: str, vector: list[float],
+                         recipe: SearchRecipe) -> list[Candidate]:
+        """E7 `hybrid`: widen the window with the backend's verbatim-text matches.
 
         Only candidates are taken from it: scores always come from vector distances and the
-        plugin's own lexical scoring (docs/ARCHITECTURE.md, "Decisions"). A backend without
-        usable text search answers None; `auto` remembers that and stops asking, `hybrid`
-        keeps asking."""
-        remember_verdict = recipe.strategy is RetrievalStrategy.AUTO
+        plugin's own lexical scoring (docs/ARCHITECTURE.md, "Decisions"). `hybrid` asks on every
+        recall, as its setting says; a backend without usable text search answers None."""
         try:
             rows = await self._store.search_text(scope.kb_id, scope.user_key, text, vector,
                                                  top_k=recipe.full_text_window)
         except HostError as exc:
-            rows = None
             log.info("[LongTermMemory] full-text search failed on kb=%s (%s); vector only", scope.kb_id, exc.code)
+            return []
         if rows is None:
-            if remember_verdict:
-                self._no_full_text.add(scope.kb_id)
-            return
-        worst = max((c.distance for c in candidates.values()), default=1.0)
-        for hit in rows:
-            candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, worst))
+            return []
+        # A verbatim match carries no distance of its own: it enters like a lexical candidate.
+        return [Candidate(h.episode, None) for h in rows]

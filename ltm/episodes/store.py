@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
+from .lexical import LexicalIndexes
 from .model import Episode
 
 log = logging.getLogger("LongTermMemory")
@@ -39,6 +40,8 @@ class EpisodeStore:
     def __init__(self, index: VectorIndex, embedder: Embedder) -> None:
         self._index = index
         self._embedder = embedder
+        # The per-space word index recall uses (episodes/lexical.py): every write below keeps it current.
+        self.lexical = LexicalIndexes(self._every_record)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -95,16 +98,46 @@ class EpisodeStore:
             offset += LIST_BATCH
         return Enumeration(episodes[:limit], truncated=True)
 
+    async def _every_record(self, kb_id: str, user_key: str) -> list[Episode]:
+        """Every record of one space, for the lexical index (no MAX_ENUMERATED cut: see lexical.py)."""
+        episodes: list[Episode] = []
+        offset = 0
+        while True:
+            page = await self._index.page(kb_id, user_key, LIST_BATCH, offset)
+            episodes.extend(self._own(page.records, user_key))
+            if not page.more:
+                return episodes
+            offset += LIST_BATCH
+
     async def upsert_batch(self, kb_id: str, episodes: Sequence[Episode], vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
-        await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
+        try:
+            await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
+        except BaseException:
+            # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
+            for user_key in {e.user_key for e in episodes}:
+                self.lexical.drop_space(kb_id, user_key)
+            raise
+        self.lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
     async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        await self._index.delete(kb_id, user_key, episode_ids)
+        try:
+            await self._index.delete(kb_id, user_key, episode_ids)
+        except BaseException:
+            self.lexical.drop_space(kb_id, user_key)
+            raise
+        self.lexical.deleted(kb_id, user_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
     async def drop_collection(self, kb_id: str) -> None:
-        await self._index.drop_collection(kb_id)
+        try:
+            await self._index.drop_collection(kb_id)
+        finally:
+            self.lexical.drop_kb(kb_id)
+
+    def records_rewritten(self, kb_id: str) -> None:
+        """Records of `kb_id` were written by another path (the layout migration): rebuild on next use."""
+        self.lexical.drop_kb(kb_id)

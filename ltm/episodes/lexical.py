@@ -1,0 +1,211 @@
+"""A per-space, in-process lexical index (E6, E7): BM25 over every record of a memory space.
+
+Why: the vector window (the nearest `candidate_window` records) misses memories that share the
+question's rare words but not its overall meaning, and the host's own "full text" search on
+LangBot's Chroma is a substring match of the whole message (useless for a natural-language
+question). The plugin is the only writer of its memory KB, so it can keep its own word index
+of each space and find lexical candidates anywhere in the space with **no host call per turn**.
+
+- Keyed by `(kb_id, user_key)`; built lazily the first time recall needs it, by paging through
+  every record of the space (`VectorIndex.page`). There is no `MAX_ENUMERATED` cut here: the index
+  is per-process memory (roughly the records' own size plus ~100 bytes per distinct word per
+  record), and a partial index would silently recall less. Each page is re-checked for the space,
+  as every read is (`EpisodeStore._own`).
+- Kept current by the store's own writes (`EpisodeStore.upsert_batch`, `delete`): a write that
+  succeeded is applied; a write that failed or whose outcome is unknown drops the space's index
+  (rebuilt at the next recall); removing a KB drops all of its indexes. A write during a build
+  makes that build stale: it is not kept (paging offsets may have shifted under it) and is tried
+  again once, then the recall goes on without lexical candidates.
+- Holds every status; callers filter (`accept`), so archived or superseded records are found
+  only when the recall's filters ask for them.
+- Tokens are `ranking.tokenize` (stopwords dropped, CJK bigrams) over content, tags and the
+  speaker's name, the same text `ranking.rank` scores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import logging
+import math
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+from .model import Episode
+from .ranking import tokenize
+
+log = logging.getLogger("LongTermMemory")
+
+SpaceKey = tuple[str, str]  # (kb_id, user_key)
+Loader = Callable[[str, str], Awaitable[list[Episode]]]
+
+
+def document_tokens(episode: Episode) -> list[str]:
+    return tokenize(" ".join([episode.content, " ".join(episode.tags), episode.sender_name]))
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    episode: Episode
+    score: float  # raw Okapi BM25 over the whole space
+
+
+class SpaceIndex:
+    """Okapi BM25 over one space: postings term -> {episode id: term frequency}."""
+
+    def __init__(self, user_key: str, k1: float = 1.2, b: float = 0.75) -> None:
+        self.user_key = user_key
+        self.k1 = k1
+        self.b = b
+        self._episodes: dict[str, Episode] = {}
+        self._lengths: dict[str, int] = {}
+        self._postings: dict[str, dict[str, int]] = {}
+        self._total_length = 0
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+    def __contains__(self, episode_id: object) -> bool:
+        return episode_id in self._episodes
+
+    def episode(self, episode_id: str) -> Episode | None:
+        return self._episodes.get(episode_id)
+
+    def add(self, episode: Episode) -> None:
+        if episode.user_key != self.user_key:  # never hold another space's record
+            log.warning("[LongTermMemory] lexical index: record of another space ignored")
+            return
+        self.remove(episode.episode_id)
+        tokens = document_tokens(episode)
+        self._episodes[episode.episode_id] = episode
+        self._lengths[episode.episode_id] = len(tokens)
+        self._total_length += len(tokens)
+        for term, tf in Counter(tokens).items():
+            self._postings.setdefault(term, {})[episode.episode_id] = tf
+
+    def remove(self, episode_id: str) -> None:
+        old = self._episodes.pop(episode_id, None)
+        if old is None:
+            return
+        self._total_length -= self._lengths.pop(episode_id, 0)
+        for term in set(document_tokens(old)):
+            posting = self._postings.get(term)
+            if posting is not None:
+                posting.pop(episode_id, None)
+                if not posting:
+                    del self._postings[term]
+
+    def scores(self, query_tokens: Iterable[str]) -> dict[str, float]:
+        """Raw BM25 of every record sharing at least one query word (others score 0)."""
+        n_docs = len(self._episodes)
+        if not n_docs:
+            return {}
+        avg_len = self._total_length / n_docs or 1.0
+        k1, b = self.k1, self.b
+        lengths = self._lengths
+        out: dict[str, float] = {}
+        for term, q_count in Counter(query_tokens).items():
+            posting = self._postings.get(term)
+            if not posting:
+                continue
+            df = len(posting)
+            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count
+            for doc_id, tf in posting.items():
+                norm = k1 * (1 - b + b * lengths[doc_id] / avg_len)
+                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
+        return out
+
+    def top(self, scores: dict[str, float], limit: int, accept: Callable[[Episode], bool]) -> list[LexicalHit]:
+        """The `limit` best-scoring records that `accept` takes (statuses, filters)."""
+        hits: list[LexicalHit] = []
+        if limit <= 0 or not scores:
+            return hits
+        # Most recalls find enough accepted records among the first few; sort everything only if not.
+        first = heapq.nlargest(4 * limit, scores, key=scores.__getitem__)
+        order = first if len(first) == len(scores) else None
+        for doc_id in first:
+            if self._take(doc_id, scores, accept, hits) >= limit:
+                return hits
+        if order is None:
+            seen = set(first)
+            for doc_id in sorted(scores, key=scores.__getitem__, reverse=True):
+                if doc_id not in seen and self._take(doc_id, scores, accept, hits) >= limit:
+                    break
+        return hits
+
+    def _take(self, doc_id: str, scores: dict[str, float], accept: Callable[[Episode], bool],
+              hits: list[LexicalHit]) -> int:
+        episode = self._episodes[doc_id]
+        if accept(episode):
+            hits.append(LexicalHit(episode, scores[doc_id]))
+        return len(hits)
+
+
+class LexicalIndexes:
+    """Every space's index in this process, and the bookkeeping that keeps them current."""
+
+    def __init__(self, loader: Loader) -> None:
+        self._load = loader
+        self._ready: dict[SpaceKey, SpaceIndex] = {}
+        self._locks: dict[SpaceKey, asyncio.Lock] = {}
+        self._writes: dict[SpaceKey, int] = {}  # bumped by every write or drop, to spot stale builds
+        self.builds = 0  # how many times a space was read in full (tests and benchmarks look)
+
+    # ------------------------------------------------------------------ reads
+    async def space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The space's index, built on first use; None when it could not be built consistently now."""
+        key = (kb_id, user_key)
+        ready = self._ready.get(key)
+        if ready is not None:
+            return ready
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            for _ in range(2):
+                ready = self._ready.get(key)
+                if ready is not None:
+                    return ready
+                before = self._writes.get(key, 0)
+                episodes = await self._load(kb_id, user_key)
+                self.builds += 1
+                if self._writes.get(key, 0) != before:
+                    log.info("[LongTermMemory] lexical index of a space changed while it was built; again")
+                    continue
+                index = SpaceIndex(user_key)
+                for episode in episodes:
+                    index.add(episode)
+                self._ready[key] = index
+                log.info("[LongTermMemory] lexical index built kb=%s records=%d", kb_id, len(index))
+                return index
+        return None
+
+    def loaded(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        return self._ready.get((kb_id, user_key))
+
+    # ------------------------------------------------------------------ writes (the store calls these)
+    def upserted(self, kb_id: str, episodes: Iterable[Episode]) -> None:
+        for episode in episodes:
+            key = (kb_id, episode.user_key)
+            self._writes[key] = self._writes.get(key, 0) + 1
+            index = self._ready.get(key)
+            if index is not None:
+                index.add(episode)
+
+    def deleted(self, kb_id: str, user_key: str, episode_ids: Iterable[str]) -> None:
+        key = (kb_id, user_key)
+        self._writes[key] = self._writes.get(key, 0) + 1
+        index = self._ready.get(key)
+        if index is not None:
+            for episode_id in episode_ids:
+                index.remove(episode_id)
+
+    def drop_space(self, kb_id: str, user_key: str) -> None:
+        """In doubt (a failed or unknown write): forget the index; the next recall rebuilds it."""
+        key = (kb_id, user_key)
+        self._writes[key] = self._writes.get(key, 0) + 1
+        self._ready.pop(key, None)
+
+    def drop_kb(self, kb_id: str) -> None:
+        for key in [k for k in (*self._ready, *self._writes) if k[0] == kb_id]:
+            self._writes[key] = self._writes.get(key, 0) + 1
+            self._ready.pop(key, None)

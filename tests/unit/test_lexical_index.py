@@ -1,0 +1,150 @@
+"""The per-space word index recall uses (ltm/episodes/lexical.py, E6/E7, S5): built once per space,
+kept current by the service's own writes, dropped when in doubt, never crossing spaces, and
+finding a word match anywhere in a large space without a host call per turn."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from ltm import MemoryScope, MemoryService, RecallFilters
+from ltm.episodes.lexical import LexicalIndexes, SpaceIndex
+from ltm.episodes.lifecycle import DeleteCriteria
+from ltm.episodes.model import Episode, EpisodeStatus
+from ltm.errors import HostError, OutcomeUnknown
+from testhost.memory_ports import InMemoryPorts
+from tests.unit.support import KB, MODEL, import_many, remember
+
+
+def ids(hits: list[Any]) -> list[str]:
+    return [h.episode.episode_id for h in hits]
+
+
+def lexical(memory: MemoryService) -> LexicalIndexes:
+    return memory._episodes.lexical  # the service's one index registry (white-box on purpose)
+
+
+def held(memory: MemoryService, scope: MemoryScope) -> dict[str, EpisodeStatus]:
+    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    assert index is not None, "the space's index is not loaded"
+    return {eid: ep.status for eid in list(index._episodes) if (ep := index.episode(eid)) is not None}
+
+
+async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts, memory: MemoryService,
+                                                            alice: MemoryScope) -> None:
+    crowd = [{"content": f"where is the meeting room number {n}", "sender_id": "bob", "sender_name": "Bob"}
+             for n in range(400)]
+    await import_many(memory, alice, crowd)
+    (target,) = await import_many(memory, alice, [{
+        "content": "bought zebracorn stickers at the autumn craft fair, the weather was lovely and mild",
+        "sender_id": "bob", "sender_name": "Bob"}])
+    query = "where is the zebracorn"
+    vector = (await fake.embedder.embed(MODEL, [query]))[0]
+    window = await fake.index.search(alice.kb_id, alice.user_key, vector, 200)
+    assert target.episode_id not in {h.record.record_id for h in window}  # beyond the vector window
+    assert ids(await memory.recall(alice, query, top_k=1)) == [target.episode_id]
+    # Built once: the next recall pages nothing and asks for no full-text search.
+    fake.calls.reset()
+    assert ids(await memory.recall(alice, query, top_k=1)) == [target.episode_id]
+    assert fake.calls.count("index.page") == 0 and fake.calls.count("index.search_text") == 0
+    assert lexical(memory).builds == 1
+
+
+async def test_the_index_follows_every_write_without_a_rebuild(memory: MemoryService, alice: MemoryScope) -> None:
+    first = await remember(memory, alice, "the kayak is stored in the red shed")
+    await memory.recall(alice, "kayak")  # builds the index
+    assert held(memory, alice) == {first.episode_id: EpisodeStatus.ACTIVE}
+
+    second = await remember(memory, alice, "the kayak paddle is broken")
+    imported = await import_many(memory, alice, [{"content": "kayak trip booked for june", "tags": ["trip"]},
+                                                 {"content": "kayak club fees paid", "tags": ["fees"]}])
+    assert set(held(memory, alice)) == {first.episode_id, second.episode_id, *(e.episode_id for e in imported)}
+
+    await memory.archive(alice, second.episode_id)
+    assert held(memory, alice)[second.episode_id] is EpisodeStatus.ARCHIVED
+    assert second.episode_id not in ids(await memory.recall(alice, "kayak paddle", top_k=10))
+    archived_only = RecallFilters(statuses=(EpisodeStatus.ARCHIVED,))
+    assert ids(await memory.recall(alice, "kayak paddle", top_k=10, filters=archived_only)) == [second.episode_id]
+
+    newer = await remember(memory, alice, "the kayak is stored in the garage now", supersedes=[first.episode_id])
+    assert held(memory, alice)[first.episode_id] is EpisodeStatus.SUPERSEDED
+    assert held(memory, alice)[newer.episode_id] is EpisodeStatus.ACTIVE
+    assert first.episode_id not in ids(await memory.recall(alice, "kayak stored", top_k=10))
+
+    await memory.forget(alice, imported[0].episode_id)
+    assert imported[0].episode_id not in held(memory, alice)
+    await memory.bulk_delete(alice, DeleteCriteria(tag="fees"))
+    assert imported[1].episode_id not in held(memory, alice)
+    assert lexical(memory).builds == 1  # every change above was applied in place
+
+
+@pytest.mark.parametrize("after_apply", [False, True])
+async def test_an_unknown_write_outcome_drops_the_index_and_the_rebuild_matches_the_host(
+        fake: InMemoryPorts, memory: MemoryService, alice: MemoryScope, after_apply: bool) -> None:
+    await remember(memory, alice, "the lighthouse tour starts at nine")
+    await memory.recall(alice, "lighthouse")
+    fake.faults.fail("index.upsert", OutcomeUnknown("no answer"), after_apply=after_apply)
+    with pytest.raises(OutcomeUnknown):
+        await remember(memory, alice, "the lighthouse tour was moved to ten")
+    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None  # in doubt: dropped
+    await memory.clear_fences(alice)
+    hits = await memory.recall(alice, "lighthouse tour moved", top_k=5)
+    assert lexical(memory).builds == 2
+    # The rebuilt index holds exactly what the host holds.
+    on_host = {r.record_id for r in fake.index.records(alice.kb_id, alice.user_key)}
+    assert set(held(memory, alice)) == on_host
+    assert len(on_host) == (2 if after_apply else 1)
+    assert {h.episode.episode_id for h in hits} <= on_host
+
+
+async def test_a_refused_delete_drops_the_index(fake: InMemoryPorts, memory: MemoryService,
+                                                alice: MemoryScope) -> None:
+    episode = await remember(memory, alice, "the spare tyre is in the boot")
+    await memory.recall(alice, "tyre")
+    fake.faults.fail("index.delete", HostError("refused"))
+    with pytest.raises(HostError):
+        await memory.forget(alice, episode.episode_id)
+    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None
+    assert ids(await memory.recall(alice, "spare tyre")) == [episode.episode_id]  # still on the host
+
+
+async def test_two_spaces_with_the_same_words_never_meet(memory: MemoryService, alice: MemoryScope,
+                                                         stranger: MemoryScope) -> None:
+    mine = [await remember(memory, alice, f"the orchid greenhouse code is {n}") for n in range(5)]
+    theirs = [await remember(memory, stranger, f"the orchid greenhouse code is {n}") for n in range(5)]
+    for scope, own in ((alice, mine), (stranger, theirs)):
+        got = await memory.recall(scope, "orchid greenhouse code", top_k=20)
+        assert {h.episode.episode_id for h in got} == {e.episode_id for e in own}
+        assert set(held(memory, scope)) == {e.episode_id for e in own}
+        assert {h.episode.user_key for h in got} == {scope.user_key}
+
+
+def test_a_space_index_refuses_a_record_of_another_space() -> None:
+    index = SpaceIndex("space-a")
+    index.add(Episode("e1", "space-b", "orchid code", "2026-01-01T00:00:00Z"))
+    index.add(Episode("e2", "space-a", "orchid code", "2026-01-01T00:00:00Z"))
+    assert "e1" not in index and "e2" in index
+    assert set(index.scores(["orchid"])) == {"e2"}
+
+
+async def test_removing_the_kb_drops_its_indexes(memory: MemoryService, alice: MemoryScope) -> None:
+    await remember(memory, alice, "the canoe club meets on sundays")
+    await memory.recall(alice, "canoe")
+    assert lexical(memory).loaded(KB, alice.user_key) is not None
+    await memory.unregister_kb(KB)
+    assert lexical(memory).loaded(KB, alice.user_key) is None
+
+
+async def test_a_write_during_a_build_is_not_lost(fake: InMemoryPorts, memory: MemoryService,
+                                                  alice: MemoryScope) -> None:
+    await remember(memory, alice, "the violin lesson is on monday")
+    pause = fake.faults.pause("index.page")
+    recall = asyncio.create_task(memory.recall(alice, "violin lesson", top_k=5))
+    await pause.wait_reached()  # the build is reading the space
+    added = await remember(memory, alice, "the violin lesson moved to tuesday")
+    pause.release()
+    await recall
+    assert lexical(memory).builds == 2  # the first read was stale and not kept
+    assert added.episode_id in held(memory, alice)

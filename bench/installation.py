@@ -51,11 +51,11 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A 
 
 from bench.cost_env import (  # noqa: E402
     RESULTS,
-    CostHost,
     command_line,
     current_rss_mb,
     direct_fill,
     environment,
+    make_host,
     peak_rss_mb,
     summary_ms,
     write_json,
@@ -65,7 +65,7 @@ from bench.plugin_env import quiet_logs  # noqa: E402
 from bench.turn_cost import QUESTIONS, Turns  # noqa: E402
 from ltm import parse_records  # noqa: E402
 from ltm.identity import Identity  # noqa: E402
-from testhost import PluginHarness, make_backend  # noqa: E402
+from testhost import PluginHarness  # noqa: E402
 
 HUGE_GROUP = "huge"
 AUDIT_FILL_BATCH = 5000
@@ -100,8 +100,7 @@ def identity_of(group: str) -> Identity:
 class Installation:
     def __init__(self, backend: str, args: argparse.Namespace) -> None:
         self.backend, self.args = backend, args
-        self.host = CostHost(make_backend(backend))
-        self.host.add_embedding_model("emb-1")
+        self.host = make_host(backend, args.host_threads)
         self.harness = PluginHarness(self.host)
         self.kb = ""
         self.top_k = 5
@@ -346,7 +345,8 @@ async def run(argv: list[str]) -> dict[str, Any]:
     quiet_logs()
     rows = [await measure(backend, args) for backend in args.backends]
     result = {"benchmark": "installation", "command": command_line("installation.py", argv),
-              "environment": environment(), "runs": args.runs, "warmup": args.warmup, "rows": rows,
+              "environment": environment(), "runs": args.runs, "warmup": args.warmup,
+              "host_threads": args.host_threads, "rows": rows,
               "json": str(args.json)}
     write_json(result, args.json)
     return result
@@ -365,6 +365,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--json", type=Path, default=RESULTS / "installation.json")
+    parser.add_argument("--no-host-threads", dest="host_threads", action="store_false",
+                        help="run store calls on the event loop (the test host's default) instead of in threads")
     args = parser.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if not set(args.backends) <= {"chroma", "qdrant"}:

@@ -52,6 +52,7 @@ async def test_installation_smoke(tmp_path: Path) -> None:
     for inj in row["injection"]:
         assert inj["errors"] == [] and inj["episodes_injected"] >= 1
         assert inj["turn_ms"]["median"] > 0 and inj["floor_ms"]["median"] > 0
+        assert inj["cold_turn"] is not None and inj["cold_turn"]["host_calls_total"] >= inj["host_calls_total"]
     assert len({inj["host_calls_total"] for inj in row["injection"]}) == 1  # same calls in every space
     for writes in row["writes"]:
         for op in ("remember", "forget", "update_profile"):

@@ -292,7 +292,8 @@ def environment() -> dict[str, Any]:
 
     return {
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
-                    "python": platform.python_version()},
+                    "python": platform.python_version(),
+                    "load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
         "versions": {n: version(n) for n in ("chromadb", "qdrant-client", "langbot-plugin", "numpy")},
         "code": {"commit": git("rev-parse", "HEAD"), "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
                  "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no"))},

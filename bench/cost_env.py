@@ -268,6 +268,15 @@ def current_rss_mb() -> float:
         return 0.0
 
 
+def load_average() -> list[float]:
+    """1, 5 and 15 minute load averages: the machine is shared, timings move with its load."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def with_end_load(env: dict[str, Any]) -> dict[str, Any]:
+    return {**env, "machine": {**env["machine"], "load_average_at_end": load_average()}}
+
+
 def environment() -> dict[str, Any]:
     from importlib import metadata
 
@@ -293,7 +302,7 @@ def environment() -> dict[str, Any]:
     return {
         "machine": {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(),
                     "python": platform.python_version(),
-                    "load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
+                    "load_average_at_start": load_average()},
         "versions": {n: version(n) for n in ("chromadb", "qdrant-client", "langbot-plugin", "numpy")},
         "code": {"commit": git("rev-parse", "HEAD"), "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
                  "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no"))},

@@ -58,6 +58,7 @@ from bench.cost_env import (  # noqa: E402
     make_host,
     peak_rss_mb,
     summary_ms,
+    with_end_load,
     write_json,
 )
 from bench.host_calls import BOT, SPEAKER, SPEAKER_NAME, synthetic_episodes  # noqa: E402
@@ -356,9 +357,10 @@ def report(result: dict[str, Any]) -> None:
 async def run(argv: list[str]) -> dict[str, Any]:
     args = parse_args(argv)
     quiet_logs()
+    env = environment()  # the code state measured: taken before the run
     rows = [await measure(backend, args) for backend in args.backends]
     result = {"benchmark": "installation", "command": command_line("installation.py", argv),
-              "environment": environment(), "runs": args.runs, "warmup": args.warmup,
+              "environment": with_end_load(env), "runs": args.runs, "warmup": args.warmup,
               "host_threads": args.host_threads, "rows": rows,
               "json": str(args.json)}
     write_json(result, args.json)

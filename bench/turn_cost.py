@@ -59,6 +59,7 @@ from bench.cost_env import (  # noqa: E402
     make_host,
     peak_rss_mb,
     summary_ms,
+    with_end_load,
     write_json,
 )
 from bench.host_calls import _WORDS, BOT, GROUP, SPEAKER, SPEAKER_NAME, synthetic_episodes  # noqa: E402
@@ -252,13 +253,14 @@ def report(result: dict[str, Any]) -> None:
 async def run(argv: list[str]) -> dict[str, Any]:
     args = parse_args(argv)
     quiet_logs()
+    env = environment()  # the code state measured: taken before the run
     rows = []
     for backend in args.backends:
         for size in args.sizes:
             print(f"  measuring {backend} with {size:,} episodes ...", file=sys.stderr, flush=True)
             rows.append(await measure(backend, size, args))
     result = {"benchmark": "turn_cost", "command": command_line("turn_cost.py", argv),
-              "environment": environment(), "runs": args.runs, "warmup": args.warmup,
+              "environment": with_end_load(env), "runs": args.runs, "warmup": args.warmup,
               "host_threads": args.host_threads,
               "definitions": {
                   "floor": "invoke_embedding(question) + vector_search(top_k=auto_recall_top_k, file_id filter of the "

@@ -3,13 +3,13 @@
 
 For each backend (real embedded Chroma, real local-mode Qdrant) and each size N (default
 100, 1,000, 10,000, 100,000 episodes in ONE scope) a fresh in-process fake LangBot host runs
-the real plugin through `PluginHarness` (the SDK's own dispatch). The scope is filled in
-record layout 2 by `cost_env.direct_fill` (the import's record builder and the plugin's
-vector index, in batches of 2,000), gets a session and a speaker profile, and then the
-plugin is restarted (a new plugin process on the same host), so the first turn is a cold
-one: it pays whatever the plugin builds lazily (store probe, per-space indexes). Then:
+the real plugin through `PluginHarness` (the SDK's own dispatch); its store calls run in
+worker threads as LangBot's Chroma adapter runs them (`cost_env.ThreadedBackend`). One recall
+builds the empty space's in-process indexes, then the scope is filled in record layout 2 by
+`cost_env.direct_fill` (the import's record builder and the plugin's own episode store, in
+batches of 2,000, which keeps those indexes current) and gets a session and a speaker profile.
+Then:
 
-- cold turn: the first PromptPreProcessing after the restart (wall, CPU, host calls);
 - timed turns (after --warmup): PromptPreProcessing through `PluginHarness.emit_event`
   with a live query (sender `alice`, memory KB attached), one of 16 fixed questions per run;
 - floor, measured in the same process alternately with the turns (same question): ONE
@@ -19,12 +19,15 @@ one: it pays whatever the plugin builds lazily (store probe, per-space indexes).
   fake host (its JSON wire included, no SDK, no plugin);
 - ratio = injection median / floor median (and p95 / p95); goal <= 1.3;
 - host calls per turn by action (goal: the same at every size, <= 8);
-- plugin-side CPU per turn = process CPU time (`time.process_time`, all threads) from the
-  emit to its answer, minus the process CPU time spent while the host ran a vector or
-  embedding route (store query, store write, embedder; the union of those intervals, so
-  concurrent calls are not subtracted twice). What remains is the SDK dispatch on both
-  sides, the JSON wire of every call, the host's trivial storage/query-variable handlers,
-  and the plugin itself (goal <= 5 ms, flat from 100 to 100,000).
+- plugin-side CPU per turn = CPU time of the event-loop thread (`time.thread_time`) from the
+  emit to its answer, minus that thread's CPU inside host routes that run on it (the
+  embedder; the store too with --no-host-threads); store calls in worker threads never count.
+  What remains is the SDK dispatch on both sides, the JSON wire of every call (also reported
+  on its own), the host's trivial storage/query-variable handlers, and the plugin itself
+  (goal <= 5 ms, flat from 100 to 100,000);
+- cold turn: after the timed turns the plugin is restarted (a new plugin process on the same
+  host) and the first turn is measured: it pays whatever the plugin builds lazily (store
+  probe, the space's lexical index by paging the space); only up to --cold-max episodes.
 
 The embedder is the fake host's deterministic `HashingEmbedder(256)` (pure Python, ~0.1 ms
 per question): enough for cost, and its time is in the floor as well as in the turn.

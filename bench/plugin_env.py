@@ -5,9 +5,8 @@ real plugin started through `PluginHarness` (SDK runtime code), one memory knowl
 base, and every turn of the conversation imported through the plugin's own import
 path (`ltm.imports.parse_records` + `MemoryService.import_episodes`), which keeps the
 given `timestamp`. Each turn's timestamp (and `event_at`) is its LoCoMo session date,
-so all episodes are years old: with the default recipe (recency_weight 0.3, half-life
-30 days) the time factor is 0.7 for every episode to within 1e-6, i.e. recency plays
-no part, without changing the recipe.
+so the benchmark asks every question "as of" the conversation's last turn (`now` on the
+recall path) for the half-life decay to act as it would in a deployment.
 
 The query scope is the conversation's group session with no sender: LoCoMo questions
 are asked by a third party, so the speaker window (S6) is not used; turns carry their
@@ -19,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
@@ -28,11 +27,10 @@ from bench.embedders import CachedEmbedder
 from bench.locomo_data import Conversation
 from ltm import parse_records
 from ltm.episodes.model import Episode
-from ltm.episodes.ranking import Candidate, SearchRecipe, rank
+from ltm.episodes.ranking import SearchRecipe
 from ltm.identity import Identity
-from ltm.kb_settings import RetrievalStrategy
+from ltm.langbot.layout import from_metadata, space_filter
 from ltm.secrets_filter import secret_kind
-from ltm.timefields import utc_now
 from testhost import FakeLangBotHost, PluginHarness, make_backend
 
 MODEL_UUID = "bench-embedder"
@@ -106,16 +104,12 @@ class ConversationEnv:
         self.host = None
 
     # ------------------------------------------------------------------ systems
-    async def plugin(self, question: str, k: int, recipe: SearchRecipe | None) -> list[str]:
-        """`MemoryService.recall` as the plugin runs it (default recipe when None)."""
-        hits = await self.memory.recall(self.scope, question, top_k=k, recipe=recipe)
+    async def plugin(self, question: str, k: int, recipe: SearchRecipe | None, now: datetime | None = None
+                     ) -> list[str]:
+        """`MemoryService.recall` as the plugin runs it (the KB's defaults when `recipe` is None), asked at
+        `now` (None: the real clock)."""
+        hits = await self.memory.recall(self.scope, question, top_k=k, search=recipe, now=now)
         return [h.episode.original_id or "" for h in hits]
-
-    async def default_recipe(self, strategy: RetrievalStrategy | None = None) -> SearchRecipe:
-        settings = await self.memory.kb_settings(self.kb_id)
-        if strategy is not None:
-            settings = replace(settings, retrieval_strategy=strategy)
-        return SearchRecipe.from_settings(settings, settings.auto_recall_top_k)
 
     async def vector(self, question: str, k: int) -> list[str]:
         """Plain host vector search, top k, same embedding model, same Chroma collection."""
@@ -124,20 +118,10 @@ class ConversationEnv:
                                                                 "texts": [question]})
         res = await self.host.call_action(A.VECTOR_SEARCH, {
             "collection_id": self.kb_id, "query_vector": emb["vectors"][0], "top_k": k,
-            "filters": {"user_key": self.scope.user_key}, "search_type": "vector",
+            "filters": space_filter(self.scope.user_key), "search_type": "vector",
         })
-        return [str(r["metadata"].get("original_id") or "") for r in res["results"]]
-
-    def union(self, question: str, vector_ids: list[str], bm25_ids: list[str],
-              recipe: SearchRecipe) -> list[str]:
-        """Bench-only experiment (not plugin behaviour): the plugin's `rank` over the
-        vector window united with a BM25 window taken over the whole scope."""
-        ids = list(dict.fromkeys([*vector_ids, *bm25_ids]))
-        episodes = [self.by_original[i] for i in ids if i in self.by_original]
-        qvec = self.embedder.vectors([question])[0]
-        dvecs = self.embedder.vectors([e.content for e in episodes])
-        # Squared L2, as the host's Chroma collections report it.
-        distances = ((dvecs - qvec[None, :]) ** 2).sum(axis=1)
-        cands = [Candidate(e, float(d)) for e, d in zip(episodes, distances)]
-        ranked = rank(cands, question, replace(recipe, top_k=len(cands)), utc_now())
-        return [s.episode.original_id or "" for s in ranked]
+        out = []
+        for row in res["results"]:
+            record = from_metadata(row.get("metadata"), self.scope.user_key)
+            out.append(Episode.from_record(record).original_id or "" if record is not None else "")
+        return out

@@ -68,3 +68,32 @@ def test_at_one_and_two_half_lives_an_identical_memory_scores_a_half_and_a_quart
     assert set(scores) == {"fresh", "one", "two", "filler"}  # old memories are ranked, never dropped
     ancient = Candidate(_ep("ancient", "the boat trip is on saturday", days_old=3650), 0.5)
     assert rank([ancient], "boat trip", recipe, now)[0].score > 0
+
+
+def _at(eid, content, stamp, **kw):
+    return Episode(episode_id=eid, user_key="u", content=content, timestamp=stamp, **kw)
+
+
+def test_the_other_half_of_an_exchange_rides_on_its_relevant_neighbour():
+    base = utc_now() - timedelta(days=2)
+    asked = _at("asked", "did you go to the pottery fair in town", format_utc(base))
+    reply = _at("reply", "yes, on sunday, and I bought two bowls", format_utc(base + timedelta(seconds=1)))
+    # Equally distant fillers written hours away: no neighbour within context_seconds.
+    fillers = [_at(f"f{i}", f"note {i} about the garden hose", format_utc(base + timedelta(hours=3 + i)))
+               for i in range(4)]
+    window = [Candidate(asked, 0.2), Candidate(reply, 0.9)] + [Candidate(f, 0.9) for f in fillers]
+    recipe = SearchRecipe(top_k=2, recency_weight=0.0)
+    query = "when was the pottery fair"
+    assert [s.episode.episode_id for s in rank(window, query, recipe, utc_now())] == ["asked", "reply"]
+    without = rank(window, query, SearchRecipe(top_k=2, recency_weight=0.0, context_weight=0.0), utc_now())
+    assert "reply" not in [s.episode.episode_id for s in without]
+
+
+def test_a_candidate_found_by_words_only_scores_zero_on_the_vector_side():
+    near = Candidate(_ep("near", "apples and pears"), 0.1)
+    far = Candidate(_ep("far", "apples and pears"), 0.5)
+    words_only = Candidate(_ep("words", "zebracorn"), None)
+    scored = {s.episode.episode_id: s for s in rank([near, far, words_only], "zebracorn", SearchRecipe(top_k=3),
+                                                    utc_now(), lexical_scores={"words": 3.0})}
+    assert scored["near"].vector == 1.0 and scored["far"].vector == 0.0 and scored["words"].vector == 0.0
+    assert scored["words"].lexical == 1.0

@@ -39,6 +39,9 @@ log = logging.getLogger("LongTermMemory")
 
 SpaceKey = tuple[str, str]  # (kb_id, user_key)
 Loader = Callable[[str, str], Awaitable[list[Episode]]]
+# A query word found in more records than this only scores candidates, it does not pick them: the
+# work of one recall stays bounded in a space of any size (LoCoMo spaces stay under it: no effect).
+SELECT_POSTINGS = 1000
 
 
 def document_tokens(episode: Episode) -> list[str]:
@@ -96,25 +99,65 @@ class SpaceIndex:
                 if not posting:
                     del self._postings[term]
 
-    def scores(self, query_tokens: Iterable[str]) -> dict[str, float]:
-        """Raw BM25 of every record sharing at least one query word (others score 0)."""
+    def _terms(self, query_tokens: Iterable[str]) -> list[tuple[dict[str, int], float]]:
+        """(posting, idf x query count) of each query word the space has."""
         n_docs = len(self._episodes)
-        if not n_docs:
-            return {}
-        avg_len = self._total_length / n_docs or 1.0
-        k1, b = self.k1, self.b
-        lengths = self._lengths
-        out: dict[str, float] = {}
+        out = []
         for term, q_count in Counter(query_tokens).items():
             posting = self._postings.get(term)
-            if not posting:
-                continue
-            df = len(posting)
-            idf = math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count
-            for doc_id, tf in posting.items():
-                norm = k1 * (1 - b + b * lengths[doc_id] / avg_len)
-                out[doc_id] = out.get(doc_id, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
+            if posting:
+                df = len(posting)
+                out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
         return out
+
+    def _score(self, terms: list[tuple[dict[str, int], float]], doc_ids: Iterable[str], avg_len: float,
+               out: dict[str, float]) -> None:
+        k1, b, lengths = self.k1, self.b, self._lengths
+        for doc_id in doc_ids:
+            score = 0.0
+            norm = k1 * (1 - b + b * lengths[doc_id] / avg_len)
+            for posting, idf in terms:
+                tf = posting.get(doc_id)
+                if tf:
+                    score += idf * tf * (k1 + 1) / (tf + norm)
+            out[doc_id] = score
+
+    def scores(self, query_tokens: Iterable[str]) -> dict[str, float]:
+        """Raw BM25 of every record sharing at least one query word (others score 0)."""
+        if not self._episodes:
+            return {}
+        terms = self._terms(query_tokens)
+        matched: set[str] = set()
+        for posting, _ in terms:
+            matched.update(posting)
+        out: dict[str, float] = {}
+        self._score(terms, matched, self._total_length / len(self._episodes) or 1.0, out)
+        return out
+
+    def search(self, query_tokens: Iterable[str], limit: int, accept: Callable[[Episode], bool],
+               also: Iterable[str] = ()) -> tuple[list[LexicalHit], dict[str, float]]:
+        """The best `limit` records `accept` takes, and the exact BM25 of those and of `also` (the
+        vector candidates). Cost per call is bounded whatever the space holds: records are *picked*
+        by the query's selective words only (those in at most SELECT_POSTINGS records; a query of
+        common words only picks none), then every picked record and every `also` record is scored
+        exactly with all query words. A record matching only common words is not picked (such
+        words cannot single out a few records among thousands), but is scored exactly when the
+        vector search found it."""
+        if not self._episodes:
+            return [], {}
+        terms = self._terms(query_tokens)
+        avg_len = self._total_length / len(self._episodes) or 1.0
+        selective = [t for t in terms if len(t[0]) <= SELECT_POSTINGS]
+        picked: dict[str, float] = {}
+        for posting, _ in selective:
+            for doc_id in posting:
+                picked[doc_id] = 0.0
+        self._score(selective, list(picked), avg_len, picked)  # selection score: selective words only
+        hits = self.top(picked, limit, accept)
+        exact: dict[str, float] = {}
+        self._score(terms, {h.episode.episode_id for h in hits} | {d for d in also if d in self._episodes},
+                    avg_len, exact)
+        return [LexicalHit(h.episode, exact[h.episode.episode_id]) for h in hits], exact
 
     def top(self, scores: dict[str, float], limit: int, accept: Callable[[Episode], bool]) -> list[LexicalHit]:
         """The `limit` best-scoring records that `accept` takes (statuses, filters)."""

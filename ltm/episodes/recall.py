@@ -109,10 +109,10 @@ class Recaller:
             return None
         if index is None:
             return None
-        scores = index.scores(tokenize(text))
-        for hit in index.top(scores, recipe.lexical_window, filters.accepts):
+        hits, scores = index.search(tokenize(text), recipe.lexical_window, filters.accepts, also=candidates)
+        for hit in hits:
             candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, None))
-        return {eid: scores.get(eid, 0.0) for eid in candidates}
+        return scores
 
     async def _vector(self, scope: MemoryScope, vector: list[float], top_k: int,
                       sender_id: str = "") -> list[Candidate]:

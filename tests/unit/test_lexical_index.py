@@ -148,3 +148,16 @@ async def test_a_write_during_a_build_is_not_lost(fake: InMemoryPorts, memory: M
     await recall
     assert lexical(memory).builds == 2  # the first read was stale and not kept
     assert added.episode_id in held(memory, alice)
+
+
+def test_selection_is_bounded_and_scores_are_exact() -> None:
+    index = SpaceIndex("s")
+    for n in range(1500):
+        index.add(Episode(f"c{n}", "s", f"common words number {n}", "2026-01-01T00:00:00Z"))
+    index.add(Episode("rare", "s", "common words and one quokka", "2026-01-01T00:00:00Z"))
+    full = index.scores(["common", "quokka"])
+    hits, exact = index.search(["common", "quokka"], 5, lambda e: True, also=["c7", "gone"])
+    assert [h.episode.episode_id for h in hits] == ["rare"]  # "common" is in 1,501 records: it scores, it does not pick
+    assert exact == {"rare": full["rare"], "c7": full["c7"]}  # exact BM25 with every query word
+    hits, exact = index.search(["common"], 5, lambda e: True, also=["c7"])
+    assert hits == [] and exact == {"c7": full["c7"]} and exact["c7"] > 0

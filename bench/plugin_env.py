@@ -91,6 +91,7 @@ class ConversationEnv:
         self.embedder.vectors([i["content"] for i in items])
         records = parse_records(items, source="import")
         written = await self.memory.import_episodes(self.scope, records)
+        await self.memory.index_space(self.scope)  # as after a bot's first turns: the word index is built
         self.by_original = {e.original_id or "": e for e in written}
         host.reset_counts()
         return self

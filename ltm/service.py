@@ -282,6 +282,12 @@ class MemoryService:
         l1, *l2 = await self._diagnostics.fences_of(scope)
         return {"l1": l1, "l2": l2[0] if l2 else None}
 
+    async def index_space(self, scope: MemoryScope) -> None:
+        """Build the scope's word index now and wait for it (benchmarks and tests; recall never waits
+        for a big space, see episodes/lexical.py)."""
+        await self._episodes.lexical.space(scope.kb_id, scope.user_key)
+        await self._episodes.lexical.settled()
+
     async def list_fences(self) -> list[Fence]:
         return await self._fences.all()
 

@@ -7,7 +7,10 @@ question). The plugin is the only writer of its memory KB, so it can keep its ow
 of each space and find lexical candidates anywhere in the space with **no host call per turn**.
 
 - Keyed by `(kb_id, user_key)`; built lazily the first time recall needs it, by paging through
-  every record of the space (`VectorIndex.page`). There is no `MAX_ENUMERATED` cut here: the index
+  every record of the space (`VectorIndex.page`). A space of at most `FIRST_PAGE` records is
+  indexed inside that recall; a bigger one in a background task, so no turn ever waits for a
+  build (at 100,000 records a build pages for minutes on stores that page by offset), and
+  recalls until then score words inside the vector window only. There is no `MAX_ENUMERATED` cut here: the index
   is per-process memory (roughly the records' own size plus ~100 bytes per distinct word per
   record), and a partial index would silently recall less. Each page is re-checked for the space,
   as every read is (`EpisodeStore._own`).
@@ -31,6 +34,7 @@ import math
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from .model import Episode
 from .ranking import tokenize
@@ -38,7 +42,11 @@ from .ranking import tokenize
 log = logging.getLogger("LongTermMemory")
 
 SpaceKey = tuple[str, str]  # (kb_id, user_key)
-Loader = Callable[[str, str], Awaitable[list[Episode]]]
+# One page of a space: (kb_id, user_key, limit, offset) -> (records, more pages follow).
+PageLoader = Callable[[str, str, int, int], Awaitable[tuple[list[Episode], bool]]]
+FIRST_PAGE = 200  # a space that fits in one page is indexed inside the recall that needs it ...
+BUILD_PAGE = 1000  # ... a bigger one in the background, in pages this big (stores page by offset, so
+# fewer, larger pages cost far less at 100,000 records); recall goes on without it until it is ready
 # A query word found in more records than this only scores candidates, it does not pick them: the
 # work of one recall stays bounded in a space of any size (LoCoMo spaces stay under it: no effect).
 SELECT_POSTINGS = 1000
@@ -188,39 +196,79 @@ class SpaceIndex:
 class LexicalIndexes:
     """Every space's index in this process, and the bookkeeping that keeps them current."""
 
-    def __init__(self, loader: Loader) -> None:
-        self._load = loader
+    def __init__(self, loader: PageLoader) -> None:
+        self._page = loader
         self._ready: dict[SpaceKey, SpaceIndex] = {}
         self._locks: dict[SpaceKey, asyncio.Lock] = {}
         self._writes: dict[SpaceKey, int] = {}  # bumped by every write or drop, to spot stale builds
+        self._building: dict[SpaceKey, asyncio.Task[None]] = {}
         self.builds = 0  # how many times a space was read in full (tests and benchmarks look)
 
     # ------------------------------------------------------------------ reads
     async def space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
-        """The space's index, built on first use; None when it could not be built consistently now."""
+        """The space's index; None while a big space is indexed in the background, or when a small one
+        could not be read consistently now."""
         key = (kb_id, user_key)
         ready = self._ready.get(key)
-        if ready is not None:
+        if ready is not None or key in self._building:
             return ready
         lock = self._locks.setdefault(key, asyncio.Lock())
         async with lock:
             for _ in range(2):
                 ready = self._ready.get(key)
-                if ready is not None:
+                if ready is not None or key in self._building:
                     return ready
                 before = self._writes.get(key, 0)
-                episodes = await self._load(kb_id, user_key)
+                first, more = await self._page(kb_id, user_key, FIRST_PAGE, 0)
+                if more:
+                    task = asyncio.get_running_loop().create_task(self._build_in_background(key))
+                    self._building[key] = task
+                    task.add_done_callback(partial(self._built, key))
+                    return None
                 self.builds += 1
                 if self._writes.get(key, 0) != before:
                     log.info("[LongTermMemory] lexical index of a space changed while it was built; again")
                     continue
-                index = SpaceIndex(user_key)
-                for episode in _newest_rows(episodes):
-                    index.add(episode)
-                self._ready[key] = index
-                log.info("[LongTermMemory] lexical index built kb=%s records=%d", kb_id, len(index))
-                return index
+                return self._keep(key, first)
         return None
+
+    def _built(self, key: SpaceKey, _task: asyncio.Task[None]) -> None:
+        self._building.pop(key, None)
+
+    async def settled(self) -> None:
+        """Wait for the background builds running now (tests, benchmarks and shutdown)."""
+        while self._building:
+            await asyncio.gather(*list(self._building.values()), return_exceptions=True)
+
+    async def _build_in_background(self, key: SpaceKey) -> None:
+        kb_id, user_key = key
+        try:
+            for _ in range(2):
+                before = self._writes.get(key, 0)
+                episodes: list[Episode] = []
+                offset, more = 0, True
+                while more:
+                    page, more = await self._page(kb_id, user_key, BUILD_PAGE, offset)
+                    episodes.extend(page)
+                    offset += BUILD_PAGE
+                    if self._writes.get(key, 0) != before:
+                        break  # stale already: start again
+                self.builds += 1
+                if self._writes.get(key, 0) == before:
+                    self._keep(key, episodes)
+                    return
+                log.info("[LongTermMemory] lexical index of a space changed while it was built; again")
+        except Exception as exc:  # noqa: BLE001 - a background build must never surface; the next recall retries
+            log.info("[LongTermMemory] lexical index of kb=%s not built (%s); vector window only", kb_id,
+                     type(exc).__name__)
+
+    def _keep(self, key: SpaceKey, episodes: Iterable[Episode]) -> SpaceIndex:
+        index = SpaceIndex(key[1])
+        for episode in _newest_rows(episodes):
+            index.add(episode)
+        self._ready[key] = index
+        log.info("[LongTermMemory] lexical index built kb=%s records=%d", key[0], len(index))
+        return index
 
     def loaded(self, kb_id: str, user_key: str) -> SpaceIndex | None:
         return self._ready.get((kb_id, user_key))

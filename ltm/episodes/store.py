@@ -41,7 +41,7 @@ class EpisodeStore:
         self._index = index
         self._embedder = embedder
         # The per-space word index recall uses (episodes/lexical.py): every write below keeps it current.
-        self.lexical = LexicalIndexes(self._every_record)
+        self.lexical = LexicalIndexes(self._page_of)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -98,16 +98,10 @@ class EpisodeStore:
             offset += LIST_BATCH
         return Enumeration(episodes[:limit], truncated=True)
 
-    async def _every_record(self, kb_id: str, user_key: str) -> list[Episode]:
-        """Every record of one space, for the lexical index (no MAX_ENUMERATED cut: see lexical.py)."""
-        episodes: list[Episode] = []
-        offset = 0
-        while True:
-            page = await self._index.page(kb_id, user_key, LIST_BATCH, offset)
-            episodes.extend(self._own(page.records, user_key))
-            if not page.more:
-                return episodes
-            offset += LIST_BATCH
+    async def _page_of(self, kb_id: str, user_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
+        """One page of a space for the lexical index (which reads whole spaces: see lexical.py)."""
+        page = await self._index.page(kb_id, user_key, limit, offset)
+        return self._own(page.records, user_key), page.more
 
     async def upsert_batch(self, kb_id: str, episodes: Sequence[Episode], vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""

@@ -44,6 +44,10 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
     vector = (await fake.embedder.embed(MODEL, [query]))[0]
     window = await fake.index.search(alice.kb_id, alice.user_key, vector, 200)
     assert target.episode_id not in {h.record.record_id for h in window}  # beyond the vector window
+    # A space bigger than one page is indexed in the background: the first recall does not wait for it.
+    await memory.recall(alice, query, top_k=1)
+    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None
+    await lexical(memory).settled()
     assert ids(await memory.recall(alice, query, top_k=1)) == [target.episode_id]
     # Built once: the next recall pages nothing and asks for no full-text search.
     fake.calls.reset()

@@ -117,6 +117,7 @@ async def _recall_calls(size: int) -> dict[str, int]:
               "sender_name": "Alice" if n % 3 else "Bob"} for n in range(size)]
     await import_many(memory, scope, items)
     await memory.recall(scope, "quarterly budget")  # the first recall of a space builds its word index
+    await memory.index_space(scope)  # (a big space in the background)
     fake.calls.reset()
     hits = await memory.recall(scope, "quarterly budget", top_k=5)
     assert len(hits) == 5

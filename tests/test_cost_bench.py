@@ -1,7 +1,7 @@
 """Smoke runs of the cost benchmarks (bench/turn_cost.py, bench/installation.py) on tiny inputs.
 
 They check that each script still runs end to end on the real test host and writes JSON of the
-expected shape with sane values; the figures themselves are in bench/RESULTS-cost.md (timings are
+expected shape with sane values; the figures themselves are in bench/RESULTS.md (timings are
 printed by the benchmarks, never asserted here)."""
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shlex
 import statistics
@@ -215,6 +216,10 @@ async def main_async(args: argparse.Namespace) -> int:
             print(f"  measuring {backend} with {size} episodes ...", file=sys.stderr, flush=True)
             rows.append(await measure(backend, size, args.runs, args.warmup, args.direct_fill))
     report(rows, args)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"command": "bench/backend_cost.py " + " ".join(sys.argv[1:]), "rows": rows},
+                                    indent=1, default=str))
+    print(f"  JSON: {args.json}")
     return 0
 
 
@@ -225,6 +230,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--speaker-recall", action="store_true")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / ".cache" / "results" / "backend_cost.json")
     parser.add_argument("--direct-fill", action="store_true",
                         help="write the episodes straight into the store (fast) instead of through the import")
     parser.add_argument("--overfetch", type=int, default=0, help="rows asked by the over-fetch (default: the plugin's)")

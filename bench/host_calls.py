@@ -130,7 +130,7 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
         calls = Counter(name for name, _ in host.calls)
         bytes_out = dict(host.bytes_out)
         injected = [m for m in ctx["event"]["default_prompt"] if m["role"] == "system"][1:]
-        snapshot = await memory.snapshot(scope.scope_key) or {}
+        snapshot = await memory.snapshot(scope) or {}
         counts_stable = True
         times = []
         host_seconds: Counter[str] = Counter()
@@ -204,6 +204,9 @@ async def main_async(args: argparse.Namespace) -> int:
         rows.append(await measure(size, args))
     command = f"cd {ROOT} && .venv/bin/python bench/host_calls.py {shlex.join(sys.argv[1:])}".rstrip()
     report(rows, args, command)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"command": command, "backend": args.backend, "rows": rows}, indent=1))
+    print(f"  JSON: {args.json}")
     return 0
 
 
@@ -213,6 +216,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=20, help="timed injections per size (median reported)")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--backend", choices=["chroma", "qdrant"], default="chroma")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench" / ".cache" / "results" / "host_calls.json")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if not args.sizes or min(args.sizes) < 1 or max(args.sizes) > 5000:

@@ -1,0 +1,31 @@
+"""Smoke runs of the older cost benchmarks (bench/host_calls.py, bench/backend_cost.py) on tiny inputs,
+so they cannot rot: each runs end to end on the real test host and writes JSON of the expected shape.
+Timings are printed by the benchmarks, never asserted here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench import backend_cost, host_calls
+
+
+async def test_host_calls_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "host_calls.json"
+    assert await host_calls.main_async(host_calls.parse_args(
+        ["--sizes", "10,60", "--runs", "2", "--warmup", "1", "--json", str(out)])) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 2
+    small, large = rows
+    # Host calls of one injection do not grow with the scope, and every injection found memories.
+    assert small["calls"] == large["calls"] and sum(small["calls"].values()) <= 8, rows
+    assert all(r["episodes_injected"] > 0 and not r["errors"] for r in rows), rows
+
+
+async def test_backend_cost_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "backend_cost.json"
+    assert await backend_cost.main_async(backend_cost.parse_args(
+        ["--sizes", "30", "--backends", "chroma,qdrant", "--runs", "2", "--warmup", "1", "--json", str(out)])) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 2
+    assert all(r["injected"] > 0 and not r["errors"] for r in rows), rows

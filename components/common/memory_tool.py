@@ -13,6 +13,7 @@ speaker changes nothing.
 
 from __future__ import annotations
 
+import abc
 import logging
 from typing import Any
 
@@ -61,8 +62,9 @@ class MemoryTool(Tool):
             log.exception("[LongTermMemory] tool %s failed", name)
             return internal_error("tool")
 
+    @abc.abstractmethod
     async def run(self, memory: MemoryService, scope: MemoryScope, params: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
+        """The tool's one service call and its result, for the identity and parameters resolved above."""
 
     def _query_api(self, query_id: int | None, query_uuid: str | None) -> QueryBasedAPIProxy | None:
         if query_id is None:

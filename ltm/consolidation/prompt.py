@@ -3,7 +3,7 @@
 The instructions are a fixed system message. The sources travel in the user
 message as JSON data between `<sources>` and `</sources>`; inside that JSON every
 angle bracket (and its look-alikes), `&` and line separator is written as a
-`\\uXXXX` escape, so no source text can close the block or pose as instructions.
+`\\u` escape with four hex digits, so no source text can close the block or pose as instructions.
 
 The answer must be one JSON object of exactly the announced shape. Any violation
 (not JSON, an extra field, a statement citing an id that was not sent, a source no

@@ -1,8 +1,8 @@
 """LoCoMo loading for the recall benchmark (evaluation data only, never copied into the repo).
 
-The dataset is read straight from the shared zip, `../shared/data/locomo/locomo10.zip`
-relative to the repository (CC BY-NC 4.0: see its README.md). Nothing is extracted
-to disk.
+The dataset (CC BY-NC 4.0, evaluation only) is read straight from its zip, found as
+docs/BENCHMARK-DATA.md says: `$LTM_LOCOMO_ZIP`, else `bench/data/locomo10.zip`. Nothing is
+extracted to disk.
 
 - every dialogue turn is one `Turn` (dia_id `D<session>:<turn>`), stamped with its
   session's date (LoCoMo dates carry no zone: read as UTC) plus one second per turn,
@@ -15,6 +15,7 @@ to disk.
 from __future__ import annotations
 
 import json
+import os
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_ZIP = (REPO_ROOT / ".." / "shared" / "data" / "locomo" / "locomo10.zip").resolve()
+DEFAULT_ZIP = Path(os.environ.get("LTM_LOCOMO_ZIP") or REPO_ROOT / "bench" / "data" / "locomo10.zip")
 INNER_DIR = "data/multimodal_dialog/locomo10_v2"
 
 TUNING = (26, 30, 41, 42, 43)
@@ -127,6 +128,7 @@ def load_split(split: str, *, zip_path: Path = DEFAULT_ZIP, limit: int | None = 
     if limit is not None:
         ids = ids[:limit]
     if not zip_path.exists():
-        raise SystemExit(f"LoCoMo not found at {zip_path} (expected ../shared/data/locomo/locomo10.zip)")
+        raise SystemExit(f"LoCoMo not found at {zip_path}: set LTM_LOCOMO_ZIP or put locomo10.zip in bench/data/ "
+                         "(docs/BENCHMARK-DATA.md)")
     with zipfile.ZipFile(zip_path) as archive:
         return [load_conversation(archive, conv_id) for conv_id in ids]

@@ -46,6 +46,7 @@ from bench.host_calls import (  # noqa: E402
     SPEAKER,
     SPEAKER_NAME,
     MeteredHost,
+    speaker_scope,
     synthetic_episodes,
 )
 from bench.plugin_env import quiet_logs  # noqa: E402
@@ -79,15 +80,9 @@ async def direct_fill(host: MeteredHost, kb: str, user_key: str, items: list[dic
 async def measure(backend: str, size: int, runs: int, warmup: int, direct: bool = False) -> dict[str, Any]:
     host = MeteredHost(make_backend(backend))
     host.add_embedding_model("emb-1")
-    harness = PluginHarness(host)
-    await harness.start({})
-    quiet_logs()
+    harness, memory, scope = await speaker_scope(host)
+    kb = scope.kb_id
     try:
-        kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
-        memory = harness.plugin.memory
-        identity = Identity.build(launcher_type="group", launcher_id=GROUP, bot_uuid=BOT,
-                                  sender_id=SPEAKER, sender_name=SPEAKER_NAME)
-        scope = await memory.scope_for(identity, kb)
         items = synthetic_episodes(size)
         t0 = time.perf_counter()
         if direct:

@@ -90,9 +90,9 @@ def synthetic_episodes(n: int, seed: int = 7) -> list[dict[str, Any]]:
     return items
 
 
-async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
-    host = MeteredHost(make_backend(args.backend))
-    host.add_embedding_model("emb-1")
+async def speaker_scope(host: FakeLangBotHost) -> tuple[PluginHarness, Any, Any]:
+    """The real plugin on `host` with a new memory KB, and the scope of the measured speaker's group
+    chat: (harness, memory service, scope). The caller stops the harness."""
     harness = PluginHarness(host)
     await harness.start({})
     quiet_logs()
@@ -101,7 +101,18 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
         memory = harness.plugin.memory
         identity = Identity.build(launcher_type="group", launcher_id=GROUP, bot_uuid=BOT,
                                   sender_id=SPEAKER, sender_name=SPEAKER_NAME)
-        scope = await memory.scope_for(identity, kb)
+        return harness, memory, await memory.scope_for(identity, kb)
+    except BaseException:
+        await harness.stop()
+        raise
+
+
+async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    host = MeteredHost(make_backend(args.backend))
+    host.add_embedding_model("emb-1")
+    harness, memory, scope = await speaker_scope(host)
+    kb = scope.kb_id
+    try:
         t0 = time.perf_counter()
         await memory.import_episodes(scope, parse_records(synthetic_episodes(size)))
         fill_s = time.perf_counter() - t0

@@ -65,9 +65,8 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.host_calls import _WORDS, BOT, GROUP, SPEAKER, SPEAKER_NAME, synthetic_episodes  # noqa: E402
+from bench.host_calls import _WORDS, BOT, GROUP, SPEAKER, SPEAKER_NAME, speaker_scope, synthetic_episodes  # noqa: E402
 from bench.plugin_env import quiet_logs  # noqa: E402
-from ltm.identity import Identity  # noqa: E402
 from ltm.langbot import layout  # noqa: E402
 from testhost import PluginHarness  # noqa: E402
 
@@ -120,15 +119,9 @@ class Turns:
 
 async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str, Any]:
     host = make_host(backend, args.host_threads)
-    harness = PluginHarness(host)
-    await harness.start({})
-    quiet_logs()
+    harness, memory, scope = await speaker_scope(host)
+    kb = scope.kb_id
     try:
-        kb = await harness.kb_create(config={"embedding_model_uuid": "emb-1"})
-        memory = harness.plugin.memory
-        identity = Identity.build(launcher_type="group", launcher_id=GROUP, bot_uuid=BOT,
-                                  sender_id=SPEAKER, sender_name=SPEAKER_NAME)
-        scope = await memory.scope_for(identity, kb)
         t0 = time.perf_counter()
         await direct_fill(harness, host, [(scope, synthetic_episodes(size))])
         fill_s = time.perf_counter() - t0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -85,22 +86,33 @@ def test_hashing_embedder_is_deterministic_and_normalized():
     assert related > unrelated
 
 
-def test_model_server_http_and_request_log(tmp_path):
-    log_path = tmp_path / "requests.jsonl"
-    state = model_server.State(model_server.HashingEmbedder(), str(log_path))
-    state.ready.set()
+@contextlib.contextmanager
+def _serving(state):
+    """The model server's handler on a loopback port for one test: (base URL, post(route, body) -> text);
+    shut down and closed afterwards."""
     handler = type("H", (model_server.Handler,), {"state": state})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/v1"
 
-    def post(path, body):
-        request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+    def post(route, body):
+        request = urllib.request.Request(base + route, data=json.dumps(body).encode(), method="POST",
                                          headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.read().decode()
 
     try:
+        yield base, post
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_model_server_http_and_request_log(tmp_path):
+    log_path = tmp_path / "requests.jsonl"
+    state = model_server.State(model_server.HashingEmbedder(), str(log_path))
+    state.ready.set()
+    with _serving(state) as (base, post):
         with urllib.request.urlopen(base + "/models", timeout=10) as response:
             ids = [m["id"] for m in json.loads(response.read())["data"]]
         assert model_server.CHAT_MODEL in ids and model_server.EMBED_MODEL in ids
@@ -113,9 +125,6 @@ def test_model_server_http_and_request_log(tmp_path):
         chunks = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: {")]
         assert chunks[0]["choices"][0]["delta"]["tool_calls"][0]["function"]["name"] == "remember"
         assert stream.rstrip().endswith("data: [DONE]")
-    finally:
-        server.shutdown()
-        server.server_close()
     records = [json.loads(line) for line in log_path.read_text().splitlines()]
     assert [r["kind"] for r in records] == ["embeddings", "chat", "chat"]
     assert records[1]["messages"] == [{"role": "user", "content": "hi"}]
@@ -169,24 +178,10 @@ def test_model_server_chat_delay_waits_before_chat_answers_only(monkeypatch):
     waits = []
     monkeypatch.setattr(model_server.time, "sleep", waits.append)
     state = model_server.State(model_server.HashingEmbedder(), None, chat_delay_ms=250)
-    handler = type("H", (model_server.Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/v1"
-
-    def post(route, body):
-        request = urllib.request.Request(base + route, data=json.dumps(body).encode(), method="POST",
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
-
-    try:
+    with _serving(state) as (_, post):
         post("/embeddings", {"input": ["x"]})
         assert waits == []
-        reply = post("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})
-    finally:
-        server.shutdown()
-        server.server_close()
+        reply = json.loads(post("/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}))
     assert waits == [0.25]
     assert reply["choices"][0]["message"]["content"].startswith("[scripted local model]")
 

@@ -18,7 +18,7 @@ from .model import Episode
 
 log = logging.getLogger("LongTermMemory")
 
-LIST_BATCH = 200
+LIST_BATCH = 1000  # records per listing call: stores page by offset, so fewer, larger pages cost far less
 MAX_ENUMERATED = 20000  # management listings stop here and say so
 EMBED_BATCH = 32
 UPSERT_BATCH = 64
@@ -86,17 +86,22 @@ class EpisodeStore:
         return None if rows is None else self._hits(rows, user_key)
 
     async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
-        """Every record of one space (management paths only, never per turn), up to `limit`."""
+        """Every record of one space (management paths only, never per turn), up to `limit`.
+        `truncated` says that records were left out: a space of exactly `limit` records is not."""
         limit = limit or MAX_ENUMERATED
         episodes: list[Episode] = []
         offset = 0
-        while len(episodes) < limit:
+        while True:
             page = await self._index.page(kb_id, user_key, LIST_BATCH, offset)
             episodes.extend(self._own(page.records, user_key))
-            if not page.more:
-                return Enumeration(episodes, truncated=False)
             offset += LIST_BATCH
-        return Enumeration(episodes[:limit], truncated=True)
+            if not page.more:
+                return Enumeration(episodes[:limit], truncated=len(episodes) > limit)
+            if len(episodes) >= limit:
+                # A full page only says that more *may* follow (filtered listings have no exact count):
+                # look before saying anything was left out.
+                after = await self._index.page(kb_id, user_key, 1, offset)
+                return Enumeration(episodes[:limit], truncated=len(episodes) > limit or bool(after.records))
 
     async def _page_of(self, kb_id: str, user_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
         """One page of a space for the lexical index (which reads whole spaces: see lexical.py)."""

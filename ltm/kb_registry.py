@@ -45,6 +45,9 @@ class KnowledgeBaseRegistry:
         self._directory = directory
         self._cache: dict[str, Any] | None = None
         self._gone: set[str] | None = None  # registered KBs LangBot no longer has (checked once per process)
+        # Parsed settings per KB, valid while its stored dict is the same object (every change makes a new one):
+        # a turn reads them three times.
+        self._parsed: dict[str, tuple[Any, KBSettings]] = {}
 
     async def _record(self) -> dict[str, Any]:
         if self._cache is None:
@@ -206,15 +209,23 @@ class KnowledgeBaseRegistry:
                 continue
             raw = record["kbs"].get(kb_id)
             if raw:
-                return kb_id, KBSettings.parse(raw)
+                return kb_id, self._parse(kb_id, raw)
         return None
+
+    def _parse(self, kb_id: str, raw: Any) -> KBSettings:
+        known = self._parsed.get(kb_id)
+        if known is not None and known[0] is raw:
+            return known[1]
+        settings = KBSettings.parse(raw)
+        self._parsed[kb_id] = (raw, settings)
+        return settings
 
     async def settings(self, kb_id: str) -> KBSettings:
         record = await self._record()
         raw = record["kbs"].get(kb_id)
         if not raw:
             raise NoKnowledgeBase(f"knowledge base {kb_id} is not a LongTermMemory knowledge base")
-        return KBSettings.parse(raw)
+        return self._parse(kb_id, raw)
 
     async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
         """The scope of a turn. Without a memory KB, L1 still works; L2 calls raise NoKnowledgeBase."""

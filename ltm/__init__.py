@@ -40,6 +40,7 @@ from .consolidation import (
 # ---
 from .diagnostics import HealthItem, HealthReport, Level
 from .episodes.lifecycle import DeleteCriteria, RestoreResult
+from .episodes.listing import EpisodePage
 from .episodes.model import (
     LISTED_STATUSES,
     ClaimType,
@@ -88,7 +89,7 @@ from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
 from .secrets_filter import redact_for_log, secret_kind
-from .service import EpisodePage, MemoryService
+from .service import MemoryService
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
 

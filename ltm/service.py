@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -39,6 +38,7 @@ from .candidates.rules import SPEAKER, CandidateKind
 from .consolidation import ConsolidationPreview, ConsolidationRun, Consolidator, Draft, DraftBook
 from .diagnostics import Diagnostics, HealthReport
 from .episodes.lifecycle import DeleteCriteria, EpisodeLifecycle, RestoreResult
+from .episodes.listing import EpisodePage, list_page
 from .episodes.model import MAX_TAG_CHARS, Episode, EpisodeDraft, EpisodeStatus
 from .episodes.ranking import ScoredEpisode, SearchRecipe
 from .episodes.recall import Recaller, RecallFilters
@@ -61,15 +61,6 @@ MAX_ID_CHARS = 100
 log = logging.getLogger("LongTermMemory")
 
 
-@dataclass(frozen=True)
-class EpisodePage:
-    episodes: list[Episode]
-    page: int
-    pages: int
-    total: int
-    truncated: bool = False
-
-
 class MemoryService:
     def __init__(self, ports: HostPorts, limits: Callable[[], ProfileLimits] | None = None) -> None:
         store = JsonStore(ports.store)
@@ -78,7 +69,7 @@ class MemoryService:
         self._fences = FenceRegistry(store)
         self._audit = AuditLog(store)
         self._gate = WriteGate(self._fences, self._audit, self._note_scope)
-        self._episodes = EpisodeStore(ports.index, ports.embedder)
+        self._episodes = EpisodeStore(ports.index, ports.embedder, store)
         # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
         self._profiles = ProfileBook(self._gate, store, limits or ProfileLimits)
         self._kbs = KnowledgeBaseRegistry(self._gate, store, self._fences, self._episodes, ports.directory)
@@ -174,15 +165,9 @@ class MemoryService:
 
     async def list_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,),
                             page: int = 1, page_size: int = 10) -> EpisodePage:
-        """Newest first, paged, with a correct total (management path: enumerates the space)."""
+        """Newest first, paged, with a correct total (from the space's index: episodes/listing.py)."""
         await self._l2(scope)
-        listing = await self._episodes.enumerate(scope.kb_id, scope.user_key)
-        chosen = sorted((e for e in listing.episodes if e.status in statuses), key=lambda e: e.timestamp, reverse=True)
-        pages = max(1, -(-len(chosen) // page_size))
-        if page > pages:
-            raise ValidationError(f"page {page} is past the end (last page is {pages})")
-        start = (page - 1) * page_size
-        return EpisodePage(chosen[start : start + page_size], page, pages, len(chosen), listing.truncated)
+        return await list_page(self._episodes, scope.kb_id, scope.user_key, statuses, page, page_size)
 
     async def all_episodes(self, scope: MemoryScope) -> list[Episode]:
         await self._l2(scope)
@@ -285,8 +270,7 @@ class MemoryService:
     async def index_space(self, scope: MemoryScope) -> None:
         """Build the scope's word index now and wait for it (benchmarks and tests; recall never waits
         for a big space, see episodes/lexical.py)."""
-        await self._episodes.lexical.space(scope.kb_id, scope.user_key)
-        await self._episodes.lexical.settled()
+        await self._episodes.index_space(scope.kb_id, scope.user_key)
 
     async def list_fences(self) -> list[Fence]:
         return await self._fences.all()

@@ -2,7 +2,8 @@
 
 Every record that comes back is re-checked against the caller's `user_key` before
 it leaves this module, even though the index already filters: a backend that
-drops filters must fail closed, never leak.
+drops filters must fail closed, never leak. The store also owns the plugin's own
+index of each space (`lexical.py`): its writes keep it current.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._storage import JsonStore
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
-from .lexical import LexicalIndexes
+from .index_pages import IndexPages
+from .lexical import LexicalIndexes, newest_rows
 from .model import Episode
+from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
 
@@ -24,10 +28,30 @@ EMBED_BATCH = 32
 UPSERT_BATCH = 64
 
 
-@dataclass(frozen=True)
 class Hit:
-    episode: Episode
-    distance: float
+    """One vector search result: the id and distance at once, the episode when first asked for (the
+    row is decoded then, and re-checked for the space; None when it is not a record of it)."""
+
+    __slots__ = ("_decoded", "_episode", "_hit", "_user_key", "distance", "episode_id")
+
+    def __init__(self, hit: IndexHit, user_key: str) -> None:
+        self.episode_id = hit.record_id
+        self.distance = hit.distance
+        self._hit = hit
+        self._user_key = user_key
+        self._episode: Episode | None = None
+        self._decoded = False
+
+    @property
+    def episode(self) -> Episode | None:
+        if not self._decoded:
+            self._decoded = True
+            record = self._hit.record
+            if record is not None and record.space == self._user_key and record.record_id == self.episode_id:
+                self._episode = Episode.from_record(record)
+            else:
+                log.warning("[LongTermMemory] the index returned a hit outside the space; dropped")
+        return self._episode
 
 
 @dataclass(frozen=True)
@@ -37,11 +61,12 @@ class Enumeration:
 
 
 class EpisodeStore:
-    def __init__(self, index: VectorIndex, embedder: Embedder) -> None:
+    def __init__(self, index: VectorIndex, embedder: Embedder, storage: JsonStore | None = None) -> None:
         self._index = index
         self._embedder = embedder
-        # The per-space word index recall uses (episodes/lexical.py): every write below keeps it current.
-        self.lexical = LexicalIndexes(self._page_of)
+        # The per-space index recall and listings use (episodes/lexical.py): every write below keeps it
+        # current; with plugin storage, big spaces' indexes are saved there for the next process.
+        self.lexical = LexicalIndexes(self._page_of, IndexPages(storage) if storage is not None else None)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -61,29 +86,47 @@ class EpisodeStore:
                         len(records) - len(own))
         return own
 
+    # ------------------------------------------------------------------ reads
     async def get(self, kb_id: str, user_key: str, episode_id: str) -> Episode | None:
         record = await self._index.get(kb_id, user_key, episode_id)
         if record is None or record.space != user_key:
             return None
         return Episode.from_record(record)
 
-    def _hits(self, rows: Sequence[IndexHit], user_key: str) -> list[Hit]:
-        hits = [Hit(Episode.from_record(h.record), h.distance) for h in rows if h.record.space == user_key]
-        if len(hits) != len(rows):
-            log.warning("[LongTermMemory] the index returned %d hit(s) outside the space; dropped",
-                        len(rows) - len(hits))
-        return hits
+    async def get_many(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """These records of the space, in one host call (where the store looks records up by key). What
+        the space's index says about them is corrected if the store disagrees."""
+        if not episode_ids:
+            return {}
+        records = await self._index.get_many(kb_id, user_key, list(dict.fromkeys(episode_ids)))
+        found = {e.episode_id: e for e in newest_rows(self._own(records, user_key)) if e.episode_id in episode_ids}
+        self.lexical.heal(kb_id, user_key, list(found.values()), [i for i in episode_ids if i not in found])
+        return found
 
     async def search(self, kb_id: str, user_key: str, vector: Sequence[float], *, top_k: int,
                      sender_id: str = "") -> list[Hit]:
-        """One search of the whole space, or of one speaker inside it."""
+        """One search of the whole space (or of one speaker inside it); rows are decoded on use."""
         rows = await self._index.search(kb_id, user_key, vector, top_k, speaker=sender_id or None)
-        return self._hits(rows, user_key)
+        return [Hit(h, user_key) for h in rows]
 
     async def search_text(self, kb_id: str, user_key: str, text: str, vector: Sequence[float], *,
                           top_k: int) -> list[Hit] | None:
         rows = await self._index.search_text(kb_id, user_key, text, vector, top_k)
-        return None if rows is None else self._hits(rows, user_key)
+        return None if rows is None else [Hit(h, user_key) for h in rows]
+
+    async def space_index(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The plugin's own index of the space; None while it is being made (see lexical.py)."""
+        return await self.lexical.space(kb_id, user_key)
+
+    async def index_space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The space's index, waiting for it to be made (benchmarks, tests)."""
+        await self.lexical.space(kb_id, user_key)
+        await self.lexical.settled()
+        return await self.lexical.space(kb_id, user_key)
+
+    def heal(self, kb_id: str, user_key: str, found: Sequence[Episode]) -> None:
+        """Records of the space the store just returned: the index follows them if it disagrees."""
+        self.lexical.heal(kb_id, user_key, found)
 
     async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
         """Every record of one space (management paths only, never per turn), up to `limit`.
@@ -104,31 +147,35 @@ class EpisodeStore:
                 return Enumeration(episodes[:limit], truncated=len(episodes) > limit or bool(after.records))
 
     async def _page_of(self, kb_id: str, user_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
-        """One page of a space for the lexical index (which reads whole spaces: see lexical.py)."""
+        """One page of a space for its index (which reads whole spaces: see lexical.py)."""
         page = await self._index.page(kb_id, user_key, limit, offset)
         return self._own(page.records, user_key), page.more
 
+    # ------------------------------------------------------------------ writes
     async def upsert_batch(self, kb_id: str, episodes: Sequence[Episode], vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
-        try:
-            await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
-        except BaseException:
-            # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
-            for user_key in {e.user_key for e in episodes}:
-                self.lexical.drop_space(kb_id, user_key)
-            raise
-        self.lexical.upserted(kb_id, episodes)
+        spaces = [e.user_key for e in episodes]
+        async with self.lexical.writing(kb_id, spaces):
+            try:
+                await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
+            except BaseException:
+                # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
+                for user_key in dict.fromkeys(spaces):
+                    self.lexical.drop_space(kb_id, user_key)
+                raise
+            self.lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
     async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        try:
-            await self._index.delete(kb_id, user_key, episode_ids)
-        except BaseException:
-            self.lexical.drop_space(kb_id, user_key)
-            raise
-        self.lexical.deleted(kb_id, user_key, episode_ids)
+        async with self.lexical.writing(kb_id, [user_key]):
+            try:
+                await self._index.delete(kb_id, user_key, episode_ids)
+            except BaseException:
+                self.lexical.drop_space(kb_id, user_key)
+                raise
+            self.lexical.deleted(kb_id, user_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
     async def drop_collection(self, kb_id: str) -> None:

@@ -31,6 +31,7 @@ migration only (`legacy_record`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -51,6 +52,7 @@ _LEGACY_FILE_ID = re.compile(r"^(?P<space>.+)#(?P<id>[0-9a-fA-F]{8}-[0-9a-fA-F]{
                              r"[0-9a-fA-F]{12})$")
 
 
+@functools.lru_cache(maxsize=4096)  # every row read back is checked against its space's token
 def space_token(space: str) -> str:
     digest = hashlib.sha256(b"ltm-space\x00" + space.encode("utf-8")).hexdigest()
     return TOKEN_PREFIX + digest
@@ -122,6 +124,22 @@ def parse(meta: Any) -> IndexRecord | None:
         return None  # the routing fields disagree with the payload: damaged or forged
     return IndexRecord(record_id, space, str(payload.get("speaker") or ""), str(payload.get("content") or ""),
                        fields if isinstance(fields, dict) else {})
+
+
+def row_record_id(meta: Any, space: str) -> str | None:
+    """The record id a layout-2 row of `space` is filed under, read from its routing fields alone (no
+    decoding of `text`); None when the row is not filed under that space. `from_metadata` still checks
+    the payload when the row is decoded."""
+    if not isinstance(meta, dict):
+        return None
+    token = space_token(space)
+    key = meta.get("uuid")
+    if meta.get("file_id") != token or not isinstance(key, str) or not key.startswith(token + "."):
+        return None
+    record_id = key[len(token) + 1 :]
+    if record_id.endswith(ALT_SUFFIX):
+        record_id = record_id[: -len(ALT_SUFFIX)]
+    return record_id or None
 
 
 def from_metadata(meta: Any, space: str) -> IndexRecord | None:

@@ -26,145 +26,31 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import math
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
-from ..ports import IndexHit, IndexPage, IndexRecord, LegacyPage, StoreProfile, Vector, reports_writes, write_sent
+from ..ports import IndexHit, IndexPage, IndexRecord, LegacyPage, StoreProfile, Vector, reports_writes
 from . import layout
-from .calls import _call
+from .host_rows import HostRows
+from .store_traits import SCAN_LIMIT, SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX, Traits, unit_vector
 
 log = logging.getLogger("LongTermMemory")
 
 PROBE_TEXT = "LongTermMemory isolation probe"
 LIST_PAGE = 200
-SCAN_LIMIT = 20_000  # a scan of one space for a record (stores without a uuid filter) stops here
-SPEAKER_OVERFETCH = 25  # speaker search without a speaker filter: the space's best top_k x this ...
-SPEAKER_OVERFETCH_MAX = 500  # ... but never more than this many rows
 DROP_ROUNDS = 400
 
 
-@dataclasses.dataclass(frozen=True)
-class Traits:
-    keeps_metadata: bool
-    filters_metadata: bool
-    filters_uuid: bool
-    similarity: bool
-    replaces: bool
-    single_delete: bool
-    dimension: int
-    text_search: bool = False
-
-    @property
-    def rewrite_deletes_first(self) -> bool:
-        """A store that keeps only text/file_id/uuid (Milvus inserts; pgvector would not need it but
-        cannot be told apart reliably) or that kept both rows of a rewrite."""
-        return not self.keeps_metadata or not self.replaces
-
-    def profile(self, problems: Sequence[str]) -> StoreProfile:
-        if self.keeps_metadata and self.filters_metadata:
-            kind = "keeps and filters plugin metadata (like Chroma, Qdrant or SeekDB)"
-        elif self.keeps_metadata:
-            kind = "keeps plugin metadata but filters on file_id only (like Valkey Search)"
-        elif self.similarity:
-            kind = "fixed schema (text, file_id, uuid), scores by similarity (like Milvus)"
-        else:
-            kind = "fixed schema (text, file_id, uuid), scores by distance (like pgvector)"
-        can = ["isolates every memory space on file_id"]
-        cannot: list[str] = []
-        can.append("speaker-first recall by filter" if self.filters_metadata else
-                   f"speaker-first recall from the space's best {SPEAKER_OVERFETCH}x matches (at most "
-                   f"{SPEAKER_OVERFETCH_MAX})")
-        if self.filters_uuid:
-            can.append("opens and deletes one memory by its key")
-        else:
-            cannot.append(f"open one memory by its key: it scans the memory's space (up to {SCAN_LIMIT:,} "
-                          "records), so show/forget/archive slow down as a space grows")
-            if self.single_delete:
-                can.append("deletes one memory by moving it to its space's graveyard, then deleting that "
-                           "(two writes)")
-        if not self.single_delete:
-            cannot.append("delete one memory: forget and single deletes are refused; deleting a whole "
-                          "scope and archiving still work")
-        can.append("widens recall with the store's full-text matches" if self.text_search else
-                   "recalls by vector similarity (the store has no full-text search)")
-        if not self.rewrite_deletes_first:
-            can.append("changes a memory in one write")
-        elif self.filters_uuid:
-            can.append("changes a memory by writing the new row under its second key, then deleting the "
-                       "old row (a failure in between leaves two rows; reads keep the newer)")
-        else:
-            can.append("changes a memory by deleting the old row, then writing the new one (a lost answer "
-                       "in between pauses the space until an admin checks it)")
-        return StoreProfile(kind, supported=not problems and self.single_delete, can=tuple(can),
-                            cannot=tuple(cannot))
-
-
-def _unit(dimension: int) -> list[float]:
-    return [1.0] + [0.0] * (dimension - 1)
-
-
-class HostVectorIndex:
+class HostVectorIndex(HostRows):
     """VectorIndex (and the optional `LayoutMigrationIndex`, `DescribedIndex`) over the host's API."""
 
     def __init__(self, plugin: Any) -> None:
-        self._plugin = plugin
+        super().__init__(plugin)
         self._traits: dict[str, Traits] = {}
         self._problems: dict[str, list[str]] = {}
-        self._dims: dict[str, int] = {}
         self._probing: dict[str, asyncio.Lock] = {}
-
-    # ------------------------------------------------------------------ raw host calls
-    async def _upsert_rows(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector], *,
-                           gone: bool = False, alt: Sequence[bool] | None = None) -> None:
-        if not records:
-            return
-        alts = list(alt) if alt is not None else [False] * len(records)
-        write_sent()
-        await _call("vector upsert", self._plugin.vector_upsert(
-            collection_id=collection, vectors=[list(v) for v in vectors],
-            ids=[layout.host_id(r.space, r.record_id, alt=a) for r, a in zip(records, alts)],
-            metadata=[layout.to_metadata(r, gone=gone, alt=a) for r, a in zip(records, alts)],
-            documents=[r.text for r in records]))
-        self._dims[collection] = len(vectors[0])
-
-    async def _search_rows(self, collection: str, vector: Vector, top_k: int, filters: dict[str, Any],
-                           search_type: str = "vector", query_text: str = "") -> list[dict[str, Any]]:
-        rows = await _call("vector search", self._plugin.vector_search(
-            collection_id=collection, query_vector=list(vector), top_k=top_k, filters=filters,
-            search_type=search_type, query_text=query_text))
-        self._dims.setdefault(collection, len(vector))
-        return [r for r in rows or [] if isinstance(r, dict)]
-
-    async def _list_rows(self, collection: str, filters: dict[str, Any] | None, limit: int, offset: int
-                         ) -> list[dict[str, Any]]:
-        listing = await _call("vector list", self._plugin.vector_list(
-            collection_id=collection, filters=filters, limit=limit, offset=offset))
-        items = listing.get("items") if isinstance(listing, dict) else None
-        return [i for i in items or [] if isinstance(i, dict)]
-
-    async def _delete_rows(self, collection: str, *, file_ids: list[str] | None = None,
-                           filters: dict[str, Any] | None = None) -> None:
-        write_sent()
-        await _call("vector delete", self._plugin.vector_delete(
-            collection_id=collection, file_ids=file_ids, filters=filters))
-
-    @staticmethod
-    def _meta(row: dict[str, Any]) -> Any:
-        return row.get("metadata")
-
-    def _own(self, rows: Sequence[dict[str, Any]], space: str, what: str) -> list[tuple[IndexRecord, dict[str, Any]]]:
-        found: list[tuple[IndexRecord, dict[str, Any]]] = []
-        for row in rows:
-            record = layout.from_metadata(self._meta(row), space)
-            if record is not None:
-                found.append((record, row))
-        foreign = len(rows) - len(found)
-        if foreign:
-            log.warning("[LongTermMemory] vector %s returned %d record(s) outside the scope; dropped", what, foreign)
-        return found
 
     # ------------------------------------------------------------------ what the store can do
     async def _traits_for(self, collection: str, vector: Vector) -> Traits:
@@ -286,22 +172,9 @@ class HostVectorIndex:
         rows = await self._search_rows(collection, vector, asked, filters)
         hits = self._hits(rows, space, traits)
         if speaker:
-            hits = [h for h in hits if h.record.speaker == speaker][:top_k]
+            hits = [h for h in hits if (r := h.record) is not None and r.speaker == speaker][:top_k]
         log.info("[LongTermMemory] vector search kb=%s filter=%s results=%d", collection,
                  "speaker" if speaker else "space", len(hits))
-        return hits
-
-    def _hits(self, rows: Sequence[dict[str, Any]], space: str, traits: Traits) -> list[IndexHit]:
-        found = self._own(rows, space, "search")
-        chosen = {r.record_id: r for r in layout.newest(r for r, _ in found)}
-        hits: list[IndexHit] = []
-        for record, row in found:
-            if chosen.get(record.record_id) is not record:
-                continue
-            chosen.pop(record.record_id)
-            raw = float(row.get("distance") or 0.0)
-            distance = 1.0 - raw if traits.similarity else raw
-            hits.append(IndexHit(record, distance if math.isfinite(distance) else 2.0))
         return hits
 
     async def search_text(self, collection: str, space: str, text: str, vector: Vector, top_k: int
@@ -321,7 +194,8 @@ class HostVectorIndex:
         found = await self._find(collection, space, [record_id])
         return found.get(record_id)
 
-    async def _find(self, collection: str, space: str, record_ids: Sequence[str]) -> dict[str, IndexRecord]:
+    async def _find(self, collection: str, space: str, record_ids: Sequence[str], *, complete: bool = False
+                    ) -> dict[str, IndexRecord]:
         """Records of `space` by id: one keyed list where the store filters on `uuid`, else a scan."""
         wanted = set(record_ids)
         if not wanted:
@@ -334,9 +208,12 @@ class HostVectorIndex:
             if honoured:
                 records = layout.newest(r for r, _ in self._own(rows, space, "list"))
                 return {r.record_id: r for r in records if r.record_id in wanted}
-        return await self._scan(collection, space, wanted)
+        return await self._scan(collection, space, wanted, complete=complete)
 
-    async def _scan(self, collection: str, space: str, wanted: set[str]) -> dict[str, IndexRecord]:
+    async def _scan(self, collection: str, space: str, wanted: set[str], *, complete: bool = False
+                    ) -> dict[str, IndexRecord]:
+        """`complete=True`: a scan that stops at SCAN_LIMIT without finding every record is refused
+        (HostError) rather than answered as if the rest did not exist."""
         found: list[IndexRecord] = []
         offset = 0
         while offset < SCAN_LIMIT:
@@ -345,7 +222,15 @@ class HostVectorIndex:
             if len(rows) < LIST_PAGE or {r.record_id for r in found} >= wanted:
                 break
             offset += LIST_PAGE
+        else:
+            if complete:
+                raise HostError(f"this store cannot look records up by key: a scan of the space stopped at "
+                                f"{SCAN_LIMIT:,} records")
         return {r.record_id: r for r in layout.newest(found)}
+
+    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
+        found = await self._find(collection, space, record_ids, complete=True)
+        return [found[r] for r in dict.fromkeys(record_ids) if r in found]
 
     async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
         return set(await self._find(collection, space, record_ids))
@@ -461,7 +346,7 @@ class HostVectorIndex:
         """For a store that deletes by file_id only: rewrite the records under the space's graveyard
         `file_id` (a store that replaces on write moves them out of the space), then delete that."""
         husks = [IndexRecord(r, space, "", "", {}) for r in record_ids]
-        await self._upsert_rows(collection, husks, [_unit(dimension)] * len(husks), gone=True)
+        await self._upsert_rows(collection, husks, [unit_vector(dimension)] * len(husks), gone=True)
         await self._delete_rows(collection, file_ids=[layout.gone_token(space)])
 
     async def drop_collection(self, collection: str) -> None:

@@ -236,7 +236,34 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
                 await flush()
                 pending = rest
     await flush()
+    await store.lexical.flush()  # saves of the spaces' indexes the writes scheduled: done before any timing
     return writes
+
+
+def use_window(size: int | None) -> int:
+    """Measure with a vector window of `size` rows instead of the shipped `candidate_window` (a
+    benchmark-only seam: the plugin reads its recall recipe from `SearchRecipe.from_settings`, patched
+    here for this process). Returns the window every recall now uses."""
+    from dataclasses import replace
+
+    from ltm.episodes.ranking import SearchRecipe
+
+    shipped = _SHIPPED_FROM_SETTINGS[0]
+    if size is None:
+        SearchRecipe.from_settings = shipped  # type: ignore[method-assign]
+        return SearchRecipe().candidate_window
+    SearchRecipe.from_settings = classmethod(  # type: ignore[method-assign, assignment]
+        lambda cls, settings, top_k: replace(shipped(settings, top_k), candidate_window=size))
+    return size
+
+
+def _shipped_from_settings() -> Any:
+    from ltm.episodes.ranking import SearchRecipe
+
+    return SearchRecipe.from_settings
+
+
+_SHIPPED_FROM_SETTINGS = [_shipped_from_settings()]
 
 
 # ----------------------------------------------------------------------------- figures

@@ -62,6 +62,7 @@ from bench.cost_env import (  # noqa: E402
     make_host,
     peak_rss_mb,
     summary_ms,
+    use_window,
     with_end_load,
     write_json,
 )
@@ -146,11 +147,18 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
                 runs.append(await turns.turn(question))
                 floors.append(await turns.floor(question))
         snapshot = await harness.plugin.memory.snapshot(scope) or {}
+        warm_ids = await recalled(harness, scope)
         cold: dict[str, Any] | None = None
         if size <= args.cold_max:
+            restart0 = time.perf_counter()
             await harness.restart(fresh_modules=False)  # a new plugin process: nothing built yet
             quiet_logs()
             cold = await turns.turn(QUESTIONS[0])
+            await harness.plugin.memory.index_space(scope)  # until the space's index is back (loaded or built)
+            cold["ready_s"] = time.perf_counter() - restart0
+            indexes = harness.plugin.memory._episodes.lexical  # white-box: was it loaded or built?
+            cold["index"] = {"loaded": indexes.loads, "built": indexes.builds}
+            cold["same_recall_as_before_restart"] = await recalled(harness, scope) == warm_ids
         calls = runs[0]["calls"]
         labels = sorted({label for r in runs for label in r["labels"]})
         turn_med = statistics.median(r["wall"] for r in runs)
@@ -159,10 +167,13 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
         return {
             "backend": backend, "size": size, "fill_s": round(fill_s, 1), "fill": "direct (cost_env.direct_fill)",
             "top_k": top_k,
+            "window": recipe_window(),
             "cold_turn": None if cold is None else {
                 "wall_ms": round(cold["wall"] * 1000, 2), "plugin_cpu_ms": round(cold["plugin_cpu"] * 1000, 2),
                 "host_wall_ms": round(cold["host_wall"] * 1000, 2), "host_calls": cold["calls"],
-                "host_calls_total": sum(cold["calls"].values())},
+                "host_calls_total": sum(cold["calls"].values()),
+                "restart_to_full_recall_s": round(cold["ready_s"], 2), "index": cold["index"],
+                "same_recall_as_before_restart": cold["same_recall_as_before_restart"]},
             "turn_ms": turn_ms,
             "floor_ms": floor_ms,
             "floor_parts_ms": {"embedding": summary_ms([f["embed"] for f in floors]),
@@ -188,6 +199,20 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
     finally:
         await harness.stop()
         await host.close()
+
+
+async def recalled(harness: PluginHarness, scope: Any) -> list[list[str]]:
+    """The ids automatic recall gives for every question (the same before and after a restart, once the
+    space's index is back)."""
+    memory = harness.plugin.memory
+    return [[s.episode.episode_id for s in await memory.recall(scope, q)] for q in QUESTIONS]
+
+
+def recipe_window() -> int:
+    from ltm.episodes.ranking import SearchRecipe
+    from ltm.kb_settings import KBSettings
+
+    return SearchRecipe.from_settings(KBSettings.parse({"embedding_model_uuid": "emb-1"}), 5).candidate_window
 
 
 def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -216,7 +241,8 @@ def report(result: dict[str, Any]) -> None:
     print(f"code: {env['code']['branch']} {env['code']['commit'][:12]}"
           f"{' (uncommitted changes)' if env['code']['uncommitted_changes'] else ''}")
     print(f"embedder: {env['embedder']}")
-    print(f"{result['runs']} timed turns per size after {result['warmup']} warm-up turn(s); times in ms")
+    print(f"{result['runs']} timed turns per size after {result['warmup']} warm-up turn(s); times in ms; "
+          f"vector window {result['rows'][0]['window'] if result['rows'] else '-'} rows")
     print()
     print("| store | episodes | turn median | turn p95 | floor median (embed + search) | floor p95 | ratio median | "
           "ratio p95 | plugin CPU median / p95 | host calls / turn | cold turn (plugin CPU) |")
@@ -239,6 +265,13 @@ def report(result: dict[str, Any]) -> None:
     print("Median ms per turn inside the host, by call:")
     for r in result["rows"]:
         print(f"  {r['backend']} {r['size']:,}: " + "; ".join(f"{k}: {v:.1f}" for k, v in r["host_call_ms"].items()))
+    print("After a restart (cold turn, then until the space's index is back):")
+    for r in result["rows"]:
+        cold = r["cold_turn"]
+        if cold:
+            print(f"  {r['backend']} {r['size']:,}: first turn {cold['wall_ms']:.0f} ms ({cold['host_calls_total']} "
+                  f"host calls); full recall after {cold['restart_to_full_recall_s']:.2f} s, index {cold['index']}, "
+                  f"same recall as before: {cold['same_recall_as_before_restart']}")
     errors = [(r["backend"], r["size"], r["errors"]) for r in result["rows"] if r["errors"]]
     if errors:
         print(f"injection errors: {errors}")
@@ -248,6 +281,7 @@ def report(result: dict[str, Any]) -> None:
 
 async def run(argv: list[str]) -> dict[str, Any]:
     args = parse_args(argv)
+    use_window(args.window)
     quiet_logs()
     env = environment()  # the code state measured: taken before the run
     rows = []
@@ -290,6 +324,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="measure the cold turn (plugin restarted, everything rebuilt) only up to this size")
     parser.add_argument("--no-host-threads", dest="host_threads", action="store_false",
                         help="run store calls on the event loop (the test host's default) instead of in threads")
+    parser.add_argument("--window", type=int, default=None,
+                        help="vector window rows per recall (default: the shipped candidate_window)")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]

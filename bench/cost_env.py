@@ -240,6 +240,41 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     return writes
 
 
+_REFERENCE_ROWS = {"results": [{"id": f"{n:08d}-ref", "distance": n / 7.0,
+                                  "metadata": {"file_id": "ltm2-" + "0" * 64, "uuid": f"ref.{n}", "user_key": "u",
+                                               "text": '{"ltm":2,"content":"' + "reference words " * 30 + '"}'}}
+                                 for n in range(40)]}
+_REFERENCE_TEXTS = [f"what did Alice say about the trip number {n} to Berlin and the new apartment?" for n in range(60)]
+
+
+def reference_cpu_s() -> float:
+    """CPU seconds (this thread) of a fixed pure-Python job like a turn's own work (a JSON round trip of a
+    40-row search answer, tokenizing 60 questions, scoring 400 numbers): the machine is shared, so plugin
+    CPU is also given as a multiple of this job measured next to it, turn by turn, which the load inflates
+    alike. About 3 ms on a quiet core of this machine."""
+    from ltm.episodes.ranking import tokenize
+
+    start = time.thread_time()
+    for _ in range(4):
+        json.loads(json.dumps(_REFERENCE_ROWS))
+    for text in _REFERENCE_TEXTS * 2:
+        tokenize(text)
+    scores = sorted((n * 7919) % 1000 / 1000 for n in range(400))
+    sum(s * s for s in scores)
+    return time.thread_time() - start
+
+
+def normalized_cpu(plugin_s: Sequence[float], reference_s: Sequence[float]) -> dict[str, float]:
+    """Plugin CPU against the reference job measured beside it: the median ratio, and that ratio times
+    the reference's quietest run in this process (plugin CPU at the pace of the least loaded moment)."""
+    ratios = [p / r for p, r in zip(plugin_s, reference_s) if r > 0]
+    ratio = statistics.median(ratios) if ratios else 0.0
+    quiet = min(reference_s) if reference_s else 0.0
+    return {"ratio_to_reference": round(ratio, 3), "reference_quiet_ms": round(quiet * 1000, 3),
+            "reference_median_ms": round(statistics.median(reference_s) * 1000, 3) if reference_s else 0.0,
+            "plugin_cpu_at_quiet_pace_ms": round(ratio * quiet * 1000, 3)}
+
+
 def use_window(size: int | None) -> int:
     """Measure with a vector window of `size` rows instead of the shipped `candidate_window` (a
     benchmark-only seam: the plugin reads its recall recipe from `SearchRecipe.from_settings`, patched

@@ -176,7 +176,8 @@ class Installation:
         return {"space": label, "group": name, "episodes": self.sizes[name], "turn_ms": turn_ms, "floor_ms": floor_ms,
                 "ratio_median": round(turn_ms["median"] / floor_ms["median"], 3) if floor_ms["median"] else None,
                 "plugin_cpu_ms": summary_ms([r["plugin_cpu"] for r in runs]),
-                "host_calls_total": sum(runs[0]["calls"].values()), "host_calls": runs[0]["calls"],
+                "host_calls_total": max(sum(r["calls"].values()) for r in runs), "host_calls": runs[0]["calls"],
+                "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get("vector_list")) / len(runs), 3),
                 "cold_turn": None,
                 "episodes_injected": len(snapshot.get("episodes") or []), "errors": snapshot.get("errors") or []}
 

@@ -73,8 +73,10 @@ class IndexPages:
                     log.info("[LongTermMemory] saved word index of kb=%s: page %d missing or foreign; rebuilding",
                              kb_id, number)
                     return None
-                for row in page["rows"]:
+                for count, row in enumerate(page["rows"], start=1):
                     index.add_row(row)
+                    if count % 2000 == 0:
+                        await asyncio.sleep(0)  # turns running meanwhile are not held up
                 await asyncio.sleep(0)
         except (ValueError, TypeError):
             log.warning("[LongTermMemory] saved word index of kb=%s is damaged; rebuilding", kb_id)

@@ -57,6 +57,7 @@ FIRST_PAGE = 200  # a space that fits in one page is indexed inside the call tha
 BUILD_PAGE = 1000  # ... a bigger one in the background, in pages this big (stores page by offset, so
 # fewer, larger pages cost far less at 100,000 records); callers go on without it until it is ready
 SAVE_DELAY = 30.0  # seconds after the last write before a big space's index is saved again
+YIELD_EVERY = 2000  # records handled between two yields to the event loop while building, loading, saving
 
 
 class LexicalIndexes:
@@ -176,8 +177,14 @@ class LexicalIndexes:
                     if self._writes[key] != before:
                         break  # stale already: start again
                 self.builds += 1
+                index = SpaceIndex(user_key)
+                for number, episode in enumerate(newest_rows(episodes), start=1):
+                    index.add(episode)
+                    if number % YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a big space: turns running meanwhile are not held up
                 if self._writes[key] == before:
-                    self._keep(key, episodes)
+                    self._ready[key] = index
+                    log.info("[LongTermMemory] index built kb=%s records=%d", kb_id, len(index))
                     self._schedule_save(key, 0.0)
                     return
                 log.info("[LongTermMemory] index of a space changed while it was built; again")
@@ -197,13 +204,19 @@ class LexicalIndexes:
         return self._ready.get((kb_id, user_key))
 
     # ------------------------------------------------------------------ corrections from the store
-    def heal(self, kb_id: str, user_key: str, found: Sequence[Episode] = (), missing: Iterable[str] = ()) -> None:
-        """The store showed `found` (records of the space, re-checked) and lacks `missing`: where the
-        index disagrees, correct it now and read the space again in the background."""
+    def mark(self, kb_id: str, user_key: str) -> int:
+        """Taken before a read whose answer may go to `heal`: writes counted since then explain differences."""
+        return self._writes[(kb_id, user_key)]
+
+    def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode] = (),
+             missing: Iterable[str] = ()) -> None:
+        """The store showed `found` (records of the space, re-checked) and lacks `missing`, in a read that
+        started at `mark` `since`: where the index disagrees, correct it now and read the space again in the
+        background."""
         key = (kb_id, user_key)
         index = self._ready.get(key)
-        if index is None or self._inflight[key]:
-            return  # a write in flight explains any difference
+        if index is None or self._inflight[key] or self._writes[key] != since:
+            return  # a write during or since the read explains any difference
         wrong = [e for e in found if index.status(e.episode_id) is not e.status]
         gone = [i for i in missing if i in index]
         if not wrong and not gone:
@@ -311,7 +324,11 @@ class LexicalIndexes:
                 if index is None or self._inflight[key]:
                     continue  # a write is out: it schedules the next save when it lands
                 before = self._writes[key]
-                rows = list(index.rows())
+                rows = []
+                for row in index.rows():
+                    rows.append(row)
+                    if len(rows) % YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a write meanwhile makes this save stale: `current` says so
 
                 def current(before: int = before) -> bool:
                     return self._writes[key] == before and not self._inflight[key]

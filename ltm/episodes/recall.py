@@ -80,6 +80,7 @@ class Recaller:
             text = " ".join(filters.tags) or "*"
         vectors, index = await asyncio.gather(self._store.embed(settings.embedding_model_uuid, [text]),
                                               self._space_index(scope, recipe))
+        since = self._store.mark(scope.kb_id, scope.user_key)
         searches: list[Awaitable[list[Hit] | None]] = [
             self._store.search(scope.kb_id, scope.user_key, vectors[0], top_k=recipe.candidate_window)]
         if index is None and scope.sender_id and recipe.speaker_window > 0:
@@ -94,14 +95,14 @@ class Recaller:
         for found, distances in zip(await asyncio.gather(*searches), by_distance):
             window.add(found or [], distances)
         if window.unknown:
-            self._store.heal(scope.kb_id, scope.user_key, window.unknown)
+            self._store.heal(scope.kb_id, scope.user_key, since, window.unknown)
         lexical: dict[str, float] | None = None
         if index is not None:
             lexical = self._lexical(index, scope, text, recipe, filters, window)
         accepted = [c for c in window.candidates.values() if filters.accepts(c.episode)]
         ranked = rank(accepted, text, recipe, now or utc_now(), preferred_sender=scope.sender_id,
                       lexical_scores=lexical)
-        ranked = await self._resolve(scope, ranked, window, filters)
+        ranked = await self._resolve(scope, ranked, window, filters, since)
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
                  scope.scope_key, scope.user_key, len(accepted), len(ranked))
         return ranked
@@ -140,7 +141,7 @@ class Recaller:
         return scores
 
     async def _resolve(self, scope: MemoryScope, ranked: list[ScoredEpisode], window: _Window,
-                       filters: RecallFilters) -> list[ScoredEpisode]:
+                       filters: RecallFilters, since: int) -> list[ScoredEpisode]:
         """Whole records for what ranking chose from the index's partial ones: the vector hit's own row
         where there is one, else one keyed read of the rest. A record the store no longer has, or no
         longer as the filters want it, is dropped: recall never hands on what the store does not hold."""
@@ -155,7 +156,7 @@ class Recaller:
             else:
                 fetch.append(episode_id)
         if whole:
-            self._store.heal(scope.kb_id, scope.user_key, list(whole.values()))
+            self._store.heal(scope.kb_id, scope.user_key, since, list(whole.values()))
         if fetch:
             try:
                 whole.update(await self._store.get_many(scope.kb_id, scope.user_key, fetch))

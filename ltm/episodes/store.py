@@ -98,9 +98,10 @@ class EpisodeStore:
         the space's index says about them is corrected if the store disagrees."""
         if not episode_ids:
             return {}
+        since = self.lexical.mark(kb_id, user_key)
         records = await self._index.get_many(kb_id, user_key, list(dict.fromkeys(episode_ids)))
         found = {e.episode_id: e for e in newest_rows(self._own(records, user_key)) if e.episode_id in episode_ids}
-        self.lexical.heal(kb_id, user_key, list(found.values()), [i for i in episode_ids if i not in found])
+        self.lexical.heal(kb_id, user_key, since, list(found.values()), [i for i in episode_ids if i not in found])
         return found
 
     async def search(self, kb_id: str, user_key: str, vector: Sequence[float], *, top_k: int,
@@ -124,9 +125,14 @@ class EpisodeStore:
         await self.lexical.settled()
         return await self.lexical.space(kb_id, user_key)
 
-    def heal(self, kb_id: str, user_key: str, found: Sequence[Episode]) -> None:
-        """Records of the space the store just returned: the index follows them if it disagrees."""
-        self.lexical.heal(kb_id, user_key, found)
+    def mark(self, kb_id: str, user_key: str) -> int:
+        """Before a read whose records go to `heal` (see lexical.py)."""
+        return self.lexical.mark(kb_id, user_key)
+
+    def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode]) -> None:
+        """Records of the space the store returned to a read that began at `since` (a `mark`): the index
+        follows them if it disagrees."""
+        self.lexical.heal(kb_id, user_key, since, found)
 
     async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
         """Every record of one space (management paths only, never per turn), up to `limit`.

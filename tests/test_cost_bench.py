@@ -65,5 +65,8 @@ async def test_installation_smoke(tmp_path: Path) -> None:
     assert small["entries"] == 10 + 2 and big["entries"] == 120 + 2  # filled, then one append per run
     assert big["last_page"] >= 12 and big["append_ms"]["n"] == 2
     listed = row["list"]
-    assert listed["listed_total"] >= 90 and listed["deepest_page_rows"] >= 1
+    assert listed["listed_total"] + listed["archived_total"] >= 90 and listed["deepest_page_rows"] >= 1
+    assert listed["truncated"] is False and listed["archived_total"] >= 1
+    for page in listed["command"].values():
+        assert page["host_calls_total"] <= 2 and page["reply_lines"] >= 2, page  # the page's keyed read
     assert row["peak_rss_mb"] > 0

@@ -95,7 +95,7 @@ async def _resident(n: int) -> dict[str, Any]:
 
     from bench.host_calls import synthetic_episodes
     from ltm._storage import JsonStore
-    from ltm.episodes.index_pages import IndexPages
+    from ltm.episodes.index_pages import IndexPages, rows_of
     from ltm.episodes.transfer import _materialize, parse_records
     from ltm.identity import Identity, MemoryScope
     from testhost.memory_ports import InMemoryPorts
@@ -111,7 +111,7 @@ async def _resident(n: int) -> dict[str, Any]:
     del items
     fake = InMemoryPorts()
     pages = IndexPages(JsonStore(fake.store))
-    await pages.save("kb", scope.user_key, list(built.rows()), lambda: True, asyncio.Lock())
+    await pages.save("kb", scope.user_key, list(rows_of(built)), lambda: True, asyncio.Lock())
     del built
     gc.collect()
     libc = ctypes.CDLL("libc.so.6")

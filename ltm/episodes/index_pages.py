@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._storage import JsonStore, word_index_head_key, word_index_kb_prefix, word_index_page_key
 from ..errors import HostError, HostFailure, OutcomeUnknown
-from .space_index import SpaceIndex
+from .model import Episode, EpisodeStatus, FactTime
+from .space_index import SpaceIndex, partial_episode
 
 log = logging.getLogger("LongTermMemory")
 
@@ -74,7 +75,7 @@ class IndexPages:
                              kb_id, number)
                     return None
                 for count, row in enumerate(page["rows"], start=1):
-                    index.add_row(row)
+                    index.add(episode_of(row, user_key))
                     if count % 2000 == 0:
                         await asyncio.sleep(0)  # turns running meanwhile are not held up
                 await asyncio.sleep(0)
@@ -139,3 +140,37 @@ class IndexPages:
         keys = await self._store.keys(prefix)
         for key in sorted(keys, key=lambda k: not k.endswith("/head")):  # heads first: no page is read after
             await self._store.delete(key)
+
+
+_BY_VALUE = {status.value: status for status in EpisodeStatus}
+
+
+def rows_of(index: SpaceIndex) -> Iterator[list[object]]:
+    """Every record of the index as a compact row (what a page holds; `episode_of` reads it back)."""
+    for episode_id in index.ids():
+        e = index.episode(episode_id)
+        if e is None:
+            continue
+        row: list[object] = [e.episode_id, e.content, e.timestamp, e.status.value, e.importance, e.sender_id,
+                             e.sender_name]
+        fact = e.fact
+        if e.tags or fact.event_at or fact.valid_from or fact.valid_until:
+            row += [list(e.tags), fact.event_at, fact.valid_from, fact.valid_until]
+        yield row
+
+
+def episode_of(row: object, user_key: str) -> Episode:
+    """The (partial) record a page row holds; ValueError for anything `rows_of` would not write."""
+    if not isinstance(row, list) or len(row) not in (7, 11):
+        raise ValueError("a saved index row is a list of 7 or 11 fields")
+    episode_id, content, timestamp, status, importance, sender_id, sender_name = row[:7]
+    tags = row[7] if len(row) == 11 else []
+    times = [str(t) if t else None for t in row[8:11]] if len(row) == 11 else [None, None, None]
+    if not (isinstance(episode_id, str) and episode_id and isinstance(content, str) and isinstance(timestamp, str)
+            and isinstance(status, str) and status in _BY_VALUE and isinstance(importance, int)
+            and isinstance(sender_id, str) and isinstance(sender_name, str)
+            and isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+        raise ValueError("a saved index row has a field of the wrong type")
+    return partial_episode(episode_id=episode_id, user_key=user_key, content=content, timestamp=timestamp,
+                           importance=importance, tags=tuple(tags), status=_BY_VALUE[status], sender_id=sender_id,
+                           sender_name=sender_name, fact=FactTime(*times) if any(times) else FactTime())

@@ -44,7 +44,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import HostFailure
-from .index_pages import IndexPages
+from .index_pages import IndexPages, rows_of
 from .model import Episode
 from .space_index import SpaceIndex
 
@@ -325,7 +325,7 @@ class LexicalIndexes:
                     continue  # a write is out: it schedules the next save when it lands
                 before = self._writes[key]
                 rows = []
-                for row in index.rows():
+                for row in rows_of(index):
                     rows.append(row)
                     if len(rows) % YIELD_EVERY == 0:
                         await asyncio.sleep(0)  # a write meanwhile makes this save stale: `current` says so

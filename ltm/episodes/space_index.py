@@ -25,7 +25,7 @@ import math
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -42,13 +42,23 @@ _TF_MAX = (1 << _TF_BITS) - 1
 MAX_RECORDS = 1 << 24  # record numbers share 32 bits with the term frequency
 _STATUSES = tuple(EpisodeStatus)
 _CODE = {status: code for code, status in enumerate(_STATUSES)}
-_BY_VALUE = {status.value: status for status in _STATUSES}
 Accept = Callable[[Episode], bool]
 Posting: TypeAlias = "int | array[int]"  # a string: array is not subscriptable at run time in 3.11
 
 
 def _tokens(content: str, tags: Sequence[str], sender_name: str) -> list[str]:
     return tokenize(" ".join([content, " ".join(tags), sender_name]))
+
+
+def partial_episode(**fields: object) -> Episode:
+    """An Episode with these fields and every other at its default. A recall builds a few hundred and a
+    load every record of a space: filling the frozen dataclass's fields directly costs a third less than
+    its __init__ (the result equals the one __init__ would build)."""
+    episode = object.__new__(Episode)
+    values = dict(_DEFAULTS)
+    values.update(fields)
+    episode.__dict__.update(values)
+    return episode
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,7 @@ class LexicalHit:
 
 
 _NO_FACT = FactTime()
+_DEFAULTS = Episode("", "", "", "").__dict__
 
 
 @dataclass(frozen=True)
@@ -69,7 +80,6 @@ class _Rare:
 
 
 _NONE = _Rare()
-_DEFAULTS = Episode("", "", "", "").__dict__
 
 
 class SpaceIndex:
@@ -118,16 +128,11 @@ class SpaceIndex:
     def _partial(self, number: int) -> Episode:
         sender_id, sender_name = self._speakers[self._speaker[number]]
         rare = self._rare.get(number, _NONE)
-        # A recall builds a few hundred of these: filling the frozen dataclass's fields directly costs
-        # a third less than its __init__ (the result is equal to the one __init__ would build).
-        episode = object.__new__(Episode)
-        fields = dict(_DEFAULTS)
-        fields.update(episode_id=self._ids[number] or "", user_key=self.user_key, content=self._content[number],
-                      timestamp=self._timestamp[number], importance=self._importance[number], tags=rare.tags,
-                      status=_STATUSES[self._status[number]], sender_id=sender_id, sender_name=sender_name,
-                      fact=rare.fact)
-        episode.__dict__.update(fields)
-        return episode
+        return partial_episode(episode_id=self._ids[number] or "", user_key=self.user_key,
+                               content=self._content[number], timestamp=self._timestamp[number],
+                               importance=self._importance[number], tags=rare.tags,
+                               status=_STATUSES[self._status[number]], sender_id=sender_id, sender_name=sender_name,
+                               fact=rare.fact)
 
     def add(self, episode: Episode) -> None:
         if episode.user_key != self.user_key:  # never hold another space's record
@@ -318,32 +323,40 @@ class SpaceIndex:
         avg_len = self._avg_len() or 1.0
         selective = [t for t in terms if (1 if isinstance(t[0], int) else len(t[0])) <= SELECT_POSTINGS]
         picked = self._accumulate(selective, avg_len)  # selection score: selective words only
-        chosen = self._top(picked, limit, accept)
-        wanted = set(chosen)
+        seen: dict[int, Episode] = {}  # partial records built for `accept`, reused for the hits
+        chosen = self._top(picked, limit, accept, seen)
         if speaker is not None:
-            chosen += [n for n in self._top(picked, speaker[0], speaker[1]) if n not in wanted]
-            wanted.update(chosen)
+            chosen += [n for n in self._top(picked, speaker[0], speaker[1], seen) if n not in set(chosen)]
+        wanted = set(chosen)
         wanted.update(n for d in also if (n := self._number.get(d)) is not None)
         exact = self._exact(terms, wanted, avg_len)
         scores = {self._ids[n] or "": s for n, s in exact.items()}
-        return [LexicalHit(self._partial(n), exact[n]) for n in chosen], scores
+        return [LexicalHit(seen[n], exact[n]) for n in chosen], scores
 
-    def _top(self, scores: dict[int, float], limit: int, accept: Accept) -> list[int]:
-        """The `limit` best-scoring records that `accept` takes (statuses, filters)."""
+    def _top(self, scores: dict[int, float], limit: int, accept: Accept, seen: dict[int, Episode]) -> list[int]:
+        """The `limit` best-scoring records that `accept` takes (statuses, filters); `seen` keeps the
+        partial records built on the way."""
         taken: list[int] = []
         if limit <= 0 or not scores:
             return taken
+
+        def takes(number: int) -> bool:
+            episode = seen.get(number)
+            if episode is None:
+                episode = seen[number] = self._partial(number)
+            return accept(episode)
+
         # Most recalls find enough accepted records among the first few; sort everything only if not.
         first = heapq.nlargest(4 * limit, scores, key=scores.__getitem__)
         for number in first:
-            if accept(self._partial(number)):
+            if takes(number):
                 taken.append(number)
                 if len(taken) >= limit:
                     return taken
         if len(first) < len(scores):
-            seen = set(first)
+            done = set(first)
             for number in sorted(scores, key=scores.__getitem__, reverse=True):
-                if number not in seen and accept(self._partial(number)):
+                if number not in done and takes(number):
                     taken.append(number)
                     if len(taken) >= limit:
                         break
@@ -363,38 +376,3 @@ class SpaceIndex:
             status = self._status
             listed = self._listed[codes] = [n for n in self._order if status[n] in codes]
         return [self._ids[n] or "" for n in listed[start : start + count]], len(listed)
-
-    # ------------------------------------------------------------------ persistence (index_pages.py)
-    def rows(self) -> Iterator[list[object]]:
-        """Every record as a compact list (see `from_rows`), in record-number order."""
-        for number, episode_id in enumerate(self._ids):
-            if episode_id is None:
-                continue
-            sender_id, sender_name = self._speakers[self._speaker[number]]
-            rare = self._rare.get(number, _NONE)
-            row: list[object] = [episode_id, self._content[number], self._timestamp[number],
-                                 _STATUSES[self._status[number]].value, self._importance[number], sender_id,
-                                 sender_name]
-            if rare != _NONE:
-                row += [list(rare.tags), rare.fact.event_at, rare.fact.valid_from, rare.fact.valid_until]
-            yield row
-
-    def add_row(self, row: Sequence[object]) -> None:
-        """One record as `rows` wrote it; raises ValueError for anything else."""
-        if len(row) not in (7, 11):
-            raise ValueError("a space index row has 7 or 11 fields")
-        episode_id, content, timestamp, status, importance, sender_id, sender_name = row[:7]
-        tags = row[7] if len(row) == 11 else []
-        times = [str(t) if t else None for t in row[8:11]] if len(row) == 11 else [None, None, None]
-        if not (isinstance(episode_id, str) and episode_id and isinstance(content, str)
-                and isinstance(timestamp, str) and status in _BY_VALUE
-                and isinstance(importance, int) and isinstance(sender_id, str) and isinstance(sender_name, str)
-                and isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
-            raise ValueError("a space index row has a field of the wrong type")
-        episode = object.__new__(Episode)  # as in `_partial`: a load adds every record of a space
-        fields = dict(_DEFAULTS)
-        fields.update(episode_id=episode_id, user_key=self.user_key, content=content, timestamp=timestamp,
-                      importance=importance, tags=tuple(tags), status=_BY_VALUE[status], sender_id=sender_id,
-                      sender_name=sender_name, fact=FactTime(*times) if any(times) else _NO_FACT)
-        episode.__dict__.update(fields)
-        self.add(episode)

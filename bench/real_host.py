@@ -286,6 +286,38 @@ def install_floor(info: SetupInfo, lbvenv: Path, state_dir: Path) -> None:
     install_plugin(client, package, FLOOR_PLUGIN, state_dir)
 
 
+def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, window: int) -> None:
+    """Install LongTermMemory built from a copy of this checkout whose `SearchRecipe.candidate_window`
+    default is `window` (benchmark only: the installed plugin has no other way to be told; the
+    checkout itself is not changed)."""
+    import shutil
+
+    stage = state_dir / f"window-{window}"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    for name in ("manifest.yaml", "main.py", "requirements.txt", "README.md", "assets", "components", "ltm", "readme",
+                 "scripts", "pages"):
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, stage / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif source.exists():
+            shutil.copy2(source, stage / name)
+    ranking = stage / "ltm" / "episodes" / "ranking.py"
+    text, count = re.subn(r"candidate_window: int = \d+", f"candidate_window: int = {window}", ranking.read_text())
+    if count != 1:
+        raise RuntimeError("SearchRecipe.candidate_window not found in ltm/episodes/ranking.py")
+    ranking.write_text(text)
+    done = subprocess.run(["bash", str(stage / "scripts" / "build.sh"), str(stage / "dist")], cwd=str(stage),
+                          env=dict(os.environ, LBP=str(lbvenv.resolve() / "bin" / "lbp")), capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the window-{window} variant failed:\n{done.stdout}\n{done.stderr}")
+    client = LangBotClient(info.base_url, token=info.token)
+    client.workspace_uuid = info.workspace_uuid
+    install_plugin(client, next((stage / "dist").glob("*.lbpkg")), LTM_PLUGIN, state_dir)
+
+
 def configure_floor(info: SetupInfo, kb_uuid: str, user_key: str, top_k: int) -> None:
     """Point the floor plugin at the measured memory space: its collection, embedding model, space token."""
     from ltm.langbot.layout import space_token
@@ -457,6 +489,9 @@ def main(argv: Iterable[str] | None = None) -> int:
                         help="the scripted model waits this long per chat answer, a stand-in for a real model's "
                              "latency (default 0: the host's and the plugin's own time only)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--window", type=int, default=None,
+                        help="install LongTermMemory with this candidate_window instead of the shipped default "
+                             "(built from a patched copy of the checkout)")
     parser.add_argument("--no-floor", dest="floor", action="store_false",
                         help="skip the third pipeline that measures the floor (embedding + top-k search)")
     parser.add_argument("--keep-data", action="store_true", help="keep the temporary data dir")
@@ -472,6 +507,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     try:
         stack.start()
         info = stack.setup()
+        if args.window is not None:
+            install_window_variant(info, config.lbvenv, data_dir, args.window)
         if args.floor:
             install_floor(info, config.lbvenv, data_dir)
         result = run_bench(info, action_log=config.action_log, request_log=stack.request_log, turns=args.turns,
@@ -482,7 +519,7 @@ def main(argv: Iterable[str] | None = None) -> int:
             import shutil
 
             shutil.rmtree(data_dir, ignore_errors=True)
-    result.update(command=command, chat_delay_ms=args.chat_delay_ms, embedder=stack.embedder_label, vdb=args.vdb, versions=versions(config.lbvenv),
+    result.update(command=command, chat_delay_ms=args.chat_delay_ms, window=args.window or "shipped default", embedder=stack.embedder_label, vdb=args.vdb, versions=versions(config.lbvenv),
                   machine=machine(), when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2))

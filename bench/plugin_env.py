@@ -30,7 +30,7 @@ from ltm.episodes.model import Episode
 from ltm.episodes.ranking import SearchRecipe
 from ltm.identity import Identity
 from ltm.langbot.layout import from_metadata, space_filter
-from ltm.secrets_filter import secret_kind
+from ltm.secrets import secret_kind
 from testhost import FakeLangBotHost, PluginHarness, make_backend
 
 MODEL_UUID = "bench-embedder"

@@ -87,7 +87,7 @@ from .kb_settings import KBSettings, RetrievalStrategy
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
-from .secrets_filter import redact_for_log, secret_kind
+from .secrets import redact_for_log, secret_kind
 from .service import EpisodePage, MemoryService
 from .spaces import Space, SpaceKind
 from .timefields import now_iso

@@ -21,7 +21,6 @@ from ltm.candidates.rules import (
     CandidateKind,
     ProfileField,
     ProposedMemory,
-    credential_kind,
     extract_candidates,
     redacted_text,
 )
@@ -39,7 +38,6 @@ __all__ = [
     "CandidateStatus",
     "ProfileField",
     "ProposedMemory",
-    "credential_kind",
     "extract_candidates",
     "redacted_text",
 ]

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from ..errors import LTMError
 from ..ports import LanguageModel
+from ..secrets import secret_kind
 from ..timefields import now_iso
 from .records import CandidateOrigin
-from .rules import SECRET_RULE, CandidateKind, ProposedMemory, credential_kind, extract_candidates, redacted_text
+from .rules import SECRET_RULE, CandidateKind, ProposedMemory, extract_candidates, redacted_text
 from .selection import MAX_INPUT_CHARS, MAX_OUTPUT_CHARS, TIMEOUT_S, parse_selection, request_messages
 
 
@@ -36,7 +37,7 @@ async def extract(user_text: str, *, max_candidates: int, model_uuid: str, llm: 
         return Extraction(origin, skipped="the message has no text")
     if len(user_text) > MAX_INPUT_CHARS:
         return Extraction(origin, skipped=f"the message is longer than {MAX_INPUT_CHARS} characters")
-    kind = credential_kind(user_text)
+    kind = secret_kind(user_text)
     if kind is not None:
         # Kept only as a redacted note (a rule's finding); with a model configured the text is never sent.
         ignore = ProposedMemory(CandidateKind.IGNORE, redacted_text(kind), "", SECRET_RULE)

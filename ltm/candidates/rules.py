@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final, Protocol
 
-from ltm.secrets_filter import secret_kind
+from ltm.secrets import secret_kind
 
 
 class CandidateKind(str, Enum):
@@ -100,7 +100,7 @@ def extract_candidates(user_text: str, *, max_candidates: int = 3) -> list[Propo
     """Conservative memory candidates stated by the speaker in `user_text`."""
     if max_candidates <= 0 or not user_text or len(user_text) > MAX_TEXT_CHARS:
         return []
-    kind = credential_kind(user_text)
+    kind = secret_kind(user_text)
     if kind is not None:
         return [ProposedMemory(CandidateKind.IGNORE, redacted_text(kind), "", SECRET_RULE)]
     if not user_text.strip() or user_text.count("\n") >= MAX_LINES or "```" in user_text:
@@ -258,41 +258,6 @@ _TRANSIENT = re.compile(
     r"temporarily|for\s+a\s+while)\b|今天|今晚|这会儿|刚才|刚刚|此刻|这几天|这两天|暂时|临时|一会儿|待会|等会",
     re.IGNORECASE,
 )
-
-# ---------------------------------------------------------------- credentials
-_CREDENTIAL_WORDS = re.compile(
-    r"\b(?:password|passwd|passcode|pin(?:\s+code)?|pincode|api\s*key|secret\s+key|access\s+token|auth\s+token|"
-    r"private\s+key|seed\s+phrase|recovery\s+phrase|mnemonic|otp|2fa\s+code|security\s+code|cvv)\b"
-    r"[^\n]{0,20}?(?:\bis\b|:|=)\s*\S|"
-    r"(?:密码|口令|密钥|私钥|助记词|验证码|支付密码|PIN码?)[^\n]{0,10}?(?:是|为|:|：|=)\s*\S",
-    re.IGNORECASE,
-)
-_IDENTITY_NUMBER = re.compile(
-    r"\b(?:social\s+security\s+number|ssn|passport\s+number|credit\s+card\s+number|card\s+number)\b"
-    r"[^\n]{0,20}?(?:\bis\b|:|=)\s*\S|"
-    r"(?:身份证号?码?|护照号码?|银行卡号|信用卡号|卡号)[^\n]{0,10}?(?:是|为|:|：|=)?\s*\d|"
-    r"(?<![\d-])\d(?:[ -]?\d){14,18}(?![\d-])|(?<!\d)\d{17}[Xx](?![\w])",
-    re.IGNORECASE,
-)
-
-
-def credential_kind(text: str) -> str | None:
-    """The credential the text seems to hold ("a password", "a credential", ...), or None.
-
-    The check `extract_candidates` runs first; callers that send text elsewhere (a model)
-    run it themselves on the whole text, whatever its length. Every pattern is bounded, so
-    it stays linear on long texts."""
-    return secret_kind(text) or _credential_hint(text)
-
-
-def _credential_hint(text: str) -> str | None:
-    """Credential shapes `secret_kind` leaves to the caller: "my PIN is 4921", ID and card numbers."""
-    if _CREDENTIAL_WORDS.search(text):
-        return "a credential"
-    if _IDENTITY_NUMBER.search(text):
-        return "an identity or card number"
-    return None
-
 
 # ---------------------------------------------------------------- sentences and clauses
 _SENTENCE_END = re.compile(r"(?:[。！？!?；;\n\r…]|\.(?=[\s.!?。！？…]|$))+")

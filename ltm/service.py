@@ -32,10 +32,10 @@ from ._audit import AuditLog, AuditPage
 from ._fences import Fence, FenceRegistry
 from ._storage import JsonStore
 from .candidates.extraction import extract
+from .candidates.kinds import SPEAKER, CandidateKind
 from .candidates.queue import CandidatePage, CandidateQueue
 from .candidates.records import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from .candidates.review import EPISODE_SOURCE, CandidateRun, episode_fields, profile_change, speaker_scope
-from .candidates.rules import SPEAKER, CandidateKind
 from .consolidation import ConsolidationPreview, ConsolidationRun, Consolidator, Draft, DraftBook
 from .diagnostics import Diagnostics, HealthReport
 from .episodes.lifecycle import DeleteCriteria, EpisodeLifecycle, RestoreResult

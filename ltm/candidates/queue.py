@@ -32,8 +32,8 @@ from ..gate import WriteGate
 from ..identity import MemoryScope
 from ..spaces import Space
 from ..timefields import now_iso
+from .kinds import CandidateKind
 from .records import Candidate, CandidateStatus, new_candidate_id
-from .rules import CandidateKind
 
 log = logging.getLogger("LongTermMemory")
 

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..identity import Identity
 from ..timefields import now_iso
-from .rules import CandidateKind, ProfileField, ProposedMemory
+from .kinds import CandidateKind, ProfileField, ProposedMemory
 
 USER_STATEMENT = "user_statement"
 INFERENCE = "inference"

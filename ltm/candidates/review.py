@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..identity import MemoryScope
+from .kinds import CandidateKind, ProfileField
 from .records import Candidate, CandidateOrigin
-from .rules import CandidateKind, ProfileField
 
 EPISODE_SOURCE = "candidate"
 

@@ -22,8 +22,8 @@ from typing import Any
 from ..errors import ValidationError
 from ..params import is_blank
 from ..ports import ChatMessage
+from .kinds import SESSION, SPEAKER, CandidateKind, ProfileField, ProposedMemory
 from .records import MODEL_RULE
-from .rules import SESSION, SPEAKER, CandidateKind, ProfileField, ProposedMemory
 
 MAX_INPUT_CHARS = 8000
 TIMEOUT_S = 30.0

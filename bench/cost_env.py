@@ -207,7 +207,7 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     from ltm.episodes.transfer import _materialize
 
     memory = harness.plugin.memory
-    store = memory._episodes  # the plugin's own episode store: its writes keep per-space indexes current
+    store = memory.parts.episodes  # the plugin's own episode store: its writes keep per-space indexes current
     embedder = host.embedding_models[model]
     kb_ids = {scope.kb_id for scope, _ in groups}
     if len(kb_ids) != 1:

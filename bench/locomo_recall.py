@@ -61,8 +61,10 @@ from bench.bm25 import BM25  # noqa: E402
 from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
-from ltm.episodes.ranking import ScoredEpisode, SearchRecipe  # noqa: E402
+from ltm import QUERY_RECALL, RecallRecipe  # noqa: E402
+from ltm.episodes.ranking import ScoredEpisode  # noqa: E402
 from ltm.timefields import parse_stored  # noqa: E402
+from testhost.hooks import recall_at  # noqa: E402
 
 ALL_SYSTEMS = ("plugin", "plugin-nodecay", "plugin-hl365", "vector", "bm25", "rrf", "plugin-bm25", "mem0")
 KS = (1, 5, 10)
@@ -214,7 +216,7 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
     try:
         found = await env.memory.memory_kb()
         assert found is not None
-        defaults = SearchRecipe.from_settings(found[1], DEPTH)
+        defaults = replace(QUERY_RECALL, top_k=DEPTH).resolved_for(found[1])
         info["recipe"] = repr(defaults)
         no_decay = replace(defaults, recency_weight=0.0)
         year = replace(defaults, half_life_days=365.0)
@@ -271,14 +273,14 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
     return info
 
 
-async def tune_question(env: ConversationEnv, qa: Any, defaults: SearchRecipe, moment: datetime,
+async def tune_question(env: ConversationEnv, qa: Any, defaults: RecallRecipe, moment: datetime,
                         tune: dict[tuple[int, float], Results]) -> None:
     """One recall per lexical window returning the whole ranked window, re-scored for each weight.
     Ranking quality is tuned with the time factor off (the half-life is the admin's knob, and with it
     on, as of the conversation's end, the newest session outranks everything; see RESULTS.md)."""
     for window in TUNE_LEXICAL_WINDOWS:
         recipe = replace(defaults, lexical_window=window, top_k=10**6, recency_weight=0.0)
-        scored = await env.memory.recall(env.scope, qa.question, top_k=10**6, search=recipe, now=moment)
+        scored = await recall_at(env.memory, env.scope, qa.question, recipe, moment)
         if PARTS is not None and window == max(TUNE_LEXICAL_WINDOWS):
             PARTS.append({"category": qa.category, "evidence": list(qa.evidence), "question": qa.question,
                           "candidates": [(s.episode.original_id, s.vector, s.lexical, s.bonus, s.episode.importance,
@@ -288,7 +290,7 @@ async def tune_question(env: ConversationEnv, qa: Any, defaults: SearchRecipe, m
             tune[(window, vw)].add("rrf", qa.category, rescore_rrf(scored, vw, 1 - vw), qa.evidence)
 
 
-def rescore(scored: list[ScoredEpisode], recipe: SearchRecipe, vector_weight: float, lexical_weight: float
+def rescore(scored: list[ScoredEpisode], recipe: RecallRecipe, vector_weight: float, lexical_weight: float
             ) -> list[str]:
     """`ranking.rank`'s score for other weights, from the parts it reported (same tie order). The
     neighbour context part keeps the relevance of the recipe's own weights (an approximation)."""

@@ -155,6 +155,16 @@ def scope_marker_key(scope_key: str) -> str:
     return _key("scope", escape(scope_key))
 
 
+# ---- migrations: a KB whose vector records are all in record layout 2 is never scanned again
+def layout_marker_key(kb_id: str) -> str:
+    return _key("migration", escape(kb_id), "layout2")
+
+
+def legacy_layout_marker_key(kb_id: str) -> str:
+    """The same marker as release 0.2 first wrote it (read only, so those KBs are not scanned again)."""
+    return f"migration:{kb_id}:layout2"
+
+
 # ---- candidate extraction (Q): the review queue of one session scope
 def candidates_key(scope_key: str) -> str:
     """Every memory candidate of one session scope, with its review state, in one bounded record."""

@@ -7,7 +7,7 @@ from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 from components.commands import render
 from components.commands.args import UsageError, as_usage, page_of, statuses_of
 from components.commands.registry import Call, help_text, subcommand
-from ltm import COMMAND_SEARCH, EpisodeStatus, LTMError, RecallFilters
+from ltm import REVIEW_SEARCH, EpisodeStatus, LTMError, RecallFilters
 
 PAGE_SIZE = 10
 LIST_FLAGS = frozenset({"include-superseded", "include-archived"})
@@ -47,8 +47,8 @@ async def search(call: Call) -> str:
     if not query:
         raise UsageError("search", "a search query is required")
     statuses = statuses_of(call.topic, args)
-    top_k = as_usage(call.topic, lambda: COMMAND_SEARCH.top_k(args.option("top-k") or None))
-    hits = await call.memory.recall(call.scope, query, recipe=COMMAND_SEARCH, top_k=top_k,
+    recipe = as_usage(call.topic, lambda: REVIEW_SEARCH.with_top_k(args.option("top-k") or None))
+    hits = await call.memory.recall(call.scope, query, recipe=recipe,
                                     filters=RecallFilters(statuses=statuses))
     return render.search_results(query, statuses, [hit.episode for hit in hits])
 

@@ -26,9 +26,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from .. import params
+from .._gate import WriteGate
 from .._storage import JsonStore, KeyedLocks, candidates_key
 from ..errors import NotFound, ValidationError
-from ..gate import WriteGate
 from ..identity import MemoryScope
 from ..spaces import Space
 from ..timefields import now_iso
@@ -139,8 +140,7 @@ class CandidateQueue:
             counts[candidate.status.value] += 1
         chosen = [c for c in reversed(record.items) if c.status in statuses]
         pages = max(1, -(-len(chosen) // page_size))
-        if page > pages:
-            raise ValidationError(f"page {page} is past the end (last page is {pages})")
+        params.check_page(page, pages)
         start = (page - 1) * page_size
         return CandidatePage(chosen[start:start + page_size], page, pages, len(chosen), counts, record.refused,
                              record.last_refused_at)

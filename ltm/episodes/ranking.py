@@ -1,6 +1,6 @@
 """Recall ranking as an explicit, tunable recipe (E6, E7 in docs/REQUIREMENTS.md).
 
-The backend gives a bounded candidate window (vector hits, filtered on one
+The backend gives a bounded recall window (vector hits, filtered on one
 isolation key). Everything after that happens here, over the whole window, before
 `top_k` is cut:
 
@@ -12,7 +12,7 @@ isolation key). Everything after that happens here, over the whole window, befor
   the whole space from the plugin's own index (`lexical.py`, `lexical_window`);
 - vector_similarity is min-max normalized inside the vector window, because distance
   scales differ per backend (Chroma squared L2, Qdrant 1 - cos, RRF for hybrid); a
-  candidate found by words only lies outside that window and scores 0 here;
+  an entry found by words only lies outside that window and scores 0 here;
 - bm25 is the plugin's own Okapi BM25 over the whole space (index statistics), divided
   by the best candidate's; without the index (it could not be built this turn) it is
   computed inside the window (LangBot's Chroma "full text" is a substring match of the
@@ -35,13 +35,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
+from .. import params
 from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
 from ..timefields import parse_stored
 from .model import Episode
 
 _WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?", re.IGNORECASE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+MAX_TOP_K = 20  # every surface's recall, and automatic recall per turn
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 
 # Function words carry no evidence of which memory is meant; questions are full of them.
@@ -66,24 +69,25 @@ def tokenize(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class SearchRecipe:
-    top_k: int = 5
-    candidate_window: int = 200  # LoCoMo tuning split: 60 -> 200 lifts any@5 from .60 to .65 (MiniLM)
+class RecallRecipe:
+    """How one kind of recall works: its `top_k` and the range a caller may ask for, the candidate
+    windows, and the ranking weights. The named recipes are in `recipes.py`; `resolved_for` applies a
+    memory KB's settings (strategy, half-life, exact-match boost, and `top_k` where it is None)."""
+
+    name: str = "recall"
+    top_k: int | None = 5  # None: the KB's `auto_recall_top_k` (automatic recall)
+    max_top_k: int = MAX_TOP_K
+    candidate_window: int = 200  # vector hits of the space (tuning: bench/RESULTS.md, "What was tried")
     speaker_window: int = 20
     full_text_window: int = 20  # only with retrieval_strategy "hybrid" (the host's substring search)
-    # Whole-space BM25 candidates from the in-process word index (lexical.py). LoCoMo tuning split,
-    # MiniLM, time factor off: 0 (scores only) R@5/R@10 .575/.654; 20, 50, 100 and 200 all .579/.661.
+    # Whole-space BM25 candidates from the in-process word index (lexical.py).
     lexical_window: int = 50
     strategy: RetrievalStrategy = RetrievalStrategy.AUTO
-    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized), same tuning run,
-    # window 50: vector weight .2 .558/.643, .3 .572/.657, .4 .579/.661, .5 .571/.653, .6 .550/.630,
-    # .7 .516/.610. Weighted RRF of the two orders (k 60) lost at every weight (best .529/.602 at .2).
+    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized).
     vector_weight: float = 0.4
     lexical_weight: float = 0.6
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
-    # an exchange) gains context_weight x that neighbour's relevance. Neighbours = the adjacent candidates
-    # in time, if within context_seconds. Same tuning run (vector weight .4, window 200): off .579/.661;
-    # weight .3 .615/.705, .5 .624/.713, identical for 5 s, 60 s and 3,600 s.
+    # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds.
     context_weight: float = 0.5
     context_seconds: float = 600.0
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
@@ -97,14 +101,33 @@ class SearchRecipe:
     speaker_bonus: float = 0.05
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    resolved: bool = False  # the KB's settings are applied (a tuned benchmark recipe is resolved already)
 
-    @classmethod
-    def from_settings(cls, settings: KBSettings, top_k: int) -> SearchRecipe:
-        recipe = cls(
-            top_k=top_k,
+    def with_top_k(self, value: Any) -> RecallRecipe:
+        """This recipe with a caller's `top_k` (None: the recipe's own), validated against its range; the
+        same bad value gets the same message on every surface (`ltm.params`)."""
+        default = self.top_k if self.top_k is not None else 1
+        return replace(self, top_k=params.bounded_int(value, "top_k", low=1, high=self.max_top_k, default=default))
+
+    def with_host_top_k(self, value: Any) -> RecallRecipe:
+        """This recipe with a `top_k` the host sent (not a user's): out-of-range values are brought into range."""
+        try:
+            number = max(1, min(int(value), self.max_top_k))
+        except (TypeError, ValueError):
+            return self
+        return replace(self, top_k=number)
+
+    def resolved_for(self, settings: KBSettings) -> RecallRecipe:
+        """The recipe as one memory KB runs it; `top_k` is then always a number."""
+        if self.resolved:
+            return self
+        recipe = replace(
+            self,
+            top_k=settings.auto_recall_top_k if self.top_k is None else self.top_k,
             strategy=settings.retrieval_strategy,
             half_life_days=settings.recency_half_life_days,
             exact_match_boost=settings.exact_match_boost,
+            resolved=True,
         )
         if settings.retrieval_strategy is RetrievalStrategy.VECTOR:
             recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0)
@@ -116,7 +139,9 @@ class SearchRecipe:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class WindowEntry:
+    """One episode of the recall window, before ranking."""
+
     episode: Episode
     distance: float | None  # None: found by words only, outside the vector window
     from_speaker_search: bool = False
@@ -138,8 +163,8 @@ def time_weight(age_days: float, half_life_days: float) -> float:
     return float(0.5 ** (max(0.0, age_days) / max(half_life_days, 1e-6)))
 
 
-def _vector_scores(candidates: list[Candidate]) -> list[float]:
-    """Min-max similarity inside the vector window. A candidate found by words only lies outside
+def _vector_scores(candidates: list[WindowEntry]) -> list[float]:
+    """Min-max similarity inside the vector window. An entry found by words only lies outside
     that window, so it is at most as similar as the window's farthest hit: it scores 0."""
     distances = [c.distance for c in candidates if c.distance is not None]
     if not distances:
@@ -173,7 +198,7 @@ def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: f
     return [s / top for s in scores] if top > 0 else scores
 
 
-def _exact_bonus(recipe: SearchRecipe, query: str, tokens: set[str], episode: Episode) -> float:
+def _exact_bonus(recipe: RecallRecipe, query: str, tokens: set[str], episode: Episode) -> float:
     if not recipe.exact_match_boost:
         return 0.0
     bonus = 0.0
@@ -206,9 +231,9 @@ def _neighbour_relevance(moments: list[datetime | None], relevance: list[float],
 
 
 def rank(
-    candidates: list[Candidate],
+    candidates: list[WindowEntry],
     query: str,
-    recipe: SearchRecipe,
+    recipe: RecallRecipe,
     now: datetime,
     preferred_sender: str = "",
     lexical_scores: dict[str, float] | None = None,

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import params
+from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, document_key
 from ..errors import ValidationError
-from ..gate import WriteGate, WriteTx
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
@@ -43,7 +43,6 @@ log = logging.getLogger("LongTermMemory")
 
 MAX_IMPORT_RECORDS = 5000
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
-MAX_ID_CHARS = 100
 _IMPORTABLE = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
 
 
@@ -119,13 +118,13 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     status = parse_status(item.get("status") or "active")
     if status not in _IMPORTABLE:
         raise ValidationError(f"status {status.value} cannot be imported")
-    original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=MAX_ID_CHARS,
+    original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=params.MAX_ID_CHARS,
                               required=False) or None
     if original_id:
         if original_id in seen_ids:
             raise ValidationError(f"duplicate id {original_id}")
         seen_ids.add(original_id)
-    supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=MAX_ID_CHARS)
+    supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=params.MAX_ID_CHARS)
     sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
     sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
     refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or "")])
@@ -137,7 +136,7 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
         sender_name=sender_name,
         original_id=original_id,
         supersedes=tuple(supersedes),
-        superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=MAX_ID_CHARS,
+        superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=params.MAX_ID_CHARS,
                                   required=False) or None,
         superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
     )

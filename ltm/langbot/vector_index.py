@@ -32,13 +32,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
-from ..ports import IndexHit, IndexPage, IndexRecord, LegacyPage, StoreProfile, Vector, reports_writes, write_sent
+from ..ports import PROBE_TEXT, IndexHit, IndexPage, IndexRecord, StoreProfile, Vector, reports_writes, write_sent
 from . import layout
-from .calls import _call
+from .calls import host_call as _call
 
 log = logging.getLogger("LongTermMemory")
 
-PROBE_TEXT = "LongTermMemory isolation probe"
 LIST_PAGE = 200
 SCAN_LIMIT = 20_000  # a scan of one space for a record (stores without a uuid filter) stops here
 SPEAKER_OVERFETCH = 25  # speaker search without a speaker filter: the space's best top_k x this ...
@@ -107,7 +106,7 @@ def _unit(dimension: int) -> list[float]:
 
 
 class HostVectorIndex:
-    """VectorIndex (and the optional `LayoutMigrationIndex`, `DescribedIndex`) over the host's API."""
+    """VectorIndex (and the optional `DescribedIndex`, and the layout migration's `LegacyIndex`) over the host's API."""
 
     def __init__(self, plugin: Any) -> None:
         self._plugin = plugin
@@ -448,7 +447,7 @@ class HostVectorIndex:
             dimension = self._dims.get(collection)
             if dimension is None:
                 raise HostError("the vector store kept the record after a delete by its key (it cannot filter on "
-                                "uuid); run a recall or `!memory health` once, then retry")
+                                "uuid); run a recall or the health check once, then retry")
             await self._move_and_delete(collection, space, sorted(left), dimension)
 
     async def _delete_records(self, collection: str, traits: Traits, space: str, record_ids: Sequence[str]) -> None:
@@ -479,10 +478,10 @@ class HostVectorIndex:
             await self._delete_rows(collection, file_ids=file_ids)
 
     # ------------------------------------------------------------------ layout migration
-    async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyPage:
+    async def legacy_page(self, collection: str, limit: int, offset: int) -> layout.LegacyPage:
         rows = await self._list_rows(collection, None, limit, offset)
         found = [layout.legacy_record(self._meta(r), str(r.get("id") or "")) for r in rows]
-        return LegacyPage([f for f in found if f is not None], scanned=len(rows), more=len(rows) >= limit)
+        return layout.LegacyPage([f for f in found if f is not None], scanned=len(rows), more=len(rows) >= limit)
 
     async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None:
         safe = [k for k in keys if layout.legacy_deletable(k)]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import params
+from .._gate import WriteGate
 from .._storage import JsonStore, profile_key, sender_of_profile_key, speaker_profile_prefix
 from ..errors import ValidationError
-from ..gate import WriteGate
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..spaces import Space

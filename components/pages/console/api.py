@@ -23,9 +23,9 @@ from typing import Any
 
 from components.common.envelope import error_envelope, internal_error
 from ltm import (
-    CONSOLE_SEARCH,
     LISTED_STATUSES,
     MAX_CANDIDATES,
+    REVIEW_SEARCH,
     EpisodeStatus,
     Fence,
     Identity,
@@ -219,9 +219,9 @@ async def search(memory: MemoryService, body: Body) -> Result:
     _allowed(body, {"space", "query", "top_k", "statuses"})
     space = await resolve_space(memory, body)
     query = _text(body.get("query"), "query", limit=MAX_QUERY_CHARS)
-    top_k = CONSOLE_SEARCH.top_k(body.get("top_k"))
+    recipe = REVIEW_SEARCH.with_top_k(body.get("top_k"))
     statuses = _statuses(body.get("statuses"), "statuses", (EpisodeStatus.ACTIVE,))
-    hits = await memory.recall(space.scope, query, recipe=CONSOLE_SEARCH, top_k=top_k,
+    hits = await memory.recall(space.scope, query, recipe=recipe,
                                filters=RecallFilters(statuses=statuses))
     return {
         "space": space.to_dict(),
@@ -387,8 +387,10 @@ def _candidate_action(action: Callable[[MemoryService, MemoryScope, str], Awaita
     return endpoint
 
 
-candidate_accept = _candidate_action(lambda m, s, i: m.accept_candidate(s, i))
-candidate_reject = _candidate_action(lambda m, s, i: m.reject_candidate(s, i))
+# The page has no chat identity: a decision made here is recorded as the console's.
+REVIEWER = "console"
+candidate_accept = _candidate_action(lambda m, s, i: m.accept_candidate(s, i, reviewer=REVIEWER))
+candidate_reject = _candidate_action(lambda m, s, i: m.reject_candidate(s, i, reviewer=REVIEWER))
 
 
 # ---------------------------------------------------------------------- consolidation drafts (K7)

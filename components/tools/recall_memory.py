@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.common.memory_tool import MemoryTool
-from components.common.render import episode_for_model, profile_text
+from components.common.memory_views import episode_for_model, profile_text
 from ltm import QUERY_RECALL, MemoryScope, MemoryService, RecallFilters, clean_tags, params
 
 

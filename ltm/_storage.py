@@ -151,7 +151,7 @@ def lineage_kb_prefix(kb_id: str) -> str:
 
 
 def scope_marker_key(scope_key: str) -> str:
-    """A small record saying this session scope has written memory (the console lists known scopes)."""
+    """A small record saying this session scope has written memory (the list of known scopes)."""
     return _key("scope", escape(scope_key))
 
 
@@ -172,7 +172,7 @@ def candidates_key(scope_key: str) -> str:
 
 
 def scope_of_key(key: str) -> str | None:
-    """The session scope a stored profile, L1 audit log or snapshot key belongs to (the console's list)."""
+    """The session scope a stored profile, L1 audit log or snapshot key belongs to (the list of known scopes)."""
     parts = key.split("/")
     if len(parts) < 3 or parts[0] != "v2":
         return None

@@ -1,5 +1,5 @@
 """Diagnostics: the health check (H), injection snapshots (I5), the double-recall note (I4)
-and the list of known scopes for the console's sidebar (M1).
+and the list of known scopes an admin can choose from (M1).
 
 The isolation probe asks the vector index itself (not the core's own re-check) whether
 search, list and delete filtered on one space ever see or remove another space: the

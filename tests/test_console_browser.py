@@ -60,7 +60,7 @@ G1_EPISODES = [
 ]
 
 
-def _missing() -> list[str]:
+def missing_browser_parts() -> list[str]:
     missing = []
     try:
         import playwright.async_api  # noqa: F401
@@ -175,7 +175,7 @@ async def _seed(h: PluginHarness, host: FakeLangBotHost) -> tuple[str, dict[str,
 
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
-    missing = _missing()
+    missing = missing_browser_parts()
     if missing:
         message = "browser tests need " + " and ".join(missing)
         if os.environ.get("CI"):

@@ -10,8 +10,8 @@ Bound (docs/ARCHITECTURE.md, "Limits"): at most `MAX_CANDIDATES` per scope. When
 candidate does not fit, the oldest rejected candidates are dropped first, then the oldest
 accepted ones (their memory, if any, stays: it was written and audited when accepted).
 Pending candidates are never dropped: when the queue holds only pending ones, new
-candidates are refused, counted in the record (`refused`) and logged, so the command and
-the console can say so.
+candidates are refused, counted in the record (`refused`) and logged, so every review
+surface can say so.
 
 Decisions (accept, reject, auto-apply) are serialized per scope by `deciding(scope)`, held
 across "check pending, apply, mark decided", so one candidate is never applied twice.

@@ -16,7 +16,7 @@ from .ranking import MAX_TOP_K, RecallRecipe
 AUTO_RECALL = RecallRecipe("auto recall", top_k=None)
 # A question put to memory (the model's recall tool, a host retrieval of the memory KB): the best few.
 QUERY_RECALL = RecallRecipe("query recall", top_k=5)
-# A person looking through memory (search in the command and in the console): a longer list.
+# A person looking through memory (an operator's or an admin's search): a longer list.
 REVIEW_SEARCH = RecallRecipe("review search", top_k=10)
 
 __all__ = ["AUTO_RECALL", "MAX_TOP_K", "QUERY_RECALL", "REVIEW_SEARCH", "RecallRecipe"]

@@ -142,7 +142,7 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     )
 
 
-def _materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
+def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
                  keep_senders: bool) -> list[Episode]:
     """New ids in the caller's space; links inside the batch are carried over to the new ids."""
     id_map = {r.original_id: new_episode_id() for r in records if r.original_id}
@@ -190,7 +190,7 @@ class EpisodeTransfer:
                               operation: str = "import", keep_senders: bool = True) -> list[Episode]:
         if not records:
             raise ValidationError("the import has no episodes")
-        episodes = _materialize(scope, records, None, keep_senders)
+        episodes = materialize(scope, records, None, keep_senders)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
             await write_episodes(tx, self._store, settings, episodes, _audit_import(operation, None))
         log.info("[LongTermMemory] import scope=%s user_key=%s records=%d", scope.scope_key, scope.user_key,
@@ -199,7 +199,7 @@ class EpisodeTransfer:
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
                               document_id: str) -> list[Episode]:
-        episodes = _materialize(scope, records, document_id, keep_senders=True)
+        episodes = materialize(scope, records, document_id, keep_senders=True)
         key = document_key(scope.kb_id, document_id)
         index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
                  "isolation": scope.isolation.value, "ids": [e.episode_id for e in episodes]}

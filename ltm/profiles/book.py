@@ -43,7 +43,7 @@ class ProfileBook:
         return Profiles(session, speaker)
 
     async def speakers(self, scope: MemoryScope) -> dict[str, Profile]:
-        """Every speaker profile of one session (export and console)."""
+        """Every speaker profile of one session (export, and an admin looking at the session)."""
         prefix = speaker_profile_prefix(scope.scope_key)
         result: dict[str, Profile] = {}
         for key in await self._store.keys(prefix):

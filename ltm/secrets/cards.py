@@ -24,6 +24,16 @@ def _card_code(text: str, pos: int) -> str | None:
     return CARD_CODE if _CARD_CODE.match(text, pos) else None
 
 
+# "my card security code is 318": three digits after "security code" are the code on a card
+# (four to eight are a one-time code, `codes.py`).
+_SECURITY_CODE = re.compile(r"(?<![A-Za-z])security\s?code(?![A-Za-z])[^0-9\n]{0,8}(?<![0-9])[0-9]{3}(?![0-9])",
+                            IGNORECASE)
+
+
+def _security_code(text: str, pos: int) -> str | None:
+    return CARD_CODE if _SECURITY_CODE.match(text, pos) else None
+
+
 def _labelled_card(text: str, pos: int) -> str | None:
     """An explicit "card number" / "credit card" followed by a full number, valid or not."""
     match = _CARD_LABEL.match(text, pos)
@@ -114,6 +124,7 @@ CARD_NUMBERS = RuleSet(
     lower=(
         ("cv", (_card_code,)),
         ("csc", (_card_code,)),
+        ("security", (_security_code,)),
         ("card", (_labelled_card,)),
     ),
     cjk=(("卡", (_zh_card,)),),

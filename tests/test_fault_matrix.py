@@ -571,7 +571,7 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                   A.VECTOR_UPSERT.value: (KINDS, "the store probe writes archived records in probe spaces of its "
                                                  "own and removes them itself; health reports any left over"),
                   A.VECTOR_DELETE.value: (KINDS, "removing the store probe's own records"),
-                  "set_plugin_storage(migration:<id>:layout2)": (KINDS, "the layout marker is rewritten whole; "
+                  "set_plugin_storage(migration)": (KINDS, "the layout marker is rewritten whole; "
                                                                         "a lost one costs one check at first use"),
               }),
     Operation("kb_unregister", act_unregister, retry_unregister, lambda r: "installation", setup=setup_unregister,

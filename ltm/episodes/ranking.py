@@ -60,50 +60,53 @@ _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 @dataclass(frozen=True)
 class SearchRecipe:
     """Every default below was chosen on the LoCoMo tuning split only (MiniLM, asked as of each
-    conversation's end; R@5 / R@10; the grid is in bench/RESULTS.md, "What was tried")."""
+    conversation's end; R@5 / R@10 with every other default as shipped, bench/RESULTS.md "What was
+    tried"). Figures marked ~ come from the offline grid over the same split (a replica of this
+    ranking, agreeing with the full run within .005); the others from
+    `bench/locomo_recall.py --split tuning --recipe FIELD=VALUE`."""
 
     top_k: int = 5
     # Vector hits of the space. The word index supplies whole-space word candidates, so the window can
-    # be small: 200 .727/.809, 100 .724/.799, 50 .723/.790, 30 .714/.779, 20 .693/.762. 50 keeps the
-    # host's search (and the rows it moves to the plugin) a quarter of 200's.
+    # be small: 200 .735/.810, 100 .722/.803, 50 .721/.795, 30 .713/.783 (20 ~.693/.762). 50 keeps the
+    # host's search (and the rows it moves to the plugin) a quarter of 200's for .014/.015.
     candidate_window: int = 50
     speaker_window: int = 20
     full_text_window: int = 20  # only with retrieval_strategy "hybrid" (the host's substring search)
-    # Whole-space BM25 candidates from the in-process word index (lexical.py): 50 .720/.786, 100
-    # .723/.790 (with the 50-row vector window; 20-100 were equal with a 200-row one).
+    # Whole-space BM25 candidates from the in-process word index (lexical.py): 50 .722/.795, 100
+    # .721/.795 (~20 to 100 equal with a 200-row vector window); 100 keeps R@10 at smaller windows (~).
     lexical_window: int = 100
     strategy: RetrievalStrategy = RetrievalStrategy.AUTO
-    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized): vector weight .3 .696/.789,
-    # .4 .720/.789, .5 .718/.787, .6 .717/.785. Weighted RRF of the two orders lost at every weight.
+    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized): vector weight ~.3 .696/.789,
+    # ~.4 .720/.789, ~.5 .718/.787, ~.6 .717/.785. Weighted RRF of the two orders lost at every weight.
     vector_weight: float = 0.4
     lexical_weight: float = 0.6
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
     # an exchange) gains context_weight x that neighbour's relevance. Neighbours = the adjacent candidates
-    # in time, if within context_seconds: .3 .715/.790, .5 .720/.789, .6 .722/.787; 60 s = 3,600 s.
+    # in time, if within context_seconds: ~.3 .715/.790, ~.5 .720/.789, ~.6 .722/.787; 60 s = 3,600 s.
     context_weight: float = 0.5
     context_seconds: float = 600.0
     # Session context: the best relevance in the candidate's conversation burst (gaps of at most
-    # session_gap_seconds): off .702/.791 (window 200), .2 .722/.786, .3 .723/.790, .5 .715/.789.
+    # session_gap_seconds): ~off .702/.791 (window 200), ~.2 .722/.786, ~.3 .723/.790, ~.5 .715/.789.
     session_weight: float = 0.3
     session_gap_seconds: float = 3600.0
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
-    # The time weight (0.5 at the half-life) is added, never multiplied: recall at every age is the same
-    # from 0 to .05 (.720/.792 to .720/.788) and falls beyond (.1: .710/.801 with window 200). .05 is the
-    # largest weight that costs nothing: among comparable matches the newer ranks first.
+    # The time weight (0.5 at the half-life) is added, never multiplied: recall is the same from 0 to .05
+    # (0: .722/.795, .05: .721/.795) and falls beyond (~.1: .710/.801 with window 200). .05 is the largest
+    # weight that costs nothing: among comparable matches the newer ranks first.
     recency_weight: float = 0.05
     importance_weight: float = 0.05
     exact_match_boost: bool = True
     id_bonus: float = 10.0
     snippet_bonus: float = 0.5
     tag_bonus: float = 0.25
-    # A speaker the question names (question_cues.py): .15 .690/.796 (window 200), .3 .714/.785, .4
-    # .720/.789, .5 .723/.790, .6 .723/.789. The name is also left out of the embedded text: off .702/.777.
+    # A speaker the question names (question_cues.py): ~.15 .690/.796 (window 200), ~.3 .714/.785, ~.4
+    # .720/.789, ~.5 .723/.790, ~.6 .723/.789. The name is also left out of the embedded text: ~off .702/.777.
     sender_bonus: float = 0.5
     strip_named_speakers: bool = True
     speaker_bonus: float = 0.05
-    # A day or month the question names: off .697/.784 (window 200), .5 .716/.789, .7 .720/.789, 1 .722/.788.
+    # A day or month the question names: ~off .697/.784 (window 200), ~.5 .716/.789, ~.7 .720/.789, ~1 .722/.788.
     date_weight: float = 0.7
-    # A record that is itself a question: off .694/.797 (window 200), .1 .714/.788, .2 .720/.789, .3 .722/.789.
+    # A record that is itself a question: ~off .694/.797 (window 200), ~.1 .714/.788, ~.2 .720/.789, ~.3 .722/.789.
     question_penalty: float = 0.2
     # A superseded record (asked for with a status filter) ranks below its correction whatever the wording.
     superseded_penalty: float = 1.0

@@ -19,7 +19,6 @@ import dataclasses
 import ipaddress
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -223,7 +222,7 @@ class Stack:
         self.group.wait("plugin runtime", runtime,
                         lambda: http_ok(f"http://127.0.0.1:{self.ports['runtime']}/healthz"), 60)
         langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
-                                   langbot_env(env, self.home, self.ports, cfg.vdb))
+                                   langbot_env(env, self.home, self.ports, cfg.vdb), cut_teardown=True)
         self.group.wait("LangBot", langbot, lambda: self._langbot_ready(langbot.log_path)
                         and http_ok(self.base_url + "/api/v1/user/init"), cfg.boot_timeout)
         healthz = f"http://127.0.0.1:{self.ports['model']}/healthz"
@@ -304,8 +303,3 @@ class Stack:
             dict(dataclasses.asdict(info), token="<see login>", embedder=now, ports=self.ports,
                  pids={p.name: p.pid for p in self.procs}, request_log=str(self.request_log)), indent=2))
 
-
-if __name__ == "__main__":  # kept for `python -m devhost.stack run` (the CLI moved to devhost.cli)
-    from .cli import main
-
-    sys.exit(main())

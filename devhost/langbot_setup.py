@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -99,8 +100,11 @@ def install_plugin(client: LangBotClient, package: Path, plugin: tuple[str, str]
     if client.plugin(*plugin) is not None and marker.is_file() and marker.read_text() == digest:
         client.wait_plugin(*plugin)
         return False
+    started = time.monotonic()
+    log(f"installing plugin {plugin[0]}/{plugin[1]} ({package.name}; the runtime sets it up) ...")
     client.install_local_plugin(str(package))
     client.wait_plugin(*plugin)
+    log(f"installing plugin {plugin[0]}/{plugin[1]}: done in {time.monotonic() - started:.0f}s")
     marker.write_text(digest)
     return True
 

@@ -150,11 +150,10 @@ class Installer:
     def install_argv(self, venv: Path, requirements: Sequence[str], extra: Sequence[str] = ()) -> list[str]:
         if self.name == "uv":
             assert self.uv is not None
-            # --compile-bytecode: pip writes .pyc files at install, uv only when asked. Without them every
-            # start compiles LangBot's thousands of modules again wherever PYTHONDONTWRITEBYTECODE is set
-            # (as on this project's machines), which doubled LangBot's boot.
-            return [self.uv, "pip", "install", "--python", str(venv / "bin" / "python"), "--compile-bytecode",
-                    *self.uv_args, *extra, *requirements]
+            # No --compile-bytecode: compiling all 247 packages of .lbvenv took over 2 minutes on two busy
+            # cores; the started processes write .pyc for what they import instead (devhost.stack.child_env).
+            return [self.uv, "pip", "install", "--python", str(venv / "bin" / "python"), *self.uv_args, *extra,
+                    *requirements]
         return [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
                 "--retries", "2", "--timeout", "60", *extra, *requirements]
 

@@ -109,6 +109,11 @@ def child_env() -> dict[str, str]:
     """The environment of every started process."""
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
+    # uv installs no .pyc files (pip does): with PYTHONDONTWRITEBYTECODE set, as on this project's
+    # machines, every start compiled LangBot's modules again (its boot took twice as long). The
+    # started programs may cache bytecode in their own environments; the plugin's workers are
+    # started by the runtime with PYTHONDONTWRITEBYTECODE=1 of their own.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join([str(SITECUSTOMIZE_DIR)] + (
         [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONUNBUFFERED"] = "1"

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from .lbclient import CONSUMER_PLUGIN, LTM_PLUGIN, RUNNER_ID, RUNNER_PLUGIN, LangBotClient, LangBotError
-from .provision import REPO, log
+from .progress import activity, log
+from .provision import REPO
 
 RUNNER_PLUGIN_DIR = REPO / "tests" / "e2e" / "runner_plugin"
+PLUGIN_RELOAD_S = 20.0  # how long an installed plugin may take to be listed again after a start
 CONSUMER_PLUGIN_DIR = REPO / "tests" / "e2e" / "consumer_plugin"
 
 ADMIN_EMAIL = "admin@ltm.local"
@@ -97,13 +99,19 @@ def install_plugin(client: LangBotClient, package: Path, plugin: tuple[str, str]
     of the last installed package is kept in `state_dir` (the data dir)."""
     marker = state_dir / f"installed-{plugin[0]}-{plugin[1]}.sha256"
     digest = package_digest(package)
-    if client.plugin(*plugin) is not None and marker.is_file() and marker.read_text() == digest:
-        client.wait_plugin(*plugin)
-        return False
+    if marker.is_file() and marker.read_text() == digest:
+        # Installed before from this very package: right after a start the runtime may still be
+        # loading it (not listed yet), which is no reason to install it again.
+        try:
+            client.wait_plugin(*plugin, timeout=PLUGIN_RELOAD_S)
+            return False
+        except LangBotError:
+            pass  # gone (deleted in the WebUI, or another data dir's LangBot): install it
     started = time.monotonic()
     log(f"installing plugin {plugin[0]}/{plugin[1]} ({package.name}; the runtime sets it up) ...")
-    client.install_local_plugin(str(package))
-    client.wait_plugin(*plugin)
+    with activity(f"installing plugin {plugin[0]}/{plugin[1]}"):
+        client.install_local_plugin(str(package))
+        client.wait_plugin(*plugin)
     log(f"installing plugin {plugin[0]}/{plugin[1]}: done in {time.monotonic() - started:.0f}s")
     marker.write_text(digest)
     return True

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .installer import HEARTBEAT_S, log
+from .progress import HEARTBEAT_S, activity, log
 
 
 # --------------------------------------------------------------------------- pids
@@ -240,13 +240,13 @@ class ProcessGroup:
     @staticmethod
     def wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float,
              heartbeat_s: float = HEARTBEAT_S) -> None:
-        started = time.monotonic()
-        deadline = started + timeout
-        next_note = started + heartbeat_s
+        with activity(f"waiting for {what}", heartbeat_s=heartbeat_s):
+            ProcessGroup._wait(what, proc, check, timeout)
+
+    @staticmethod
+    def _wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if time.monotonic() >= next_note:
-                log(f"waiting for {what}: {time.monotonic() - started:.0f}s")
-                next_note += heartbeat_s
             if not proc.alive():
                 raise RuntimeError(f"{what} exited with {proc.popen.returncode}; log tail:\n{proc.tail()}")
             try:

@@ -117,9 +117,16 @@ def _install(venv: Path, requirements: list[str], python: str | None, log_path: 
         shutil.rmtree(venv)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log_path.write_text("")
-    name, steps = venv.name, 3 if check else 2
-    run_step(f"{name} 1/{steps}: creating the virtual environment",
-             [python or find_python311(), "-m", "venv", str(venv)], log_path)
+    name, steps, python = venv.name, 3 if check else 2, python or find_python311()
+    what = f"{name} 1/{steps}: creating the virtual environment"
+    chosen = installer(python)
+    try:
+        run_step(f"{what} with {chosen.name}", chosen.venv_argv(venv, python), log_path, env=chosen.env())
+    except InstallError:
+        if chosen is PIP:
+            raise
+        shutil.rmtree(venv, ignore_errors=True)
+        run_step(f"{what} with venv", PIP.venv_argv(venv, python), log_path)
     used = install_packages(f"{name} 2/{steps}: installing {' '.join(requirements)}", venv, requirements, log_path,
                             extra_args, python)
     if check:

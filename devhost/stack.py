@@ -38,7 +38,8 @@ from .processes import (
     listeners,
     pid_alive,
 )
-from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb, log
+from .progress import activity, log
+from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb
 
 DEVHOST = REPO / "devhost"
 SITECUSTOMIZE_DIR = DEVHOST / "sitecustomize"
@@ -298,14 +299,16 @@ class Stack:
         if self._packages is None:
             self._start_package_build()
         assert self._packages is not None
-        packages = self._packages.result()
+        with activity("building the plugin packages"):
+            packages = self._packages.result()
         options = SetupOptions(admin_email=cfg.admin_email, admin_password=cfg.admin_password,
                                chat_base_url=cfg.chat_base_url, chat_api_key=cfg.chat_api_key,
                                chat_model=cfg.chat_model, install_ltm=install_ltm,
                                install_consumer=cfg.install_consumer and install_ltm)
-        self.setup_info = langbot_setup.setup_langbot(
-            self.client(), options, packages=packages, model_base_url=self.model_base_url,
-            embedder_label=self.embedder_label, state_dir=self.data_dir)
+        with activity("setting LangBot up (admin, models, plugins, memory KB, pipeline)"):
+            self.setup_info = langbot_setup.setup_langbot(
+                self.client(), options, packages=packages, model_base_url=self.model_base_url,
+                embedder_label=self.embedder_label, state_dir=self.data_dir)
         self._record_state()
         return self.setup_info
 

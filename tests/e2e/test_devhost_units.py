@@ -18,6 +18,7 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from devhost import cli, langbot_setup, model_server, processes, provision
+from devhost.lbclient import LangBotError
 from devhost.provision import REPO
 from devhost.stack import SITECUSTOMIZE_DIR, SetupInfo, Stack, StackConfig
 
@@ -267,12 +268,15 @@ class FakePluginClient:
     def __init__(self):
         self.installed: dict[tuple[str, str], str] = {}
         self.installs = 0
+        self.waits: list[float] = []
 
     def plugin(self, author, name):
         return {"status": "initialized"} if (author, name) in self.installed else None
 
-    def wait_plugin(self, author, name):
-        assert (author, name) in self.installed
+    def wait_plugin(self, author, name, timeout=60.0):
+        self.waits.append(timeout)
+        if (author, name) not in self.installed:
+            raise LangBotError(f"plugin {author}/{name} not ready after {timeout}s: None")
 
     def install_local_plugin(self, path):
         self.installs += 1
@@ -297,6 +301,21 @@ def test_unchanged_plugin_is_not_reinstalled(tmp_path):
     client.installed.clear()  # e.g. deleted in the WebUI: installed again
     assert langbot_setup.install_plugin(client, changed, ("a", "p"), tmp_path) is True
     assert client.installs == 3
+    assert langbot_setup.PLUGIN_RELOAD_S in client.waits  # the installed package was looked for first
+
+
+def test_a_plugin_still_loading_after_a_start_is_not_reinstalled(tmp_path):
+    """Right after a start the runtime may not list an installed plugin yet (a second run reinstalled
+    the test Runner for that): the same package is waited for, not installed again."""
+    from devhost.lbclient import LangBotClient
+
+    package = _lbpkg(tmp_path / "p.lbpkg", {"manifest.yaml": "v: 1", "main.py": "x = 1"})
+    listed = iter([[], [], [{"manifest": {"metadata": {"author": "a", "name": "p"}}, "status": "initialized"}]])
+    client = LangBotClient("http://127.0.0.1:9")
+    client.plugins = lambda: next(listed)  # type: ignore[method-assign]
+    client.install_local_plugin = lambda path: pytest.fail("reinstalled")  # type: ignore[method-assign]
+    (tmp_path / "installed-a-p.sha256").write_text(langbot_setup.package_digest(package))
+    assert langbot_setup.install_plugin(client, package, ("a", "p"), tmp_path) is False
 
 
 def test_banner_lines_stand_alone(tmp_path):
@@ -704,3 +723,17 @@ def test_devhost_modules_import_each_other_without_a_cycle():
     cycles = sorted(m for m in graph if reaches(m, m, set()))
     assert cycles == [], f"devhost modules on an import cycle: {cycles}"
     assert "cli" not in set().union(*graph.values())  # the CLI is the top: nothing imports it
+
+
+def test_progress_fills_silence_only(capsys):
+    from devhost import progress
+
+    with progress.activity("quiet step", lambda: "detail", heartbeat_s=0.1):
+        time.sleep(0.5)
+    quiet = capsys.readouterr().err.splitlines()
+    assert len(quiet) >= 3 and all(re.fullmatch(r"\[devhost\] quiet step: \d+s \(detail\)", line) for line in quiet)
+    with progress.activity("busy step", heartbeat_s=0.2):
+        for _ in range(10):
+            progress.log("working")
+            time.sleep(0.05)
+    assert "busy step" not in capsys.readouterr().err  # lines kept coming: no heartbeat needed

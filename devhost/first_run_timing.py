@@ -32,9 +32,9 @@ from devhost.processes import descendants, free_port, pid_alive  # noqa: E402
 BANNER_END = "Ctrl-C stops everything"
 
 
-def one_run(repo: Path, data_dir: Path, timeout: float) -> dict[str, object]:
+def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str]) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LTM_")}
-    env.update(LTM_LOCALRUN_DIR=str(data_dir), LTM_WEBUI_PORT=str(free_port()))
+    env.update(extra_env, LTM_LOCALRUN_DIR=str(data_dir), LTM_WEBUI_PORT=str(free_port()))
     started = time.monotonic()
     proc = subprocess.Popen(["bash", str(repo / "scripts" / "run-local.sh")], cwd=str(repo), env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -85,13 +85,16 @@ def main() -> int:
     parser.add_argument("--repo", default=str(HERE.parent), help="the clone to run (default: this one)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--env", action="append", default=[], metavar="LTM_X=V",
+                        help="a variable for run-local (other LTM_* variables of this shell are not passed)")
     args = parser.parse_args()
+    extra_env = dict(item.split("=", 1) for item in args.env)
     repo = Path(args.repo).resolve()
     data_dir = repo / ".localrun-timing"
     for number in range(1, args.runs + 1):
         load = os.getloadavg()
-        result = one_run(repo, data_dir, args.timeout)
-        result.update(run=number, load_before=[round(x, 2) for x in load],
+        result = one_run(repo, data_dir, args.timeout, extra_env)
+        result.update(run=number, env=extra_env, load_before=[round(x, 2) for x in load],
                       load_after=[round(x, 2) for x in os.getloadavg()], cpus=os.cpu_count())
         print(json.dumps(result), flush=True)
         if result["banner_s"] is None:

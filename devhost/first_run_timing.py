@@ -6,8 +6,10 @@
 Each run starts the script in its own process group (as a terminal does) with a data dir
 under the clone, reads its output with a timestamp per line, waits for the banner, then sends
 SIGINT to the group (Ctrl-C) and waits until the script and every process it started are
-gone. It prints one JSON line per run: seconds to the banner, the longest silence before it,
-seconds from Ctrl-C to the last process gone, and what was left running (must be []).
+gone. It prints one JSON line per run: seconds to the banner, the CPU seconds the run used by
+then (user + system of the script and everything it started; compares runs on a machine that
+others share), the longest silence before it, seconds from Ctrl-C to the last process gone,
+and what was left running (must be []).
 The first run of a fresh clone creates `.uvvenv`, `.lbvenv` and `.embvenv`; the second is
 a plain restart. Figures are machine-dependent (devhost/README.md, "First run").
 """
@@ -30,6 +32,22 @@ sys.path.insert(0, str(HERE.parent))
 from devhost.processes import descendants, free_port, pid_alive  # noqa: E402
 
 BANNER_END = "Ctrl-C stops everything"
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: set[int]) -> float:
+    """CPU time (user + system) of `pids` and of their children that have ended and were waited for.
+
+    Less dependent on what else the machine runs than wall time: the figure to compare runs by."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / _TICK
 
 
 def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str]) -> dict[str, object]:
@@ -58,6 +76,8 @@ def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str
         if proc.poll() is not None or time.monotonic() - started > timeout:
             break
     to_banner = time.monotonic() - started if banner.is_set() else None
+    seen |= set(descendants(proc.pid))
+    cpu_to_banner = cpu_seconds(seen)
     stamps = [0.0] + [t for t, _ in lines if to_banner is None or t <= to_banner]
     longest_silence = max((b - a for a, b in zip(stamps, stamps[1:])), default=0.0)
     seen |= set(descendants(proc.pid))
@@ -75,7 +95,7 @@ def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str
         os.kill(pid, signal.SIGKILL)
     reader.join(timeout=5)
     return {"banner_s": None if to_banner is None else round(to_banner, 1),
-            "longest_silence_before_banner_s": round(longest_silence, 1),
+            "cpu_s_to_banner": round(cpu_to_banner, 1), "longest_silence_before_banner_s": round(longest_silence, 1),
             "ctrl_c_to_all_gone_s": round(stop_seconds, 1), "exit_code": proc.returncode, "left_running": left,
             "processes_seen": len(seen)}
 

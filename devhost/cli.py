@@ -72,8 +72,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = StackConfig.from_env(data_dir, webui_port=args.webui_port, embedder=args.embedder)
     if config.webui_port is None:
         config.webui_port = 5300
-    # LTM_FREEZE_BOOT_HEAP_S=0 boots LangBot with Python's garbage collector as it comes (devhost/README.md).
-    config.freeze_boot_heap_s = float(os.environ.get("LTM_FREEZE_BOOT_HEAP_S") or 300)
     stack = Stack(config)
     signal.signal(signal.SIGINT, _raise_stop)
     signal.signal(signal.SIGTERM, _raise_stop)

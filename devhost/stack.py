@@ -80,9 +80,6 @@ class StackConfig:
     boot_timeout: float = 180.0
     vdb: str = "chroma"  # LangBot's vector store: chroma (its default) | milvus (Milvus Lite, a file in the data dir)
     action_log: Path | None = None  # a folder: log every plugin-protocol action (devhost/sitecustomize/devhost_action_probe.py)
-    # LangBot's boot without repeated full GC passes over its heap (devhost/sitecustomize/devhost_boot_heap.py):
-    # run-local's default; off for the tests and benchmarks, which measure LangBot as it ships.
-    freeze_boot_heap_s: float = 0.0
 
     @classmethod
     def from_env(cls, data_dir: Path, **overrides: Any) -> StackConfig:
@@ -232,10 +229,8 @@ class Stack:
         ], self.home, env)
         # LangBot starts at once too: it spends its first seconds importing, and it retries the runtime
         # connection until the runtime (up in a few seconds) answers.
-        lb_env = langbot_env(env, self.home, self.ports, cfg.vdb)
-        if cfg.freeze_boot_heap_s > 0:
-            lb_env["DEVHOST_FREEZE_BOOT_HEAP_S"] = str(cfg.freeze_boot_heap_s)
-        langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home, lb_env, cut_teardown=True)
+        langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
+                                   langbot_env(env, self.home, self.ports, cfg.vdb), cut_teardown=True)
         log(f"started the model server ({self.embedder.embedder}), the plugin runtime and LangBot; logs in {self.logs}")
         self._start_package_build()  # in the background while LangBot boots; setup() takes the result
         self.group.wait("model server", model, lambda: http_ok(f"http://127.0.0.1:{self.ports['model']}/healthz"), 60)

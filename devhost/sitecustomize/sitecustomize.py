@@ -11,8 +11,6 @@ The plugin runtime hard-codes 0.0.0.0 for its control and debug ports with no fl
 change it; this keeps it (and anything else in those processes) off the network.
 Set DEVHOST_ALLOW_WILDCARD_BIND=1 to disable the rewrite. With DEVHOST_ACTION_LOG=<dir>,
 `devhost_action_probe` logs every plugin-protocol action of the process (bench/real_host.py).
-With DEVHOST_FREEZE_BOOT_HEAP_S=<seconds>, `devhost_boot_heap` keeps what a boot builds out of
-later full garbage-collector passes (run-local's LangBot).
 """
 
 from __future__ import annotations
@@ -92,13 +90,6 @@ if os.environ.get("DEVHOST_ACTION_LOG"):  # bench/real_host.py: log every plugin
         import devhost_action_probe
 
         devhost_action_probe.install()
-    except Exception:  # pragma: no cover - never break interpreter start-up
-        pass
-if os.environ.get("DEVHOST_FREEZE_BOOT_HEAP_S"):  # run-local: LangBot boots without repeated full GC passes
-    try:
-        import devhost_boot_heap
-
-        devhost_boot_heap.install_from_env()
     except Exception:  # pragma: no cover - never break interpreter start-up
         pass
 _chain_next_sitecustomize()

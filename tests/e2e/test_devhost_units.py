@@ -737,3 +737,24 @@ def test_progress_fills_silence_only(capsys):
             progress.log("working")
             time.sleep(0.05)
     assert "busy step" not in capsys.readouterr().err  # lines kept coming: no heartbeat needed
+
+
+def test_packages_are_rebuilt_only_when_their_sources_change(tmp_path):
+    builds = []
+
+    def build():
+        builds.append(1)
+        (tmp_path / "dist" / "ltm").mkdir(parents=True, exist_ok=True)
+        package = tmp_path / "dist" / "ltm" / f"p{len(builds)}.lbpkg"
+        package.write_text("zip")
+        return {"ltm": package}
+
+    key = langbot_setup.sources_digest("salt")
+    assert key and key == langbot_setup.sources_digest("salt") != langbot_setup.sources_digest("other")
+    first = langbot_setup.cached_build(tmp_path / "dist", key, build)
+    assert langbot_setup.cached_build(tmp_path / "dist", key, build) == first and len(builds) == 1
+    assert langbot_setup.cached_build(tmp_path / "dist", "changed", build) != first and len(builds) == 2
+    next(iter(langbot_setup.cached_build(tmp_path / "dist", "changed", build).values())).unlink()
+    langbot_setup.cached_build(tmp_path / "dist", "changed", build)  # a package gone: built again
+    langbot_setup.cached_build(tmp_path / "dist", None, build)  # no git: always built
+    assert len(builds) == 4

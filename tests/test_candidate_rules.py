@@ -131,6 +131,23 @@ def test_the_same_fact_twice_is_proposed_once():
     assert [c.content for c in found] == ["vegan"]
 
 
+@pytest.mark.parametrize("text", [
+    "I'm the king of the world 😂", "I love Mondays 🙃", "best day ever, my laptop died /s",
+    "I'm a professional sleeper, 20 years of practice 🤣", "我最爱开会了（反话）", "我是全公司最勤奋的人[doge]",
+    "我特别喜欢周一（狗头）", "我住在地铁上了😂", "私は石油王です、嘘です", "毎日が日曜日です笑",
+])
+def test_an_irony_marker_declines_the_whole_message(text):
+    assert extract_candidates(text) == []
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("i'm vegan lol", "vegan"), ("I'm a nurse 🙂", "nurse"), ("我喜欢猫哈哈", "猫"), ("Wi-Fiなしの生活が好き", "Wi-Fiなしの生活"),
+])
+def test_laughter_and_a_smile_alone_are_not_irony(text, content):
+    (item,) = extract_candidates(text)
+    assert item.content == content
+
+
 # Each message with the secret it carries; the secret must not survive in any field.
 CREDENTIALS = [
     ("here's my key sk-proj-abcdefghijklmnop1234 keep it safe", "sk-proj-abcdefghijklmnop1234"),
@@ -167,6 +184,8 @@ def test_the_shared_secret_filter_decides_first():
 def test_redacted_text_never_echoes_an_odd_kind():
     assert redacted_text("a password") == "[redacted: looks like a password]"
     assert redacted_text("hunter2 (the password)") == "[redacted: looks like a credential]"
+    assert redacted_text("a PIN") == "[redacted: looks like a PIN]"
+    assert redacted_text("an API key") == "[redacted: looks like an API key]"
 
 
 @pytest.mark.parametrize("text", [

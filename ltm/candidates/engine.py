@@ -268,5 +268,7 @@ class _Sentence:
             for rule in lang.episodes:
                 match = rule.pattern.match(self.folded, body, span.end)
                 if match and rule.applies(match, span, body, has_time):
+                    if rule.done:
+                        content = strip_tail(self.text[body:span.end], keep="了")
                     return ProposedMemory(CandidateKind.EPISODE, content, self.text[start:span.end], rule.rule)
         return None

@@ -51,9 +51,13 @@ def with_time(match: re.Match[str], span: Span, body: int, has_time: bool) -> bo
 
 @dataclass(frozen=True)
 class EpisodeRule:
+    """`done`: the rule reads a completed change, so its content keeps a closing "了" ("我换工作了";
+    without it the clause reads as a plan or a habit)."""
+
     pattern: re.Pattern[str]
     rule: str
     applies: Callable[[re.Match[str], Span, int, bool], bool] = always
+    done: bool = False
 
 
 @dataclass(frozen=True)

@@ -243,7 +243,7 @@ EPISODES = (
     EpisodeRule(_ZH_PLAN_MODAL, "zh.plan", with_time),
     EpisodeRule(_ZH_PLAN_EVENT, "zh.plan", _event_with_time),
     EpisodeRule(_ZH_DURABLE_EPISODE, "zh.plan"),
-    EpisodeRule(_ZH_LIFE, "zh.life"),
+    EpisodeRule(_ZH_LIFE, "zh.life", done=True),
 )
 
 CHINESE = RuleLanguage("zh", names=NAMES, sessions=SESSIONS, profile=PROFILE, episodes=EPISODES,

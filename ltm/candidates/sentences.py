@@ -73,11 +73,18 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# "my husband and I bought ...": "and I" joins a subject, it does not start a clause.
+_JOINT_SUBJECT_BEFORE = re.compile(r"\b(?:my|our)\s+[a-z]+$", re.IGNORECASE)
+
+
 def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     cuts: list[tuple[int, int]] = []
     separators = _JA_CLAUSE_SEP if has_kana(text[start:end]) else _CLAUSE_SEP
     for match in separators.finditer(text, start, end):
         if match.group().startswith(",") and not NEW_CLAUSE_AFTER_COMMA.match(text, match.end(), end):
+            continue
+        joint = _JOINT_SUBJECT_BEFORE.search(text, max(start, match.start() - 30), match.start())
+        if joint and match.group().isspace():
             continue
         cuts.append((match.start(), match.end()))
     out: list[tuple[int, int]] = []
@@ -95,7 +102,8 @@ _ZH_TAIL = "啊呀哦哈啦嘛噢呗咯喔嘿哟了~～よね"
 _KEEP_CLOSERS = ")）》」』】]"
 
 
-def strip_tail(value: str) -> str:
+def strip_tail(value: str, keep: str = "") -> str:
+    """`value` without closing punctuation and particles, except those in `keep`."""
     value = value.strip()
     changed = True
     while value and changed:
@@ -103,7 +111,7 @@ def strip_tail(value: str) -> str:
         while value and not (value[-1].isalnum() or value[-1] in _KEEP_CLOSERS):
             value = value[:-1].rstrip()
             changed = True
-        while value and value[-1] in _ZH_TAIL:
+        while value and value[-1] in _ZH_TAIL and value[-1] not in keep:
             value = value[:-1].rstrip()
             changed = True
     return value

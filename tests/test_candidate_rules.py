@@ -200,6 +200,10 @@ def test_redacted_text_never_echoes_an_odd_kind():
     "my name is " + "A" * 900,
     "a, " * 333,
     "\n".join(["I like tea"] * 20),
+    "です" * 120,                            # Japanese particles the clause endings must not re-split
+    "覚えておいて、" * 60,
+    "ことこと" * 60 + "覚えておいて",
+    "私は" + "ア" * 200 + "が好きです",
 ])
 def test_long_or_hostile_input_returns(text):
     result = extract_candidates(text)
@@ -209,7 +213,8 @@ def test_long_or_hostile_input_returns(text):
 
 
 TOKENS = list("我叫喜欢不是以后下周决定记住，。？?!, .'aI1") + [
-    "my name is ", "I like ", "I'm a ", "remember that ", "next week ", "我们", "过敏", "Tom", "小明"]
+    "my name is ", "I like ", "I'm a ", "remember that ", "next week ", "我们", "过敏", "Tom", "小明",
+    "私は", "が好きです", "に住んでいます", "来月", "覚えておいて", "、", "って", "です", "引っ越しました", "佐藤"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -27,8 +27,8 @@ SECRET_RULE: Final = "secret"
 
 @dataclass(frozen=True)
 class ProposedMemory:
-    """One proposal. `rule` is "<lang>.<rule>" with lang en|zh and rule one of name, pref,
-    dislike, trait, session, remember, plan, decision, fact; "secret" for an ignore candidate;
+    """One proposal. `rule` is "<lang>.<rule>" with lang en|zh|ja and rule one of name, pref,
+    dislike, trait, session, remember, plan, decision, fact, life; "secret" for an ignore candidate;
     "model" for the model path. `target` ("speaker" | "session") and `field` are set for profile
     candidates only."""
 

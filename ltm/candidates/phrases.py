@@ -51,6 +51,7 @@ EN_TIME = (
     r"on\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\b|" + _WEEKDAY + r"s?|"
     + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?\b|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|"
     r"in\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)|"
+    r"(?:next|this)\s+(?:january|february|march|april|may|june|july|august|september|october|november|december)|"
     r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
     r"in\s+(?:a|an|one|two|three|four|five|six|\d{1,2}|a\s+few|a\s+couple\s+of)\s+(?:days?|weeks?|months?|years?)|"
     r"by\s+(?:the\s+end\s+of|tomorrow|next)|(?:every|each)\s+(?:day|morning|evening|night|week|weekend|month|year|"

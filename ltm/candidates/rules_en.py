@@ -166,7 +166,9 @@ _EN_EVENT = re.compile(
     r"all-hands|planning|move|closing|audition)s?\s+"
     r"(?:(?:is|was|has\s+been|got|'s)\s+)?(?:(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|scheduled|set|"
     r"planned|booked|due|happening)\s+(?:back\s+)?(?:to|for|on|until)?\s*)?(?:on\s+)?(?=" + EN_TIME + r"|"
-    r"(?:january|february|march|april|may|june|july|august|september|october|november|december)\b)",
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december)\b)|"
+    # "my tax return is due on April 15": anything due on a date is an event.
+    r"(?:the|our|my)\s+(?:[a-z][a-z'-]*\s+){0,3}(?:is|are)\s+due\s+(?:on\s+|by\s+)?(?=" + EN_TIME + r")",
     re.IGNORECASE,
 )
 _EN_DURABLE_EPISODE = re.compile(POLITE + EN_DURABLE + r"[\s,]*(?=\S+\s+\S)", re.IGNORECASE)

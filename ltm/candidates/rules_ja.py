@@ -103,7 +103,7 @@ _ANIMAL = r"(?:猫|ねこ|ネコ|犬|いぬ|イヌ|うさぎ|ウサギ|ハムス
 _COUNT = r"(?:" + ZH_NUM + r"{1,2}(?:人|匹|羽|頭)|一人|二人|ひとり|ふたり|いっぴき)"
 # A job ends in a person suffix (看護師, 会社員, 選手), not in 苦手 / 上手 ("not good at" / "good at").
 _JOB = (r"(?:" + _P + r"{0,11}(?:[師士員医官家者職長]|(?<![苦上下])手|エンジニア|デザイナー|プログラマー?|"
-        r"ライター|マネージャー|コンサルタント|アナリスト|主婦|主夫|学生|フリーランス|パート|アルバイト|バイト))")
+        r"ライター|マネージャー|マン|コンサルタント|アナリスト|主婦|主夫|学生|フリーランス|パート|アルバイト|バイト))")
 _NOT_NEGATED = r"(?!では|じゃ|は?ない|はありません)"
 
 _ALLERGY = re.compile(_SUBJ + r"(?P<value>" + _P + r"{1,12}?アレルギー)" + _NOT_NEGATED)
@@ -218,10 +218,12 @@ _DECISION = re.compile(
 )
 # A plan: a non-past predicate (ます form, 予定, つもり, "…ようと思っています", or a plain verb that
 # is not volitional: "行こう" is an invitation) closing a clause that names a day-level or later time.
-# "明日は休みです" ends in a copula, not a verb: it is not taken as a plan.
+# "明日は休みです" ends in a copula, not a verb, and "毎日…通勤しています" in a habit (…ている):
+# neither is taken as a plan.
 _PLAN = re.compile(
-    r".{1,80}?(?:ます|ません|予定(?:です|だ)?|つもり(?:です|だ)?|[よおこそとのもろぼごぞどょ]うと思って(?:い)?(?:ます|る)|"
-    r"(?<![こそとのもろぼごぞどよおょ])[うくつぬむるぐぶ]|(?<!で)す)" + _TAIL
+    r".{1,80}?(?:(?<!てい)(?<!でい)(?<![てで])ます|ません|予定(?:です|だ)?|つもり(?:です|だ)?|"
+    r"[よおこそとのもろぼごぞどょ]うと思って(?:い)?(?:ます|る)|(?<![こそとのもろぼごぞどよおょ])[うくつぬむぐぶ]|"
+    r"(?<!てい)(?<!でい)(?<![てで])る|(?<![でま])す)" + _TAIL
 )
 _DONE = r"(?:しました|した)"
 _LIFE = re.compile(

@@ -178,6 +178,7 @@ POSITIVES: list[tuple[str, str]] = [
     # English forms with the code's place between, or no connector at all
     ("the door code for the office is 4482, don't share it", PIN),
     ("the alarm code at our house is 9061", PIN),
+    ("door code for our building's side entrance is 4482", PIN),
     ("password Fern!ght42", PASSWORD),
     ("log in with password hunter22", PASSWORD),
     # full-width characters and zero-width characters do not hide a secret
@@ -293,6 +294,7 @@ NEGATIVES: list[str] = [
     # passwords and codes talked about in English
     "password manager", "password reset link sent", "the password field is required", "passcode please",
     "the door code changed", "the door code for the office changed in 2023",
+    "the door code for our new storage unit changed in 2024",
     # ordinary sentences
     "On Tuesday we met Anna at the café near the station; her sister moved to Berlin last year.",
     "周二我们在车站附近的咖啡馆见到了安娜，她说她的妹妹去年搬到了柏林。",

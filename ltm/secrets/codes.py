@@ -29,10 +29,11 @@ def _pin(text: str, pos: int) -> str | None:
     return PIN if match and (match.group("conn").strip() or match.group("pin") == "PIN") else None
 
 
-# "<qualifier> code|passcode|password|pin [for the office] <digits>": a one-time code, or a door/alarm code.
+# "<qualifier> code|passcode|password|pin [for our building's side entrance] <digits>": a one-time
+# code, or a door/alarm code; the place between may be up to three words.
 _CODE_AFTER_HEAD = re.compile(
     r"(?<![A-Za-z])(?:(?:pass)?code|password|pin)(?![A-Za-z])"
-    r"(?:\s{1,3}(?:for|to|of|at|on)\s{1,3}(?:(?:the|my|our|your)\s{1,3})?[A-Za-z'-]{1,20})?"
+    r"(?:\s{1,3}(?:for|to|of|at|on)\s{1,3}(?:(?:the|my|our|your)\s{1,3})?[A-Za-z'-]{1,20}(?:\s{1,3}[A-Za-z'-]{1,20}){0,2})?"
     r"[^0-9\n]{0,16}(?P<code>[0-9]{4,8})(?![0-9])",
     IGNORECASE,
 )

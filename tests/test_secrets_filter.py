@@ -166,6 +166,23 @@ POSITIVES: list[tuple[str, str]] = [
     ("身份证：11010519491231002X", RESIDENT_ID_NUMBER),
     ("11010519491231002X", RESIDENT_ID_NUMBER),  # unlabelled: a birth date inside and a valid check character
     ("ID 440308199901011234 for the booking", RESIDENT_ID_NUMBER),
+    # Japanese statements and codes
+    ("Wi-Fiのパスワードはsakura2024です", PASSWORD),
+    ("パスワード：Neko*2023", PASSWORD),
+    ("ログインのパスコードは river-77 です", PASSWORD),
+    ("暗証番号は4829です", PIN),
+    ("キャッシュカードの暗証番号：0721", PIN),
+    ("PINコードは1234", PIN),
+    ("認証コード 739201 を入力してください", ONE_TIME_CODE),
+    ("確認コードは 482913 です", ONE_TIME_CODE),
+    ("認証番号：551204", ONE_TIME_CODE),
+    ("セキュリティコードは123です", CARD_CODE),
+    # English forms with the code's place between, or no connector at all
+    ("the door code for the office is 4482, don't share it", PIN),
+    ("the alarm code at our house is 9061", PIN),
+    ("door code for our building's side entrance is 4482", PIN),
+    ("password Fern!ght42", PASSWORD),
+    ("log in with password hunter22", PASSWORD),
     # full-width characters and zero-width characters do not hide a secret
     ("ｐａｓｓｗｏｒｄ：ｈｕｎｔｅｒ２", PASSWORD),
     ("验证码１２３４５６", ONE_TIME_CODE),
@@ -269,6 +286,19 @@ NEGATIVES: list[str] = [
     "护照在抽屉里",
     "110101199003071234",  # the check character does not hold
     "phone 123-456-7890",
+    # Japanese talk about secrets, and numbers that are not codes
+    "パスワードを忘れた",
+    "パスワードは8文字以上にしてください",
+    "暗証番号を変更した",
+    "認証コードが届かない",
+    "セキュリティコードって何？",
+    "予約の確認番号は12345678です",
+    "電話番号は03-1234-5678です",
+    "2024年の認証コード制度",
+    # passwords and codes talked about in English
+    "password manager", "password reset link sent", "the password field is required", "passcode please",
+    "the door code changed", "the door code for the office changed in 2023",
+    "the door code for our new storage unit changed in 2024",
     # ordinary sentences
     "On Tuesday we met Anna at the café near the station; her sister moved to Berlin last year.",
     "周二我们在车站附近的咖啡馆见到了安娜，她说她的妹妹去年搬到了柏林。",

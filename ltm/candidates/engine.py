@@ -7,25 +7,33 @@ user's own message text (``user_message_text``), never the assistant's reply, an
 
 Precision comes before recall: a wrong memory is injected into every later prompt, a missed one
 only costs a manual ``remember``. So the rules only fire on first-person statements anchored at
-the start of a clause ("my name is ...", "我叫...", "I'm allergic to ...", "下周我要..."), and a
+the start of a clause ("my name is ...", "我叫...", "I'm allergic to ...", "下周我要...") or, in
+Japanese, which leaves the subject out and puts the verb last, on a clause with no other person
+as its topic that ends in the rule's predicate ("…に住んでいます", "来月京都に行きます"); a
 whole sentence is declined when it is a question, a hypothetical or hedge, reported or quoted
 speech, hearsay, or a command to the bot (`declines.py`). A message is declined whole when it is
 a joke or role play, a pasted block, or starts with a command (its rest is then material for the
 command, not a statement about the speaker).
 
-What is proposed (the rules of each language: `rules_en.py`, `rules_zh.py`)
-- profile ``name``: the name as typed ("my name is Tom" -> "Tom", "叫我小北就行" -> "小北").
+What is proposed (the rules of each language: `rules_en.py`, `rules_zh.py`, `rules_ja.py`)
+- profile ``name``: the name as typed ("my name is Tom" -> "Tom", "叫我小北就行" -> "小北",
+  "田中と申します" -> "田中").
 - profile ``preferences``: the liked thing without "I like"/"我喜欢" ("hiking", "吃火锅"); a
   dislike keeps its polarity ("dislikes cilantro", "doesn't eat pork", "不喜欢香菜"); "my
   favorite X is Y" stays a phrase ("favorite color is green").
 - profile ``traits``: "vegetarian", "allergic to peanuts", "lives in Berlin", "程序员",
-  "对芒果过敏", "住在成都".
+  "对芒果过敏", "住在成都", "大阪在住", "エビアレルギー".
 - ``session`` preferences for conventions of the whole chat ("以后我们群里都用中文交流" ->
   "用中文交流"; "from now on we only speak English in this group").
-- episodes: explicit requests ("remember that X" / "记住X" -> "X", or the profile fact X
-  states), plans with a day-level or later time, decisions, and standing instructions that start
-  with "from now on"/"以后". The content is the clause as typed; relative times ("next week",
-  "明天") are kept as words, never turned into dates.
+- episodes: explicit requests ("remember that X" / "记住X" / "Xって覚えておいて" -> "X", or the
+  profile fact X states), plans with a day-level or later time, decisions, dated facts
+  (birthdays, "忘年会は12月20日です"), standing instructions that start with "from now on"/"以后"/
+  "今後", and past-tense life events: a move, a new job, quitting, a wedding, a graduation, a
+  child, a house ("I moved to Osaka last month", "我换工作了", "先月大阪に引っ越しました"). A
+  life event is one episode, not also the trait it leaves ("lives in Osaka"): the episode keeps
+  when it happened, one fact gives one candidate, and a reviewer who wants the trait can add it.
+  The content is the clause as typed; relative times ("next week", "明天", "先月") are kept as
+  words, never turned into dates.
 - text that looks like a secret (`ltm/secrets/`, the detector every write path uses): exactly
   one ``ignore`` candidate with a fixed redacted text; nothing of the message is copied into it.
 
@@ -47,12 +55,14 @@ from ltm.secrets import secret_kind
 
 from .declines import (
     COMMAND,
+    COMMAND_JA,
     CONFIRMATION,
     FIRST_PERSON,
     HEDGE,
     JOKE,
     PERSONA,
     QUESTION_EN,
+    QUESTION_JA,
     QUESTION_ZH,
     REMEMBER_BAD,
     REPORTED,
@@ -65,15 +75,16 @@ from .kinds import CandidateKind, ProfileField, ProposedMemory, ignore_candidate
 from .phrases import DECISION_ONLY, DURABLE, FILLERS, LEAD_ONLY, TIME_SEARCH
 from .rule_language import Claim, ProfileRule, RuleLanguage, first_claim
 from .rules_en import ENGLISH
+from .rules_ja import JAPANESE
 from .rules_zh import CHINESE
-from .sentences import FOLD, Span, clauses, has_cjk, sentences, strip_tail
+from .sentences import FOLD, Span, clauses, has_kana, sentences, strip_tail
 
 MAX_TEXT_CHARS: Final = 1000
 """Longer messages (pasted documents, logs) are not scanned at all."""
 MAX_SENTENCE_CHARS: Final = 240
 MAX_LINES: Final = 12
 # Every rule language, in the order its rules are tried; a new language adds its module here.
-LANGUAGES: Final[tuple[RuleLanguage, ...]] = (ENGLISH, CHINESE)
+LANGUAGES: Final[tuple[RuleLanguage, ...]] = (ENGLISH, CHINESE, JAPANESE)
 
 
 def extract_candidates(user_text: str, *, max_candidates: int = 3) -> list[ProposedMemory]:
@@ -114,7 +125,12 @@ def is_command(folded: str, start: int, end: int) -> bool:
     pos = _after_fillers(folded, start, end)
     if any(lang.remember.match(folded, pos, end) for lang in LANGUAGES):
         return False
-    return bool(COMMAND.match(folded, pos, end))
+    if COMMAND.match(folded, pos, end):
+        return True
+    # A Japanese request that starts "今後、…" is a standing rule for the chat, not a task for the bot.
+    if not has_kana(folded[pos:end]) or DURABLE.match(folded, pos, end):
+        return False
+    return bool(COMMAND_JA.search(folded, pos, end))
 
 
 def _first(tables: list[tuple[ProfileRule, ...]], span: Span, pos: int) -> Claim | None:
@@ -135,6 +151,7 @@ class _Sentence:
         self.start = start
         self.end = end
         self.question = question
+        self.japanese = has_kana(folded[start:end])
 
     def candidates(self) -> list[ProposedMemory]:
         if self.end - self.start > MAX_SENTENCE_CHARS:
@@ -159,7 +176,10 @@ class _Sentence:
         for lang in LANGUAGES:
             remembered = lang.remember.match(self.folded, body, self.end)
             if remembered:
-                return self._remembered(remembered.end())
+                return self._remembered(remembered.end(), self.end, lang.name)
+            closing = lang.remember_after.search(self.folded, body, self.end) if lang.remember_after else None
+            if closing:
+                return self._remembered(body, closing.start(), lang.name)
         if SPEAKER_PREFIX.match(self.folded, body, self.end) or is_command(self.folded, self.start, self.end):
             return []
         return self._from_clauses(parts, allow_episodes=True)
@@ -168,25 +188,26 @@ class _Sentence:
     def _asks(self, start: int, end: int, *, last: bool) -> bool:
         if (last and self.question) or QUESTION_ZH.search(self.folded, start, end):
             return True
+        if self.japanese and QUESTION_JA.search(self.folded, start, end):
+            return True
         return bool(QUESTION_EN.match(self.folded, _after_fillers(self.folded, start, end), end))
 
     def _declined(self) -> bool:
         span = (self.start, self.end)
         return bool(HEDGE.search(self.folded, *span) or REPORTED.search(self.folded, *span))
 
-    # -- "remember that ..." / "记住..."
-    def _remembered(self, pos: int) -> list[ProposedMemory]:
-        if pos >= self.end or REMEMBER_BAD.match(self.folded, pos, self.end):
+    # -- "remember that ..." / "记住..." / "...って覚えておいて": the fact is text[pos:end]
+    def _remembered(self, pos: int, end: int, lang: str) -> list[ProposedMemory]:
+        if pos >= end or REMEMBER_BAD.match(self.folded, pos, end):
             return []
-        facts = self._from_clauses(clauses(self.folded, pos, self.end), allow_episodes=False)
+        facts = self._from_clauses(clauses(self.folded, pos, end), allow_episodes=False)
         evidence = self.text[self.start:self.end]
         if facts:
             return [ProposedMemory(f.kind, f.content, evidence, f.rule, f.target, f.field) for f in facts]
-        content = strip_tail(self.text[pos:self.end])
+        content = strip_tail(self.text[pos:end])
         if (len(content) < 2 or (content.isascii() and len(content.split()) < 2) or VAGUE_REFERENCE.search(content)
                 or SLOT_WITHOUT_VALUE.search(content) or content.endswith("吧")):
             return []
-        lang = "zh" if has_cjk(content) else "en"
         return [ProposedMemory(CandidateKind.EPISODE, content, evidence, f"{lang}.remember")]
 
     # -- clause rules
@@ -247,5 +268,7 @@ class _Sentence:
             for rule in lang.episodes:
                 match = rule.pattern.match(self.folded, body, span.end)
                 if match and rule.applies(match, span, body, has_time):
+                    if rule.done:
+                        content = strip_tail(self.text[body:span.end], keep="了")
                     return ProposedMemory(CandidateKind.EPISODE, content, self.text[start:span.end], rule.rule)
         return None

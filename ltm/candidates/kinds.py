@@ -27,8 +27,8 @@ SECRET_RULE: Final = "secret"
 
 @dataclass(frozen=True)
 class ProposedMemory:
-    """One proposal. `rule` is "<lang>.<rule>" with lang en|zh and rule one of name, pref,
-    dislike, trait, session, remember, plan, decision, fact; "secret" for an ignore candidate;
+    """One proposal. `rule` is "<lang>.<rule>" with lang en|zh|ja and rule one of name, pref,
+    dislike, trait, session, remember, plan, decision, fact, life; "secret" for an ignore candidate;
     "model" for the model path. `target` ("speaker" | "session") and `field` are set for profile
     candidates only."""
 
@@ -40,11 +40,12 @@ class ProposedMemory:
     field: ProfileField | None = None
 
 
-_SAFE_KIND = re.compile(r"[a-z][a-z -]{0,40}")
+# Letters and spaces only: the detector's kinds ("a password", "a PIN", "an API key") pass as they are.
+_SAFE_KIND = re.compile(r"[A-Za-z][A-Za-z -]{0,40}")
 
 
 def redacted_text(kind: str) -> str:
-    """The fixed content of an ignore candidate; `kind` is a phrase like "a password"."""
+    """The fixed content of an ignore candidate; `kind` is a phrase like "a password" or "a PIN"."""
     if not _SAFE_KIND.fullmatch(kind):
         kind = "a credential"
     return f"[redacted: looks like {kind}]"

@@ -51,16 +51,25 @@ def with_time(match: re.Match[str], span: Span, body: int, has_time: bool) -> bo
 
 @dataclass(frozen=True)
 class EpisodeRule:
+    """`done`: the rule reads a completed change, so its content keeps a closing "了" ("我换工作了";
+    without it the clause reads as a plan or a habit)."""
+
     pattern: re.Pattern[str]
     rule: str
     applies: Callable[[re.Match[str], Span, int, bool], bool] = always
+    done: bool = False
 
 
 @dataclass(frozen=True)
 class RuleLanguage:
     """`subject` is the first-person word a language leaves out of later clauses ("我是程序员，喜欢
     爬山"): once a clause started with it, the profile rules of the next clauses run as if it were
-    there. None for a language whose rules include their subject ("I'm ...", "my ...")."""
+    there. None for a language whose rules include their subject ("I'm ...", "my ...") or may
+    leave it out everywhere (Japanese).
+
+    `remember` matches a request to remember at the start of a sentence ("remember that ...",
+    "记住...", "覚えておいて、..."); `remember_after` one that ends it, searched in the sentence
+    and matching up to its end ("...って覚えておいてね"): what comes before it is the fact."""
 
     name: str
     names: tuple[ProfileRule, ...]
@@ -69,3 +78,4 @@ class RuleLanguage:
     episodes: tuple[EpisodeRule, ...]
     remember: re.Pattern[str]
     subject: re.Pattern[str] | None = None
+    remember_after: re.Pattern[str] | None = None

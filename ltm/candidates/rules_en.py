@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Final
 
 from .kinds import SESSION, ProfileField
-from .phrases import EN_DURABLE, EN_TIME, POLITE
+from .phrases import EN_DURABLE, EN_PAST, EN_TIME, POLITE
 from .rule_language import Claim, EpisodeRule, ProfileRule, RuleLanguage, with_time
 from .sentences import NEW_CLAUSE_AFTER_COMMA, Span, strip_tail
 
@@ -55,15 +55,19 @@ _EN_NAME = re.compile(
 )
 _EN_ADV = (r"(?:(?:really|also|just|totally|absolutely|actually|do|still|mostly|generally|usually|always|truly|"
            r"definitely|personally|genuinely|so|super|seriously|much|kinda)\s+){0,3}")
-_EN_I_AM = (r"i(?:'m|m|\s+am)\s+(?:(?:also|actually|still|now|originally|officially|severely|very|really|quite|"
+_EN_I_AM = (r"i(?:'m|m|\s+am|(?:'ve|\s+have)\s+(?:always\s+)?been)\s+"
+            r"(?:(?:also|actually|still|now|originally|officially|severely|very|really|quite|"
             r"mildly|totally)\s+){0,2}")
 _EN_TRAIT_ADJ = re.compile(
     _EN_I_AM + r"(?P<value>(?:not\s+)?(?:vegetarian|vegan|pescatarian|lactose[ -]intolerant|gluten[ -]intolerant|"
     r"diabetic|colou?r[ -]?blind|left[ -]handed|right[ -]handed|deaf|hard\s+of\s+hearing|pregnant|married|divorced|"
     r"engaged|retired|self[ -]employed|introverted|extroverted))"
-    r"(?=\s*$|\s*[,;:!.)~]|\s+(?:and|but|so|btw|lol|haha|too|though|now|by\s+the\s+way|just\s+so|fyi|as\s+well)\b)",
+    r"(?=\s*$|\s*[,;:!.()~]|\s+(?:and|but|so|btw|lol|haha|too|though|now|by\s+the\s+way|just\s+so|fyi|as\s+well|"
+    r"for|since)\b)",
     re.IGNORECASE,
 )
+_EN_SPEAK = re.compile(r"i\s+" + _EN_ADV + r"speak\s+(?:fluent\s+|some\s+|basic\s+|conversational\s+|a\s+little\s+)?"
+                       r"(?=(?-i:[A-Z]))", re.IGNORECASE)
 _EN_ALLERGY = re.compile(_EN_I_AM + r"allergic\s+to\s+", re.IGNORECASE)
 _EN_HAVE_ALLERGY = re.compile(r"i\s+have\s+(?:a|an)\s+(?P<value>[a-z]+(?:\s[a-z]+)?\s+allergy)\b", re.IGNORECASE)
 _EN_FROM = re.compile(_EN_I_AM + r"from\s+", re.IGNORECASE)
@@ -83,6 +87,7 @@ _EN_NOT_FAN = re.compile(
 )
 _EN_HAVE = re.compile(
     r"i\s+(?:also\s+)?have\s+(?P<value>(?:a|an|one|two|three|four|five|\d{1,2})\s+"
+    r"(?:(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)[ -](?:years?|months?)[ -]old\s+)?"
     r"(?:(?:little|young|baby|small|big|older|younger|twin)\s+)?(?:cats?|dogs?|kids?|children|sons?|daughters?|"
     r"brothers?|sisters?|twins|baby|babies|pets?|rabbits?|hamsters?|parrots?|birds?|puppy|puppies|kittens?|"
     r"grandchildren|grandkids))\b(?!\s+(?:appointment|meeting|party|class|lesson|exam))",
@@ -127,19 +132,20 @@ _EN_SESSION = re.compile(
     r"(?:" + EN_DURABLE + r"[\s,]*(?:in\s+this\s+(?:group|chat|channel)[\s,]*)?|"
     r"in\s+this\s+(?:group|chat|channel)[\s,]*)"
     r"(?:we|everyone|everybody|all\s+of\s+us|y'all|you\s+all|this\s+(?:group|chat|channel))\s+"
-    r"(?:(?:will|should|must|shall|are\s+going\s+to|need\s+to|have\s+to|all|please)\s+){0,2}",
+    r"(?:(?:will|should|must|shall|are\s+going\s+to|need\s+to|have\s+to|all|please)\s+){0,2}|"
+    r"(?:the\s+)?(?:rules?|policy)\s+(?:for|of|in)\s+this\s+(?:group|chat|channel)\s*(?:(?:is|are)\s*:?|:)\s*",
     re.IGNORECASE,
 )
 
-_EN_SUBJ = (r"(?:i|we|my\s+(?:wife|husband|partner|family|team|kids?|son|daughter|girlfriend|boyfriend|parents)"
-            r"\s+and\s+i)")
+_EN_SUBJ = (r"(?:i|we|my\s+(?:wife|husband|partner|family|team|kids?|son|daughter|girlfriend|boyfriend|parents|"
+            r"brother|sister|mom|mum|dad|friends?|roommate|flatmate|colleagues?)\s+and\s+i)")
 _EN_PLAN = re.compile(
-    r"(?:" + EN_TIME + r"[\s,]*)?" + _EN_SUBJ
+    r"(?:" + EN_TIME + r"[\s,]*)?(?:(?:planning|going|heading|flying|driving)\s+(?:to|on)\b|" + _EN_SUBJ
     + r"(?:'ll|\s+will|\s+shall|'m\s+going\s+to|m\s+going\s+to|\s+am\s+going\s+to|'m\s+gonna|m\s+gonna|"
     r"\s+am\s+gonna|\s+are\s+going\s+to|'re\s+going\s+to|'re\s+gonna|\s+plan\s+to|'m\s+planning\s+(?:to|on)|"
     r"\s+am\s+planning\s+(?:to|on)|\s+are\s+planning\s+(?:to|on)|'re\s+planning\s+(?:to|on)|\s+intend\s+to|"
     r"\s+have\s+to|\s+need\s+to|'ve\s+got\s+to|'m\s+supposed\s+to|(?:'m|m|\s+am|'re|\s+are)\s+[a-z]+ing|"
-    r"\s+have\s+(?:a|an|my|our))\b",
+    r"\s+have\s+(?:a|an|my|our)))\b",
     re.IGNORECASE,
 )
 _EN_DECISION = re.compile(
@@ -149,9 +155,50 @@ _EN_DECISION = re.compile(
 )
 # Dated facts about the speaker that have no profile field.
 _EN_FACT = re.compile(
-    r"my\s+(?:birthday|bday|wedding\s+anniversary|anniversary)(?:\s+is|'s)\s+(?:on\s+)?(?=\S)", re.IGNORECASE
+    r"(?:my|our)\s+(?:birthday|bday|wedding\s+anniversary|anniversary)(?:\s+is|'s)\s+(?:on\s+)?(?=\S)", re.IGNORECASE
+)
+# "the company retreat is June 12-14", "sprint review moved to Wednesday": an event noun, then its date.
+_EN_EVENT = re.compile(
+    r"(?:(?:the|our|my|this\s+year's|next\s+week's)\s+)?(?:[a-z][a-z'-]*\s+){0,2}"
+    r"(?:retreat|offsite|off-site|anniversary|defen[cs]e|review|standup|stand-up|meeting|sync|demo|launch|release|"
+    r"deadline|exam|interview|appointment|surgery|checkup|conference|party|wedding|trip|flight|recital|concert|"
+    r"game|match|race|ceremony|graduation|kickoff|kick-off|workshop|hackathon|presentation|retro|retrospective|"
+    r"all-hands|planning|move|closing|audition)s?\s+"
+    r"(?:(?:is|was|has\s+been|got|'s)\s+)?(?:(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|scheduled|set|"
+    r"planned|booked|due|happening)\s+(?:back\s+)?(?:to|for|on|until)?\s*)?(?:on\s+)?(?=" + EN_TIME + r"|"
+    r"(?:january|february|march|april|may|june|july|august|september|october|november|december)\b)|"
+    # "my tax return is due on April 15": anything due on a date is an event.
+    r"(?:the|our|my)\s+(?:[a-z][a-z'-]*\s+){0,3}(?:is|are)\s+due\s+(?:on\s+|by\s+)?(?=" + EN_TIME + r")",
+    re.IGNORECASE,
 )
 _EN_DURABLE_EPISODE = re.compile(POLITE + EN_DURABLE + r"[\s,]*(?=\S+\s+\S)", re.IGNORECASE)
+# A past-tense change that lasts: moved, a new job, quit, married, graduated, a child, a house, a pet.
+# Objects are named where the verb alone also fits a one-off ("I left my keys", "I quit the game").
+_EN_LIFE = re.compile(
+    r"(?:" + EN_PAST + r"[\s,]*)?(?:" + _EN_SUBJ + r"\s+|(?=(?:finally|just|recently|officially)\s))"
+    r"(?:(?:just|finally|recently|officially|actually|already|also|both|have|'ve)\s+){0,2}(?:"
+    r"moved\s+(?:back\s+|over\s+|out\s+)?(?:to|into|from|abroad|house|home|here|away|in\s+with)|relocated|"
+    r"started\s+(?:working|work|a\s+new\s+job|my\s+new\s+job|a\s+job|my\s+first\s+job|at|as|school|college|"
+    r"university|grad\s+school|a\s+phd|my\s+phd|learning|studying|therapy|a\s+(?:new\s+)?(?:role|position|business|"
+    r"company))|began\s+(?:working|a\s+new\s+job|learning|studying)|"
+    r"quit\s+(?:smoking|drinking|vaping|alcohol|caffeine|coffee|sugar|meat|social\s+media|my\s+job|the\s+job|"
+    r"my\s+position|work|(?-i:[A-Z])\w+)|"
+    r"stopped\s+(?:eating|drinking|smoking|vaping|using|taking|working\s+(?:at|for))|"
+    r"gave\s+up\s+(?:smoking|drinking|alcohol|meat|sugar|coffee|caffeine)|"
+    r"got\s+(?:married|engaged|divorced|promoted|hired|laid\s+off|a\s+new\s+job|a\s+job|my\s+(?:first\s+)?(?:job|"
+    r"degree|phd|masters?|license|licence|driver'?s\s+licen[cs]e|green\s+card|citizenship)|into\s+(?:grad\s+school|"
+    r"college|university|(?-i:[A-Z])\w+)|accepted\s+(?:to|into|at)|a\s+(?:dog|cat|puppy|kitten))|"
+    r"(?:was|were|been)\s+(?:promoted|hired|laid\s+off|accepted\s+(?:to|into|at))|"
+    r"married|divorced|graduated|retired|adopted\s+(?:a|an|two|three)\b|"
+    r"bought\s+(?:a|an|our|my|the)\s+(?:first\s+|new\s+)?(?:house|home|flat|apartment|condo|place|car)|"
+    r"(?:switched|changed)\s+(?:teams|jobs|careers|companies|roles|departments|to\s+the\s+\w+\s+team)|"
+    r"joined\s+(?:(?-i:[A-Z])\w+|the\s+\w+\s+team|a\s+(?:new\s+)?(?:startup|company|team|band|club))|"
+    r"left\s+(?:(?-i:[A-Z])\w+|my\s+job|the\s+company|my\s+position|the\s+team)|"
+    r"passed\s+(?:my|the)\s+(?:driving\s+test|driver'?s\s+test|bar(?:\s+exam)?|\w+\s+exam|exam|boards|jlpt)|"
+    r"had\s+(?:a|our|my)\s+(?:first\s+|second\s+)?(?:baby|son|daughter|kid|child)|"
+    r"became\s+(?:a\s+)?(?:dad|mom|father|mother|parent|grandparent|citizen|(?-i:[A-Z])\w+\s+citizen))\b",
+    re.IGNORECASE,
+)
 
 _EN_REMEMBER = re.compile(
     r"(?:please\s+)?(?:(?:always\s+)?remember|keep\s+in\s+mind|(?:please\s+)?note|make\s+a\s+note|take\s+a\s+note)"
@@ -208,11 +255,22 @@ def _capitalized(match: re.Match[str], span: Span) -> Claim:
     return Claim(NAME, span.group(match, "name"), "en.name")
 
 
+# Where a role or a place ends and a detail about it begins: "a nurse | on the night shift",
+# "Leeds | with my partner"; a workplace stays ("engineer at a startup").
+_EN_DETAIL = re.compile(r"\s+(?:on|with|near|who|that|since|because)\s", re.IGNORECASE)
+
+
+def _head(value: str | None) -> str | None:
+    return value and _EN_DETAIL.split(value, 1)[0]
+
+
 def _role(match: re.Match[str], span: Span) -> Claim | None:
     """"I'm a nurse" / "I'm not a morning person"; "I'm a big fan of ..." is a preference (next rules)."""
     if _EN_PREF.match(span.folded, match.start(), span.end):
         return None
-    value = _value(span, match.end(), 4)
+    value = _head(_value(span, match.end(), 8))
+    if value and len(value.split()) > 5:
+        return None
     if not value or value.split()[0].casefold() in _EN_ROLE_BAD:
         return None
     article = match.group("article")
@@ -255,12 +313,34 @@ def _prefixed(prefix: str, max_words: int) -> Callable[[re.Match[str], Span], Cl
     return build
 
 
+# A home is a name ("Leeds") or a described place ("a small town"); "I live in fear" is an idiom.
+_EN_PLACE_START = re.compile(r"(?-i:[A-Z])|(?:a|an|the|my|our)\s", re.IGNORECASE)
+
+
+def _lives(match: re.Match[str], span: Span) -> Claim:
+    value = _head(_value(span, match.end(), 8))
+    ok = value and len(value.split()) <= 5 and _EN_PLACE_START.match(value)
+    return _trait(f"lives in {value}" if ok else None)
+
+
 def _works(match: re.Match[str], span: Span) -> Claim:
     value = _value(span, match.end(), 8)
     return _trait(value and f"works {match.group('prep').casefold()} {value}")
 
 
-NAMES = (ProfileRule(_EN_NAME, _name), ProfileRule(_EN_IM_CAPITALIZED, _capitalized))
+_EN_HERE = re.compile(r"(?P<name>(?-i:[A-Z])[a-z'-]{1,20})\s+here(?=\s*$|\s*[,;:!.~])", re.IGNORECASE)
+
+
+def _here(match: re.Match[str], span: Span) -> Claim:
+    """"Mei here." introduces the speaker; "Everyone here" / "Nobody here" do not."""
+    word = match.group("name").casefold()
+    known = word in _EN_NAME_STOP or word in _EN_NOT_A_NAME or word in _EN_HERE_NOT
+    return Claim(NAME, None if known else span.group(match, "name"), "en.name")
+
+
+_EN_HERE_NOT = frozenset("nobody someone somebody anyone anybody everyone everybody who nothing it come get over "
+                         "out right stay sit".split())
+NAMES = (ProfileRule(_EN_NAME, _name), ProfileRule(_EN_IM_CAPITALIZED, _capitalized), ProfileRule(_EN_HERE, _here))
 SESSIONS = (ProfileRule(_EN_SESSION, lambda m, s: Claim(PREFERENCES, _value(s, m.end(), 12), "en.session", SESSION)),)
 PROFILE = (
     ProfileRule(_EN_ALLERGY, _prefixed("allergic to", 5)),
@@ -268,7 +348,8 @@ PROFILE = (
     ProfileRule(_EN_AGE, lambda m, s: _trait(" ".join(s.group(m).split()))),
     ProfileRule(_EN_TRAIT_ADJ, lambda m, s: _trait(s.group(m))),
     ProfileRule(_EN_FROM, _prefixed("from", 4)),
-    ProfileRule(_EN_LIVE, _prefixed("lives in", 5)),
+    ProfileRule(_EN_LIVE, _lives),
+    ProfileRule(_EN_SPEAK, _prefixed("speaks", 6)),
     ProfileRule(_EN_WORK, _works),
     ProfileRule(_EN_HAVE, lambda m, s: _trait("has " + " ".join(s.group(m).split()))),
     ProfileRule(_EN_NOT_FAN, lambda m, s: Claim(PREFERENCES, (v := _value(s, m.end(), 6)) and f"dislikes {v}",
@@ -280,9 +361,11 @@ PROFILE = (
 )
 EPISODES = (
     EpisodeRule(_EN_FACT, "en.fact"),
+    EpisodeRule(_EN_EVENT, "en.fact"),
     EpisodeRule(_EN_DECISION, "en.decision"),
     EpisodeRule(_EN_PLAN, "en.plan", with_time),
     EpisodeRule(_EN_DURABLE_EPISODE, "en.plan"),
+    EpisodeRule(_EN_LIFE, "en.life"),
 )
 
 ENGLISH = RuleLanguage("en", names=NAMES, sessions=SESSIONS, profile=PROFILE, episodes=EPISODES,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from .kinds import SESSION, ProfileField
-from .phrases import POLITE, TIME_SEARCH, ZH_DURABLE, ZH_NUM, ZH_TIME
+from .phrases import POLITE, TIME_SEARCH, ZH_DURABLE, ZH_NUM, ZH_PAST, ZH_TIME
 from .rule_language import Claim, EpisodeRule, ProfileRule, RuleLanguage, with_time
 from .sentences import Span, strip_tail
 
@@ -83,18 +83,48 @@ _ZH_SESSION = re.compile(
 _ZH_SUBJ = r"(?:我们(?:组|团队|部门|公司|家|班|宿舍|俩)?|咱们(?:组|团队|家|俩)?|我俩|咱俩|我)"
 _ZH_EP_ADV = (r"(?:" + ZH_TIME + r"|也|都|就|还|已经|一定|肯定|马上|终于|又|一起|准时|早上|上午|中午|下午|晚上|傍晚|"
               r"凌晨|早晨|" + ZH_NUM + r"{1,3}点半?)")
-_ZH_EP_HEAD = r"(?:" + ZH_TIME + r"[\s，,]*)?" + _ZH_SUBJ + r"(?:[\s，,]*" + _ZH_EP_ADV + r"){0,4}"
-_ZH_DECISION = re.compile(_ZH_EP_HEAD + r"(?:一致|最终|最后)?(?:决定|商量好了?|说好了?|约好了?|定好了?|定了)(?=..)")
+_ZH_DAYPART = r"(?:早上|上午|中午|下午|晚上|傍晚|凌晨|早晨|" + ZH_NUM + r"{1,3}点半?)"
+_ZH_EP_HEAD = (r"(?:(?:" + ZH_TIME + "|" + _ZH_DAYPART + r")[\s，,]*){0,3}" + _ZH_SUBJ
+               + r"(?:[\s，,]*" + _ZH_EP_ADV + r"){0,4}")
+_ZH_DECISION = re.compile(
+    r"(?:" + _ZH_EP_HEAD + r"(?:一致|最终|最后)?"
+    r"(?:决定|商量好了?|说好了?|约好了?|定好了?|定了|一致同意|都同意)|"
+    r"(?:最后|最终)(?:还是|就)?(?:决定|定了|选了))(?=..)"
+)
 _ZH_PLAN_MODAL = re.compile(_ZH_EP_HEAD + r"(?:将要|要|会|将|打算|准备|计划|得|必须|约了|报名了|订了|预约了)(?=.)")
 _ZH_PLAN_EVENT = re.compile(
-    _ZH_EP_HEAD + r"(?:去|来|回|飞|出发|开会|见面|搬家|结婚|考试|面试|入职|离职|出差|旅游|旅行|报到|上班|值班|请假|"
+    _ZH_EP_HEAD + r"(?:带[^\s，,。]{1,4}去|有(?:个|一个|场|一场)?"
+    r"(?:面试|考试|会议|会|约|体检|手术|答辩|比赛|演出|培训)|"
+    r"去|来|回|飞|出发|办|举办|举行|开会|见面|搬家|结婚|考试|面试|入职|离职|出差|旅游|旅行|报到|上班|值班|请假|"
     r"休假|放假|生日|过生日|体检|答辩|毕业|开学|开始|年会|聚餐|团建|培训|聚会|婚礼|比赛|演出|发布会|上课)"
 )
 _ZH_DURABLE_EPISODE = re.compile(
     POLITE + ZH_DURABLE + r"[\s，,]*(?!(?:我们|咱们|大家|我)?(?:再|有机会|有空|吧|见|看情况))(?=..)"
 )
 
-_ZH_FACT = re.compile(r"我的?(?:生日|阳历生日|农历生日|结婚纪念日)(?:是|在)(?=.)")
+# A past-tense change that lasts; most need a completed form (了) or a past time, since "搬到成都"
+# alone may be a plan. Objects are named where the verb alone also fits a one-off ("换了" a phone).
+_ZH_LIFE_ADV = r"(?:" + ZH_TIME + "|" + ZH_PAST + r"|也|都|就|还|又|正式|一起|刚刚?|已经|终于|从[^\s，,。调搬]{1,8})"
+_ZH_LIFE = re.compile(
+    r"(?:(?:" + ZH_PAST + "|" + ZH_TIME + r")[\s，,]*){0,2}" + _ZH_SUBJ + r"(?:[\s，,]*" + _ZH_LIFE_ADV + r"){0,4}(?:"
+    r"搬(?:家)?(?:到|去|来|回)了?[^\s，,。]{1,12}|搬家了|换(?:了)?(?:份|个)?(?:新)?工作|跳槽(?:了|到)|"
+    r"(?:辞职|离职|裸辞|退休|结婚|领证|离婚|订婚|分手|入职|转正|升职|怀孕|毕业)了|"
+    r"(?:硕士|博士|本科|大学|研究生|高中)毕业|戒(?:烟|酒|糖)|添了|生了(?:个|一个)?(?:孩子|儿子|女儿|宝宝|娃|二胎|老二)|"
+    r"当(?:爸爸|妈妈|爸|妈|奶奶|爷爷|外婆|外公)了|拿到了?(?:驾照|offer|学位|证书|[^\s，,。]{1,6}证)|考(?:上|进)(?:了[^\s，,。]{1,8}|[^\s，,。]{1,8}了)|"
+    r"调(?:到|去|往|回)了?[^\s，,。]{1,12}|买(?:了)?(?:一)?(?:套|辆)?(?:房子?|车)|"
+    r"开始(?:学|练|健身|跑步|吃素|减肥)[^\s，,。]{0,8}了|加入了[^\s，,。]{1,12}|升(?:为|到)了?[^\s，,。]{1,8})"
+)
+_ZH_FACT = re.compile(
+    r"(?:我|我们|我俩|我和[^\s，,。的]{1,4})的?(?:生日|阳历生日|农历生日|结婚纪念日|纪念日)(?:是|在)(?=.)"
+)
+# "团建改到下周六了", "季度考核在下周五", "我的驾照下个月到期": an event (or a document) and its date.
+_ZH_EVENT_HEAD = (r"(?:会|会议|考核|考试|面试|团建|聚餐|活动|培训|评审|答辩|体检|发布|上线|假期|旅行|婚礼|典礼|比赛|"
+                  r"演出|晚会|年会|例会|周会|聚会|截止日期|deadline|ddl)")
+_ZH_EVENT = re.compile(
+    r"(?:我的|我们的)?[^\s，,。我你他她它]{0,8}?" + _ZH_EVENT_HEAD
+    + r"(?:改到|改在|改成|推迟到|延期到|提前到|定在|定于|安排在|挪到|在|是|于)(?=" + ZH_TIME + r")|"
+    r"(?:我的|我们的)?(?:驾照|护照|签证|合同|租约|会员|保险|证件|身份证)(?:" + ZH_TIME + r"){1,2}(?:到期|过期|截止)"
+)
 _ZH_REMEMBER = re.compile(
     r"(?:请|麻烦)?你?(?:帮我|给我)?(?:记住|记一下|记下来|记下|记着|记好|记录一下|备忘一下)(?:哦|啊|哈|一下)?[\s：:，,]*"
 )
@@ -176,7 +206,19 @@ def _event_with_time(match: re.Match[str], span: Span, body: int, has_time: bool
     return bool(TIME_SEARCH.search(span.folded, body, match.end()))
 
 
-NAMES = (ProfileRule(_ZH_NAME, _name),)
+# "我是小周": 小/老/阿 and one more character is how a colleague is called.
+_ZH_I_AM_NAME = re.compile(r"我是(?P<name>[小老阿][\u4e00-\u9fff])(?=$|[\s，,。.!！~～啦呀哦])")
+_ZH_IN_CHARGE = re.compile(_ZH_ADV + r"(?P<value>负责[^\s，,。！!？?]{1,10})")
+# ... but "老师", "老板", "小白" are what someone is, not a name.
+_ZH_NOT_A_NICKNAME = "师板乡大人婆公孩号学弟妹手丑鸟白兵将总爸妈哥姐"
+
+
+def _nickname(match: re.Match[str], span: Span) -> Claim:
+    name = span.group(match, "name")
+    return Claim(NAME, None if name[-1] in _ZH_NOT_A_NICKNAME else name, "zh.name")
+
+
+NAMES = (ProfileRule(_ZH_NAME, _name), ProfileRule(_ZH_I_AM_NAME, _nickname))
 SESSIONS = (ProfileRule(_ZH_SESSION, lambda m, s: Claim(PREFERENCES, zh_value(s.text, m.end(), s.end), "zh.session",
                                                         SESSION)),)
 PROFILE = (
@@ -186,6 +228,7 @@ PROFILE = (
     ProfileRule(_ZH_HAS, lambda m, s: _trait(s.group(m))),
     ProfileRule(_ZH_AGE, lambda m, s: _trait(s.group(m))),
     ProfileRule(_ZH_LEARNING, _value_from("value")),
+    ProfileRule(_ZH_IN_CHARGE, _value_from("value")),
     ProfileRule(_ZH_VEGETARIAN, lambda m, s: _trait(s.group(m))),
     ProfileRule(_ZH_PLACE, _value_from("value")),
     ProfileRule(_ZH_DISLIKE, _dislike),
@@ -195,10 +238,12 @@ PROFILE = (
 )
 EPISODES = (
     EpisodeRule(_ZH_FACT, "zh.fact"),
+    EpisodeRule(_ZH_EVENT, "zh.fact"),
     EpisodeRule(_ZH_DECISION, "zh.decision"),
     EpisodeRule(_ZH_PLAN_MODAL, "zh.plan", with_time),
     EpisodeRule(_ZH_PLAN_EVENT, "zh.plan", _event_with_time),
     EpisodeRule(_ZH_DURABLE_EPISODE, "zh.plan"),
+    EpisodeRule(_ZH_LIFE, "zh.life", done=True),
 )
 
 CHINESE = RuleLanguage("zh", names=NAMES, sessions=SESSIONS, profile=PROFILE, episodes=EPISODES,

@@ -33,6 +33,10 @@ _CLAUSE_SEP = re.compile(
     r"(?<=[^\s，,])(?=但是|不过|而且|并且|所以)",
     re.IGNORECASE,
 )
+# In Japanese the comma "、" ends a clause ("子どもが生まれました、男の子です"), except after a topic
+# ("ルールは、…", "私も、…"); in Chinese it only separates list items ("苹果、香蕉"), so it cuts a
+# clause only in a sentence that has kana.
+_JA_CLAUSE_SEP = re.compile(_CLAUSE_SEP.pattern + "|(?<![はも])、+", re.IGNORECASE)
 # After an ASCII comma a new clause starts only with one of these; otherwise the comma
 # belongs to a list inside the clause ("I like tea, coffee and juice").
 NEW_CLAUSE_AFTER_COMMA = re.compile(
@@ -69,10 +73,18 @@ def trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# "my husband and I bought ...": "and I" joins a subject, it does not start a clause.
+_JOINT_SUBJECT_BEFORE = re.compile(r"\b(?:my|our)\s+[a-z]+$", re.IGNORECASE)
+
+
 def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     cuts: list[tuple[int, int]] = []
-    for match in _CLAUSE_SEP.finditer(text, start, end):
+    separators = _JA_CLAUSE_SEP if has_kana(text[start:end]) else _CLAUSE_SEP
+    for match in separators.finditer(text, start, end):
         if match.group().startswith(",") and not NEW_CLAUSE_AFTER_COMMA.match(text, match.end(), end):
+            continue
+        joint = _JOINT_SUBJECT_BEFORE.search(text, max(start, match.start() - 30), match.start())
+        if joint and match.group().isspace():
             continue
         cuts.append((match.start(), match.end()))
     out: list[tuple[int, int]] = []
@@ -85,11 +97,13 @@ def clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(s, e) for s, e in trimmed if s < e]
 
 
-_ZH_TAIL = "啊呀哦哈啦嘛噢呗咯喔嘿哟了~～"
+# Sentence-final particles: Chinese ones, and the Japanese "よ" and "ね".
+_ZH_TAIL = "啊呀哦哈啦嘛噢呗咯喔嘿哟了~～よね"
 _KEEP_CLOSERS = ")）》」』】]"
 
 
-def strip_tail(value: str) -> str:
+def strip_tail(value: str, keep: str = "") -> str:
+    """`value` without closing punctuation and particles, except those in `keep`."""
     value = value.strip()
     changed = True
     while value and changed:
@@ -97,7 +111,7 @@ def strip_tail(value: str) -> str:
         while value and not (value[-1].isalnum() or value[-1] in _KEEP_CLOSERS):
             value = value[:-1].rstrip()
             changed = True
-        while value and value[-1] in _ZH_TAIL:
+        while value and value[-1] in _ZH_TAIL and value[-1] not in keep:
             value = value[:-1].rstrip()
             changed = True
     return value
@@ -105,3 +119,11 @@ def strip_tail(value: str) -> str:
 
 def has_cjk(text: str) -> bool:
     return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+_KANA = re.compile("[\u3041-\u3096\u30a1-\u30fa]")
+
+
+def has_kana(text: str) -> bool:
+    """Hiragana or katakana: the text is Japanese (Chinese has neither)."""
+    return bool(_KANA.search(text))

@@ -1,8 +1,10 @@
 """Rule set "PINs and one-time codes": short numbers that unlock something.
 
-"card PIN: 4821", "the door code is 4821", "OTP: 771234", "2FA code 123456", "验证码 123456",
-"动态密码 884422". A number alone is not enough: it needs the word for the code (and for codes
-other than PINs a qualifier such as "verification" or "door") right before it; a year is never a code.
+"card PIN: 4821", "the door code is 4821", "the door code for the office is 4482", "OTP: 771234",
+"2FA code 123456", "验证码 123456", "动态密码 884422", "暗証番号は4829です", "認証コード 739201",
+"セキュリティコードは123". A number alone is not enough: it needs the word for the code (and for
+codes other than PINs a qualifier such as "verification" or "door") right before it; a year is
+never a one-time code.
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ def _pin(text: str, pos: int) -> str | None:
     return PIN if match and (match.group("conn").strip() or match.group("pin") == "PIN") else None
 
 
-# "<qualifier> code|passcode|password|pin <digits>": a one-time code, or a door/alarm code.
+# "<qualifier> code|passcode|password|pin [for our building's side entrance] <digits>": a one-time
+# code, or a door/alarm code; the place between may be up to three words.
 _CODE_AFTER_HEAD = re.compile(
-    r"(?<![A-Za-z])(?:(?:pass)?code|password|pin)(?![A-Za-z])[^0-9\n]{0,16}(?P<code>[0-9]{4,8})"
-    r"(?![0-9])",
+    r"(?<![A-Za-z])(?:(?:pass)?code|password|pin)(?![A-Za-z])"
+    r"(?:\s{1,3}(?:for|to|of|at|on)\s{1,3}(?:(?:the|my|our|your)\s{1,3})?[A-Za-z'-]{1,20}(?:\s{1,3}[A-Za-z'-]{1,20}){0,2})?"
+    r"[^0-9\n]{0,16}(?P<code>[0-9]{4,8})(?![0-9])",
     IGNORECASE,
 )
 _CODE_QUALIFIER = re.compile(
@@ -81,6 +85,28 @@ def _zh_code(text: str, pos: int) -> str | None:
     return None if otp else CARD_CODE
 
 
+# Japanese: 暗証番号 (a PIN), 認証コード / 確認コード / 認証番号 / ワンタイムコード / ログインコード
+# (one-time codes), セキュリティコード (the card's 3 or 4 digits), PINコード.
+_JA_DIGITS = re.compile(r"[^0-9\n]{0,12}(?P<code>[0-9]{3,8})(?![0-9])")
+_JA_OTP_WORDS = ("認証", "確認", "ワンタイム", "ログイン", "検証", "承認", "二段階認証の", "SMS", "sms")
+
+
+def _ja_code(text: str, pos: int) -> str | None:
+    """The anchor is "コード" or "番号"; the word before it says what kind of code this is."""
+    code_word = text.startswith("コード", pos)
+    match = _JA_DIGITS.match(text, pos + (3 if code_word else 2))
+    if not match:
+        return None
+    digits, before = match.group("code"), text[max(0, pos - 6):pos]
+    if before.endswith("暗証") or (code_word and before.lower().endswith("pin")):
+        return PIN if len(digits) >= 4 else None
+    if code_word and before.endswith("セキュリティ"):
+        return CARD_CODE if len(digits) <= 4 else None
+    if before.endswith(_JA_OTP_WORDS) and (code_word or before.endswith("認証")):
+        return ONE_TIME_CODE if len(digits) >= 4 and not looks_like_year(digits) else None
+    return None
+
+
 PINS_AND_CODES = RuleSet(
     "PINs and one-time codes",
     lower=(
@@ -90,5 +116,6 @@ PINS_AND_CODES = RuleSet(
         ("otp", (_otp,)),
         ("2fa", (_otp,)),
     ),
-    cjk=(("码", (_zh_code,)),),  # before 密码 (stated credentials), so that 动态密码 884422 reads as a one-time code
+    # 码 before 密码 (stated credentials), so that 动态密码 884422 reads as a one-time code.
+    cjk=(("码", (_zh_code,)), ("コード", (_ja_code,)), ("番号", (_ja_code,))),
 )

@@ -1,10 +1,12 @@
-"""Rule set "stated credentials": a secret being told, in English, Chinese or code.
+"""Rule set "stated credentials": a secret being told, in English, Chinese, Japanese or code.
 
-"my bank password is ...", "api token: ...", `DB_PASSWORD=...`, `"client_secret": "..."`,
-"密码：...", "助记词：...". Talking about a secret is not telling one: "I forgot my password",
-"the password policy changed", "密码学" and "令牌桶算法" pass. The value after the marker decides
-(`values.py`): after a strong marker (password, api key) anything that is not an ordinary word,
-after a weak one (token, secret, key) only a value that looks machine-made.
+"my bank password is ...", "password Fern!ght42", "api token: ...", `DB_PASSWORD=...`,
+`"client_secret": "..."`, "密码：...", "助记词：...", "パスワードは...です". Talking about a secret
+is not telling one: "I forgot my password", "the password policy changed", "密码学", "令牌桶算法"
+and "パスワードを忘れた" pass. The value after the marker decides (`values.py`): after a strong
+marker (password, api key) anything that is not an ordinary word, after a weak one (token,
+secret, key) only a value that looks machine-made, and after a password with no "is" or colon
+only a value that cannot be a word: letters with digits or symbols inside.
 """
 
 from __future__ import annotations
@@ -37,10 +39,28 @@ _QUALIFIER_BEFORE = re.compile(
 )
 
 
+# "password Fern!ght42": no connector, so the value itself must look like a password.
+_EN_BARE_PASSWORD = re.compile(
+    r"(?<![A-Za-z])(?:pass(?:word|wd|code|phrase)|pwd)\s{1,3}(?P<val>[\"'“‘]?[!-~]{6,64})", IGNORECASE
+)
+_INNER_SYMBOL = re.compile(r"[A-Za-z][^A-Za-z0-9\s]+[A-Za-z0-9]|[0-9][^A-Za-z0-9\s]+[A-Za-z]")
+
+
+def _bare_password(text: str, pos: int) -> str | None:
+    match = _EN_BARE_PASSWORD.match(text, pos)
+    if not match:
+        return None
+    value, _ = clean_value(match.group("val"))
+    if len(value) < 6 or "://" in value or masked_or_placeholder(value) or not any(c.isalpha() for c in value):
+        return None
+    mixed = any(c.isdigit() for c in value) or _INNER_SYMBOL.search(value)
+    return PASSWORD if mixed else None
+
+
 def _en_statement(text: str, pos: int) -> str | None:
     match = _EN_STATEMENT.match(text, pos)
     if not match:
-        return None
+        return _bare_password(text, pos)
     head, value = match.group("head").lower(), match.group("val")
     qualifier = _QUALIFIER_BEFORE.search(text, max(0, pos - 24), pos)
     # A session token is a secret; this plugin's own "session_key" is an identity key.
@@ -109,17 +129,18 @@ def _assignment(text: str, pos: int) -> str | None:
     return kind if looks_random(value) else None  # `sort_key = created_at` is not a secret
 
 
-# Chinese statements: 密码是 abc123 / 密码：hunter2 / 我的密码 hunter2 / 助记词：...
-# The value must be ASCII (or full-width ASCII): "密码是什么" and "密码学" pass.
-_ZH_STATEMENT = re.compile(
-    r"(?P<noun>密码|口令|密钥|秘钥|私钥|令牌|助记词)"
-    r"(?P<conn>(?:\s{0,3}(?:是|为|就是|改成了?|改为|换成了?|设为|设置为|设成了?|[:：=＝])){0,3})"
+# Chinese and Japanese statements: 密码是 abc123 / 密码：hunter2 / 我的密码 hunter2 / 助记词：... /
+# パスワードは sakura2024 です / パスワード：... The value must be ASCII (or full-width ASCII):
+# "密码是什么", "密码学" and "パスワードを変更した" pass.
+_CJK_STATEMENT = re.compile(
+    r"(?P<noun>密码|口令|密钥|秘钥|私钥|令牌|助记词|パスワード|パスコード|合言葉)"
+    r"(?P<conn>(?:\s{0,3}(?:是|为|就是|改成了?|改为|换成了?|设为|设置为|设成了?|は|が|って|を|に変えて|[:：=＝])){0,3})"
     r"\s{0,3}(?P<val>[\"'“‘「]?[!-~！-～]{3,128})"
 )
 
 
-def _zh_statement(text: str, pos: int) -> str | None:
-    match = _ZH_STATEMENT.match(text, pos)
+def _cjk_statement(text: str, pos: int) -> str | None:
+    match = _CJK_STATEMENT.match(text, pos)
     if not match:
         return None
     raw = match.group("val")
@@ -150,5 +171,6 @@ STATED_CREDENTIALS = RuleSet(
         ("mnemonic", (_en_statement,)),
         ("auth", (_assignment,)),
     ),
-    cjk=tuple((noun, (_zh_statement,)) for noun in ("密码", "口令", "密钥", "秘钥", "私钥", "令牌", "助记词")),
+    cjk=tuple((noun, (_cjk_statement,)) for noun in ("密码", "口令", "密钥", "秘钥", "私钥", "令牌", "助记词",
+                                                    "パスワード", "パスコード", "合言葉")),
 )

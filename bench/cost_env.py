@@ -196,7 +196,7 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     """Write each (scope, items) group's import-shaped dicts into that scope's space in record layout 2, as
     the import would.
 
-    Records are built by the import's own code (`parse_records` + `_materialize`: new ids, kept senders and
+    Records are built by the import's own code (`parse_records` + `materialize`: new ids, kept senders and
     timestamps) and written by the plugin's own `EpisodeStore.upsert_batch` (its vector index, through the SDK
     and the host), in batches of `batch` records that may mix spaces: the import writes 64 per call and audits
     each record, neither of which is measured here. Vectors come from the host's embedding model, computed
@@ -204,10 +204,10 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     (empty) in-process indexes, which the store's writes then keep current, as for a space that grew while
     the plugin ran. Returns the number of host vector writes."""
     from ltm import parse_records
-    from ltm.episodes.transfer import _materialize
+    from ltm.episodes.transfer import materialize
 
     memory = harness.plugin.memory
-    store = memory._episodes  # the plugin's own episode store: its writes keep per-space indexes current
+    store = memory.parts.episodes  # the plugin's own episode store: its writes keep per-space indexes current
     embedder = host.embedding_models[model]
     kb_ids = {scope.kb_id for scope, _ in groups}
     if len(kb_ids) != 1:
@@ -229,14 +229,14 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
 
     for scope, items in groups:
         for part in range(0, len(items), 5000):
-            pending += _materialize(scope, parse_records(list(items[part:part + 5000])), None, True)
+            pending += materialize(scope, parse_records(list(items[part:part + 5000])), None, True)
             while len(pending) >= batch:
                 rest = pending[batch:]
                 pending = pending[:batch]
                 await flush()
                 pending = rest
     await flush()
-    await store.lexical.flush()  # saves of the spaces' indexes the writes scheduled: done before any timing
+    await store.save_word_indexes()  # saves of the spaces' indexes the writes scheduled: done before any timing
     return writes
 
 
@@ -277,28 +277,32 @@ def normalized_cpu(plugin_s: Sequence[float], reference_s: Sequence[float]) -> d
 
 def use_window(size: int | None) -> int:
     """Measure with a vector window of `size` rows instead of the shipped `candidate_window` (a
-    benchmark-only seam: the plugin reads its recall recipe from `SearchRecipe.from_settings`, patched
-    here for this process). Returns the window every recall now uses."""
+    benchmark-only seam: every recall applies the KB's settings to its recipe with
+    `RecallRecipe.resolved_for`, patched here for this process). Returns the window every recall now uses."""
     from dataclasses import replace
 
-    from ltm.episodes.ranking import SearchRecipe
+    from ltm.episodes.ranking import RecallRecipe
 
-    shipped = _SHIPPED_FROM_SETTINGS[0]
+    shipped = _SHIPPED_RESOLVED_FOR[0]
     if size is None:
-        SearchRecipe.from_settings = shipped  # type: ignore[method-assign]
-        return SearchRecipe().candidate_window
-    SearchRecipe.from_settings = classmethod(  # type: ignore[method-assign, assignment]
-        lambda cls, settings, top_k: replace(shipped(settings, top_k), candidate_window=size))
+        RecallRecipe.resolved_for = shipped  # type: ignore[method-assign]  # the shipped method back
+        return int(RecallRecipe().candidate_window)
+
+    def resolved_for(recipe: RecallRecipe, settings: Any) -> RecallRecipe:
+        resolved = shipped(recipe, settings)
+        return resolved if resolved.candidate_window == size else replace(resolved, candidate_window=size)
+
+    RecallRecipe.resolved_for = resolved_for  # type: ignore[method-assign]  # benchmark-only seam
     return size
 
 
-def _shipped_from_settings() -> Any:
-    from ltm.episodes.ranking import SearchRecipe
+def _shipped_resolved_for() -> Any:
+    from ltm.episodes.ranking import RecallRecipe
 
-    return SearchRecipe.from_settings
+    return RecallRecipe.resolved_for
 
 
-_SHIPPED_FROM_SETTINGS = [_shipped_from_settings()]
+_SHIPPED_RESOLVED_FOR = [_shipped_resolved_for()]
 
 
 # ----------------------------------------------------------------------------- figures

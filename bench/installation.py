@@ -70,6 +70,7 @@ from ltm import parse_records  # noqa: E402
 from ltm.episodes.model import LISTED_STATUSES, EpisodeStatus  # noqa: E402
 from ltm.identity import Identity  # noqa: E402
 from testhost import PluginHarness, make_session  # noqa: E402
+from testhost.hooks import index_space  # noqa: E402
 
 HUGE_GROUP = "huge"
 AUDIT_FILL_BATCH = 5000
@@ -232,10 +233,10 @@ class Installation:
     # ------------------------------------------------------------------ audit
     async def audit(self, name: str, entries: int) -> dict[str, Any]:
         from ltm._audit import AuditEntry
-        from ltm.gate import WriteGate
+        from ltm._gate import WriteGate
 
         scope = self.scopes[name]
-        audit_log = self.memory._audit  # the service's own log: the gate appends through it
+        audit_log = self.memory.parts.audit  # the service's own log: the gate appends through it
         log_id = next(i for i in WriteGate.logs_of(scope) if i.startswith("l2:"))
         have = await audit_log.count(log_id)
         t0 = time.perf_counter()
@@ -284,7 +285,7 @@ class Installation:
         the service's own page too (what the console's Episodes page calls)."""
         scope = self.scopes[name]
         t0 = time.perf_counter()
-        await self.memory.index_space(scope)
+        await index_space(self.memory, scope)
         ready_s = time.perf_counter() - t0
         first = await self.memory.list_episodes(scope, page=1)
         archived = await self.memory.list_episodes(scope, (EpisodeStatus.ARCHIVED,), page=1)

@@ -287,7 +287,7 @@ def install_floor(info: SetupInfo, lbvenv: Path, state_dir: Path) -> None:
 
 
 def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, window: int) -> None:
-    """Install LongTermMemory built from a copy of this checkout whose `SearchRecipe.candidate_window`
+    """Install LongTermMemory built from a copy of this checkout whose `RecallRecipe.candidate_window`
     default is `window` (benchmark only: the installed plugin has no other way to be told; the
     checkout itself is not changed)."""
     import shutil
@@ -306,7 +306,7 @@ def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, windo
     ranking = stage / "ltm" / "episodes" / "ranking.py"
     text, count = re.subn(r"candidate_window: int = \d+", f"candidate_window: int = {window}", ranking.read_text())
     if count != 1:
-        raise RuntimeError("SearchRecipe.candidate_window not found in ltm/episodes/ranking.py")
+        raise RuntimeError("RecallRecipe.candidate_window not found in ltm/episodes/ranking.py")
     ranking.write_text(text)
     done = subprocess.run(["bash", str(stage / "scripts" / "build.sh"), str(stage / "dist")], cwd=str(stage),
                           env=dict(os.environ, LBP=str(lbvenv.resolve() / "bin" / "lbp")), capture_output=True,

@@ -18,7 +18,7 @@ Then:
   the space's `file_id`, the filter every plugin search carries), both straight to the
   fake host (its JSON wire included, no SDK, no plugin);
 - ratio = injection median / floor median (and p95 / p95); goal <= 1.3;
-- host calls per turn by action (goal: the same at every size, <= 8);
+- host calls per turn by action (goal: the same at every size, <= 7);
 - plugin-side CPU per turn = CPU time of the event-loop thread (`time.thread_time`) from the
   emit to its answer, minus that thread's CPU inside host routes that run on it (the
   embedder; the store too with --no-host-threads); store calls in worker threads never count.
@@ -68,13 +68,14 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.host_calls import _WORDS, BOT, GROUP, SPEAKER, SPEAKER_NAME, speaker_scope, synthetic_episodes  # noqa: E402
+from bench.host_calls import BOT, GROUP, SPEAKER, SPEAKER_NAME, TOPIC_WORDS, speaker_scope, synthetic_episodes  # noqa: E402
 from bench.plugin_env import quiet_logs  # noqa: E402
 from ltm.langbot import layout  # noqa: E402
 from testhost import PluginHarness  # noqa: E402
+from testhost.hooks import index_space  # noqa: E402
 
 GOAL_RATIO, GOAL_CALLS, GOAL_CPU_MS = 1.3, 7, 5.0
-QUESTIONS = [f"what did Alice say about the {_WORDS[i % len(_WORDS)]} and the {_WORDS[(7 * i + 3) % len(_WORDS)]}?"
+QUESTIONS = [f"what did Alice say about the {TOPIC_WORDS[i % len(TOPIC_WORDS)]} and the {TOPIC_WORDS[(7 * i + 3) % len(TOPIC_WORDS)]}?"
              for i in range(16)]
 
 
@@ -157,9 +158,9 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
             await harness.restart(fresh_modules=False)  # a new plugin process: nothing built yet
             quiet_logs()
             cold = await turns.turn(QUESTIONS[0])
-            await harness.plugin.memory.index_space(scope)  # until the space's index is back (loaded or built)
+            await index_space(harness.plugin.memory, scope)  # until the space's index is back (loaded or built)
             cold["ready_s"] = time.perf_counter() - restart0
-            indexes = harness.plugin.memory._episodes.lexical  # white-box: was it loaded or built?
+            indexes = harness.plugin.memory.parts.episodes._lexical  # white-box: was it loaded or built?
             cold["index"] = {"loaded": indexes.loads, "built": indexes.builds}
             cold["same_recall_as_before_restart"] = await recalled(harness, scope) == warm_ids
         calls = runs[0]["calls"]
@@ -220,10 +221,10 @@ async def recalled(harness: PluginHarness, scope: Any) -> list[list[str]]:
 
 
 def recipe_window() -> int:
-    from ltm.episodes.ranking import SearchRecipe
+    from ltm import AUTO_RECALL
     from ltm.kb_settings import KBSettings
 
-    return SearchRecipe.from_settings(KBSettings.parse({"embedding_model_uuid": "emb-1"}), 5).candidate_window
+    return AUTO_RECALL.resolved_for(KBSettings.parse({"embedding_model_uuid": "emb-1"})).candidate_window
 
 
 def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:

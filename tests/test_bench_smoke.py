@@ -1,13 +1,15 @@
-"""Smoke runs of the older cost benchmarks (bench/host_calls.py, bench/backend_cost.py) on tiny inputs,
-so they cannot rot: each runs end to end on the real test host and writes JSON of the expected shape.
-Timings are printed by the benchmarks, never asserted here."""
+"""Smoke runs of benchmarks on tiny inputs, so they cannot rot: the older cost benchmarks
+(bench/host_calls.py, bench/backend_cost.py) run end to end on the real test host, the extraction
+quality benchmark (bench/extraction_quality.py, also reached through bench/candidate_rules.py --set)
+on a slice of each labelled set; each writes JSON of the expected shape. Timings and quality figures
+are printed by the benchmarks, never asserted here."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from bench import backend_cost, host_calls
+from bench import backend_cost, candidate_rules, extraction_quality, host_calls
 
 
 async def test_host_calls_smoke(tmp_path: Path) -> None:
@@ -29,3 +31,22 @@ async def test_backend_cost_smoke(tmp_path: Path) -> None:
     rows = json.loads(out.read_text())["rows"]
     assert len(rows) == 2
     assert all(r["injected"] > 0 and not r["errors"] for r in rows), rows
+
+
+def test_extraction_quality_smoke(tmp_path: Path) -> None:
+    out = tmp_path / "extraction_quality.json"
+    assert extraction_quality.main(["--set", "both", "--limit", "3", "--json", str(out)]) == 0
+    sets = json.loads(out.read_text(encoding="utf-8"))["sets"]
+    assert set(sets) == {"tuning", "heldout"}
+    for figures in sets.values():
+        assert figures["messages"] == {"en": 3, "zh": 3, "ja": 3}
+        assert figures["languages"]["all"]["messages"] == 9
+        assert figures["languages"]["all"]["expected"] >= 9  # the slice starts with positives
+        assert set(figures["goal"]) == {"en", "zh", "ja", "met"}
+
+
+def test_candidate_rules_delegates_a_labelled_set_to_the_quality_benchmark(tmp_path: Path) -> None:
+    out = tmp_path / "heldout.json"
+    assert candidate_rules.main(["--set", "heldout", "--lang", "ja", "--limit", "2", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text(encoding="utf-8"))["sets"]["heldout"]
+    assert figures["messages"] == {"ja": 2} and figures["languages"]["ja"]["messages"] == 2

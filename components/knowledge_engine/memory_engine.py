@@ -22,7 +22,7 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-from ltm import ENGINE_RETRIEVE, LTMError, MemoryService, ValidationError, load_json, parse_records, redact_for_log
+from ltm import QUERY_RECALL, LTMError, MemoryService, ValidationError, load_json, parse_records, redact_for_log
 from ltm.langbot import identity_from_retrieval, identity_from_scope_spec
 
 log = logging.getLogger("LongTermMemory")
@@ -59,7 +59,7 @@ class MemoryEngine(KnowledgeEngine):
             # No conversation (e.g. the WebUI retrieve test): there is no scope to read, so nothing leaks.
             return RetrievalResponse(results=[], total_found=0,
                                      metadata={"note": "LongTermMemory recalls only inside a conversation"})
-        top_k = ENGINE_RETRIEVE.clamp_top_k(settings.get("top_k"))
+        recipe = QUERY_RECALL.with_host_top_k(settings.get("top_k"))
         memory: MemoryService = self.plugin.memory
         try:
             scope = await memory.scope_for(identity, kb_id)
@@ -68,7 +68,7 @@ class MemoryEngine(KnowledgeEngine):
                 # retrieves the memory KB from its own config must not get them twice.
                 return RetrievalResponse(results=[], total_found=0,
                                          metadata={"note": "memories for this turn were already injected"})
-            hits = await memory.recall(scope, context.query or "", recipe=ENGINE_RETRIEVE, top_k=top_k)
+            hits = await memory.recall(scope, context.query or "", recipe=recipe)
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})

@@ -20,6 +20,11 @@ and it is kept from doing even that:
   (`lexical.py`); a record the store has and the index does not, or with another status, makes
   it stale. So does any id a later fetch finds missing or changed.
 
+- **Records, not postings.** A page row holds what the index keeps of a record (`rows_of`); a load
+  posts every row again with this process's `tokenize`, so a tokenizer change (new stems, stopwords)
+  can never leave postings made by the old rules. `FORMAT` versions the row layout: a head of
+  another format is not read, and the space is built from the store again.
+
 Keys: `v2/wordindex/<kb>/<user_key>/head` and `.../<generation>/<page>` (`ltm/_storage.py`).
 Values are JSON through `JsonStore` (pages bypass its cache: they are read once).
 """

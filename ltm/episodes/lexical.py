@@ -19,7 +19,9 @@ each space: whole-space word candidates and listing order with **no host call pe
   before each (the saved head is marked stale first; the write counts as started), then a write
   that succeeded is applied, and one that failed or whose outcome is unknown drops the space's index
   (rebuilt at the next use); removing a KB drops all of its indexes, saved ones too. A write during
-  a build or a load makes it stale: it is not kept and is tried again once.
+  a build makes it stale (offsets shift under it): it is not kept and is tried again once. A write
+  during a load of saved pages is replayed onto them (the plugin is the only writer), and the
+  result checked against the store once no write is out; one in doubt makes the load a build.
 - Saved (spaces above `FIRST_PAGE`): right after a build from the store, and `save_delay` seconds
   after the last write; a save that overlaps a write is abandoned (the next write schedules one).
 - Corrected when the store disagrees: a record a fetch finds missing, or found with another status,
@@ -45,7 +47,7 @@ from typing import Any
 
 from ..errors import HostFailure
 from .index_pages import IndexPages, rows_of
-from .model import Episode
+from .model import Episode, newest_rows
 from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
@@ -75,6 +77,8 @@ class LexicalIndexes:
         self._saving: dict[SpaceKey, asyncio.Task[None]] = {}
         self._save_due: dict[SpaceKey, float] = {}
         self._forgetting: dict[str, asyncio.Task[None]] = {}
+        # Writes that landed while a saved index was loading, replayed onto it (None: one was in doubt).
+        self._replay: dict[SpaceKey, list[Callable[[SpaceIndex], None]] | None] = {}
         self.save_delay = SAVE_DELAY
         self.builds = 0  # how many times a space was read in full from the store (tests and benchmarks look)
         self.loads = 0  # how many indexes came from saved pages
@@ -92,9 +96,11 @@ class LexicalIndexes:
                 ready = self._ready.get(key)
                 if ready is not None or key in self._building:
                     return ready
+                self._replay[key] = []  # before the head is read: no write that lands after it is missed
                 if await self._saved(kb_id, user_key):
                     self._background(key, self._load(key))
                     return None
+                self._replay.pop(key, None)
                 before = self._writes[key]
                 first, more = await self._page(kb_id, user_key, FIRST_PAGE, 0)
                 if more:
@@ -149,19 +155,52 @@ class LexicalIndexes:
         kb_id, user_key = key
         assert self._pages is not None
         try:
-            before = self._writes[key]
             index = await self._pages.load(kb_id, user_key)
-            if index is not None and self._writes[key] == before:
-                first, _ = await self._page(kb_id, user_key, FIRST_PAGE, 0)
-                if self._writes[key] == before and _agrees(index, first):
-                    self.loads += 1
-                    self._ready[key] = index
-                    log.info("[LongTermMemory] index loaded kb=%s records=%d", kb_id, len(index))
-                    return
+            if index is not None and await self._caught_up(key, index):
+                return
+            if index is not None:
                 log.info("[LongTermMemory] saved index of kb=%s does not match the store; building", kb_id)
         except Exception as exc:  # noqa: BLE001 - a background load must never surface; a build follows
             log.info("[LongTermMemory] saved index of kb=%s not loaded (%s)", kb_id, type(exc).__name__)
+        finally:
+            self._replay.pop(key, None)
         await self._build(key)
+
+    async def _caught_up(self, key: SpaceKey, index: SpaceIndex) -> bool:
+        """The loaded pages plus the writes that landed meanwhile (the plugin is the only writer: each is
+        replayed in order), checked against the store's first page at a moment no write is out; then kept.
+        False when a write was in doubt or the store disagrees (then the space is built from the store)."""
+        kb_id, user_key = key
+        replayed = 0
+        for _ in range(3):
+            for _wait in range(1500):  # a write out now decides what the page shows: wait for it (30 s at most)
+                if not self._inflight[key]:
+                    break
+                await asyncio.sleep(0.02)
+            else:
+                return False
+            pending = self._replay.get(key)
+            if pending is None:
+                return False
+            for change in pending:
+                change(index)
+            replayed += len(pending)
+            pending.clear()
+            before = self._writes[key]
+            first, _ = await self._page(kb_id, user_key, FIRST_PAGE, 0)
+            if self._writes[key] != before:
+                continue  # a write started while the page was read: replay it and look again
+            if not _agrees(index, first):
+                return False
+            self.loads += 1
+            self._ready[key] = index
+            self._replay.pop(key, None)  # from now on writes go to the ready index
+            log.info("[LongTermMemory] index loaded kb=%s records=%d (writes replayed: %d)", kb_id, len(index),
+                     replayed)
+            if replayed:
+                self._schedule_save(key, self.save_delay)  # the saved head is stale since those writes
+            return True
+        return False
 
     async def _build(self, key: SpaceKey) -> None:
         kb_id, user_key = key
@@ -261,6 +300,8 @@ class LexicalIndexes:
             if index is not None:
                 index.add(episode)
                 self._schedule_save(key, self.save_delay)
+            elif (pending := self._replay.get(key)) is not None:
+                pending.append(partial(SpaceIndex.add, episode=episode))
 
     def deleted(self, kb_id: str, user_key: str, episode_ids: Iterable[str]) -> None:
         key = (kb_id, user_key)
@@ -269,18 +310,24 @@ class LexicalIndexes:
             for episode_id in episode_ids:
                 index.remove(episode_id)
             self._schedule_save(key, self.save_delay)
+        elif (pending := self._replay.get(key)) is not None:
+            pending.extend(partial(SpaceIndex.remove, episode_id=i) for i in episode_ids)
 
     def drop_space(self, kb_id: str, user_key: str) -> None:
         """In doubt (a failed or unknown write): forget the index; the next use rebuilds it."""
         key = (kb_id, user_key)
         self._writes[key] += 1
         self._ready.pop(key, None)
+        if key in self._replay:
+            self._replay[key] = None  # a load running now is not kept
 
     def drop_kb(self, kb_id: str) -> None:
         """The KB was removed or its records rewritten by another path: forget its indexes, saved ones too."""
-        for key in [k for k in (*self._ready, *self._writes, *self._saving) if k[0] == kb_id]:
+        for key in [k for k in (*self._ready, *self._writes, *self._saving, *self._replay) if k[0] == kb_id]:
             self._writes[key] += 1
             self._ready.pop(key, None)
+            if key in self._replay:
+                self._replay[key] = None
             self._save_due.pop(key, None)
             saver = self._saving.pop(key, None)
             if saver is not None:
@@ -346,18 +393,3 @@ def _detached(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
 def _agrees(index: SpaceIndex, sample: Sequence[Episode]) -> bool:
     """Every record of a page the store listed is in the index, with the same status."""
     return all(index.status(e.episode_id) is e.status for e in newest_rows(sample))
-
-
-def newest_rows(episodes: Iterable[Episode]) -> list[Episode]:
-    """One episode per id, the most recently changed (an insert-only store can hold two rows of a
-    record for a while, on different listing pages)."""
-    chosen: dict[str, Episode] = {}
-    for episode in episodes:
-        kept = chosen.get(episode.episode_id)
-        if kept is None or _changed_at(episode) > _changed_at(kept):
-            chosen[episode.episode_id] = episode
-    return list(chosen.values())
-
-
-def _changed_at(episode: Episode) -> str:
-    return episode.status_changed_at or episode.timestamp or ""

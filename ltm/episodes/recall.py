@@ -14,12 +14,14 @@ from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
 from .model import Episode, EpisodeStatus
-from .ranking import Candidate, ScoredEpisode, SearchRecipe, rank, tokenize
+from .question_cues import named_speakers, without_speakers
+from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank, tokenize
 from .space_index import SpaceIndex
 from .store import EpisodeStore, Hit
 
 log = logging.getLogger("LongTermMemory")
 _UUID_LEN = 36
+_VECTOR, _SPEAKER, _VERBATIM = "vector", "speaker", "verbatim"  # what found a window entry
 
 
 @dataclass(frozen=True)
@@ -58,19 +60,20 @@ class Recaller:
     def __init__(self, store: EpisodeStore) -> None:
         self._store = store
 
-    async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, *, top_k: int,
-                     filters: RecallFilters, recipe: SearchRecipe | None = None,
-                     now: datetime | None = None) -> list[ScoredEpisode]:
-        """Host calls per recall, whatever the space holds: one embedding and one vector search of the
-        space (`candidate_window` rows); with `hybrid` also the store's full-text search; and, only when
-        a record found by words alone ranks among the top_k, one keyed read of those records. Word
+    async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, recipe: RecallRecipe, *,
+                     filters: RecallFilters, now: datetime | None = None) -> list[ScoredEpisode]:
+        """Host calls per recall, whatever the space holds: one embedding (of the question without the
+        names of speakers it names, found in the space's index) and one vector search of the space
+        (`candidate_window` rows); with `hybrid` also the store's full-text search; and, only when a
+        record found by words alone ranks among the top_k, one keyed read of those records. Word
         candidates of the whole space (and the speaker's own, S6) come from the plugin's index of the
         space (`lexical.py`, no host call once made), which also supplies what ranking reads of each
-        vector hit, so only the records handed on are decoded. `now` is the moment the question is asked
-        (benchmarks replay old conversations); surfaces never pass it."""
-        if top_k <= 0:
+        vector hit, so only the records handed on are decoded. While the index is being made, the
+        speaker's own window is one more vector search. `now` is the moment the question is asked
+        (benchmarks replay old conversations, through `testhost/hooks.py`); surfaces never pass it."""
+        recipe = recipe.resolved_for(settings)
+        if not recipe.top_k or recipe.top_k <= 0:
             return []
-        recipe = replace(recipe or SearchRecipe.from_settings(settings, top_k), top_k=top_k)
         text = (query or "").strip()
         if len(text) == _UUID_LEN and text.count("-") == 4:
             episode = await self._store.get(scope.kb_id, scope.user_key, text)
@@ -78,26 +81,27 @@ class Recaller:
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
         if not text:
             text = " ".join(filters.tags) or "*"
-        vectors, index = await asyncio.gather(self._store.embed(settings.embedding_model_uuid, [text]),
-                                              self._space_index(scope, recipe))
+        index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
+        vector = (await self._store.embed(settings.embedding_model_uuid, [self._embedded_text(text, recipe, index)]))[0]
         since = self._store.mark(scope.kb_id, scope.user_key)
         searches: list[Awaitable[list[Hit] | None]] = [
-            self._store.search(scope.kb_id, scope.user_key, vectors[0], top_k=recipe.candidate_window)]
+            self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)]
+        kinds = [_VECTOR]
         if index is None and scope.sender_id and recipe.speaker_window > 0:
             # S6 while the space's index is being made: the speaker's own window is asked of the store.
-            searches.append(self._store.search(scope.kb_id, scope.user_key, vectors[0], top_k=recipe.speaker_window,
+            searches.append(self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.speaker_window,
                                                sender_id=scope.sender_id))
-        by_distance = [True] * len(searches)
+            kinds.append(_SPEAKER)
         if recipe.strategy is RetrievalStrategy.HYBRID:
-            searches.append(self._full_text(scope, text, vectors[0], recipe))
-            by_distance.append(False)
+            searches.append(self._full_text(scope, text, vector, recipe))
+            kinds.append(_VERBATIM)
         window = _Window(index)
-        for found, distances in zip(await asyncio.gather(*searches), by_distance):
-            window.add(found or [], distances)
+        for found, kind in zip(await asyncio.gather(*searches), kinds):
+            window.add(found or [], kind)
         if window.unknown:
             self._store.heal(scope.kb_id, scope.user_key, since, window.unknown)
         lexical: dict[str, float] | None = None
-        if index is not None:
+        if recipe.uses_lexical and index is not None:
             lexical = self._lexical(index, scope, text, recipe, filters, window)
         accepted = [c for c in window.candidates.values() if filters.accepts(c.episode)]
         ranked = rank(accepted, text, recipe, now or utc_now(), preferred_sender=scope.sender_id,
@@ -107,19 +111,25 @@ class Recaller:
                  scope.scope_key, scope.user_key, len(accepted), len(ranked))
         return ranked
 
-    async def _space_index(self, scope: MemoryScope, recipe: SearchRecipe) -> SpaceIndex | None:
-        """The space's index when this recall scores words (None: not ready; then words are scored
-        inside the vector window only, and the rows are decoded)."""
-        if not recipe.uses_lexical:
-            return None
+    async def _space_index(self, scope: MemoryScope) -> SpaceIndex | None:
+        """The space's index; None while it is being made (a big space is made in the background): ranking
+        then scores words inside the vector window only, no speaker is named, and the rows are decoded."""
         try:
-            return await self._store.space_index(scope.kb_id, scope.user_key)
+            return await self._store.word_index(scope.kb_id, scope.user_key)
         except HostFailure as exc:
             log.info("[LongTermMemory] index of a space not built (%s); vector window only", exc.code)
             return None
 
     @staticmethod
-    def _lexical(index: SpaceIndex, scope: MemoryScope, text: str, recipe: SearchRecipe, filters: RecallFilters,
+    def _embedded_text(text: str, recipe: RecallRecipe, index: SpaceIndex | None) -> str:
+        """The question as embedded: without the names of the space's speakers it names (their records
+        are preferred by ranking instead; see question_cues.py)."""
+        if not recipe.strip_named_speakers or index is None:
+            return text
+        return without_speakers(text, named_speakers(text, index.speaker_names()))
+
+    @staticmethod
+    def _lexical(index: SpaceIndex, scope: MemoryScope, text: str, recipe: RecallRecipe, filters: RecallFilters,
                  window: _Window) -> dict[str, float]:
         """Whole-space BM25: adds the best `lexical_window` records the filters accept (and the speaker's
         own best `speaker_window`, S6) as candidates without a vector distance, and returns every
@@ -136,7 +146,7 @@ class Recaller:
                                     speaker=speaker)
         for hit in hits:
             if hit.episode.episode_id not in window.candidates:
-                window.candidates[hit.episode.episode_id] = Candidate(hit.episode, None)
+                window.candidates[hit.episode.episode_id] = WindowEntry(hit.episode, None)
                 window.partial.add(hit.episode.episode_id)
         return scores
 
@@ -172,7 +182,7 @@ class Recaller:
         return out
 
     async def _full_text(self, scope: MemoryScope, text: str, vector: list[float],
-                         recipe: SearchRecipe) -> list[Hit] | None:
+                         recipe: RecallRecipe) -> list[Hit] | None:
         """E7 `hybrid`: widen the window with the backend's verbatim-text matches.
 
         Only candidates are taken from it: scores always come from vector distances and the
@@ -193,12 +203,12 @@ class _Window:
 
     def __init__(self, index: SpaceIndex | None) -> None:
         self.index = index
-        self.candidates: dict[str, Candidate] = {}
+        self.candidates: dict[str, WindowEntry] = {}
         self.rows: dict[str, Hit] = {}
         self.partial: set[str] = set()
         self.unknown: list[Episode] = []
 
-    def add(self, hits: list[Hit], by_distance: bool) -> None:
+    def add(self, hits: list[Hit], kind: str) -> None:
         for hit in hits:
             episode_id = hit.episode_id
             if episode_id in self.candidates:
@@ -214,4 +224,5 @@ class _Window:
                 if self.index is not None:
                     self.unknown.append(episode)
             # A verbatim match (hybrid) carries no distance of its own: it enters like a word candidate.
-            self.candidates[episode_id] = Candidate(episode, hit.distance if by_distance else None)
+            self.candidates[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
+                                                      kind == _SPEAKER)

@@ -100,6 +100,7 @@ class SpaceIndex:
         self._speaker = array("I")
         self._speakers: list[tuple[str, str]] = []  # (sender id, sender name), each pair once
         self._speaker_number: dict[tuple[str, str], int] = {}
+        self._speaker_records: Counter[int] = Counter()  # speaker number -> records held now
         self._rare: dict[int, _Rare] = {}
         self._postings: dict[str, Posting] = {}
         self._total_length = 0
@@ -121,6 +122,11 @@ class SpaceIndex:
         number = self._number.get(episode_id)
         return None if number is None else self._partial(number)
 
+    def speaker_names(self) -> list[str]:
+        """The sender names of the space's records (a question naming one gives a cue, question_cues.py)."""
+        names = (self._speakers[n][1] for n, count in self._speaker_records.items() if count > 0)
+        return list(dict.fromkeys(name for name in names if name))
+
     def status(self, episode_id: str) -> EpisodeStatus | None:
         number = self._number.get(episode_id)
         return None if number is None else _STATUSES[self._status[number]]
@@ -139,6 +145,8 @@ class SpaceIndex:
             log.warning("[LongTermMemory] space index: record of another space ignored")
             return
         number = self._number.get(episode.episode_id)
+        if number is not None:
+            self._speaker_records[self._speaker[number]] -= 1  # `_set_facts` counts the record's speaker again
         if number is not None and self._same_words(number, episode):
             self._set_facts(number, episode)  # a status change: the words, and so the postings, stay
             self._changed()
@@ -157,6 +165,7 @@ class SpaceIndex:
         if number is None:
             return
         self._unpost(number)
+        self._speaker_records[self._speaker[number]] -= 1
         self._ids[number] = None
         self._content[number] = self._timestamp[number] = ""
         self._rare.pop(number, None)
@@ -191,6 +200,7 @@ class SpaceIndex:
             speaker = self._speaker_number[pair] = len(self._speakers)
             self._speakers.append(pair)
         self._speaker[number] = speaker
+        self._speaker_records[speaker] += 1
         fact = episode.fact
         if episode.tags or fact.event_at or fact.valid_from or fact.valid_until:
             self._rare[number] = _Rare(episode.tags, FactTime(fact.event_at, fact.valid_from, fact.valid_until))

@@ -16,8 +16,8 @@ from .._storage import JsonStore
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
 from .index_pages import IndexPages
-from .lexical import LexicalIndexes, newest_rows
-from .model import Episode
+from .lexical import LexicalIndexes
+from .model import Episode, newest_rows
 from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
@@ -66,7 +66,7 @@ class EpisodeStore:
         self._embedder = embedder
         # The per-space index recall and listings use (episodes/lexical.py): every write below keeps it
         # current; with plugin storage, big spaces' indexes are saved there for the next process.
-        self.lexical = LexicalIndexes(self._page_of, IndexPages(storage) if storage is not None else None)
+        self._lexical = LexicalIndexes(self._page_of, IndexPages(storage) if storage is not None else None)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -88,20 +88,32 @@ class EpisodeStore:
 
     # ------------------------------------------------------------------ reads
     async def get(self, kb_id: str, user_key: str, episode_id: str) -> Episode | None:
+        record = await self.get_record(kb_id, user_key, episode_id)
+        return None if record is None else Episode.from_record(record)
+
+    async def get_record(self, kb_id: str, user_key: str, episode_id: str) -> IndexRecord | None:
+        """One record as the index returned it (with whatever the host keeps), re-checked for its space."""
         record = await self._index.get(kb_id, user_key, episode_id)
-        if record is None or record.space != user_key:
-            return None
-        return Episode.from_record(record)
+        return None if record is None or record.space != user_key else record
+
+    async def word_index(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The plugin's own index of the space (recall's word candidates, listing order); None while it is
+        being made in the background (see lexical.py)."""
+        return await self._lexical.space(kb_id, user_key)
+
+    async def word_indexes_built(self) -> None:
+        """Wait until background index builds are done (benchmarks and tests; recall never waits)."""
+        await self._lexical.settled()
 
     async def get_many(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """These records of the space, in one host call (where the store looks records up by key). What
         the space's index says about them is corrected if the store disagrees."""
         if not episode_ids:
             return {}
-        since = self.lexical.mark(kb_id, user_key)
+        since = self._lexical.mark(kb_id, user_key)
         records = await self._index.get_many(kb_id, user_key, list(dict.fromkeys(episode_ids)))
         found = {e.episode_id: e for e in newest_rows(self._own(records, user_key)) if e.episode_id in episode_ids}
-        self.lexical.heal(kb_id, user_key, since, list(found.values()), [i for i in episode_ids if i not in found])
+        self._lexical.heal(kb_id, user_key, since, list(found.values()), [i for i in episode_ids if i not in found])
         return found
 
     async def search(self, kb_id: str, user_key: str, vector: Sequence[float], *, top_k: int,
@@ -115,24 +127,18 @@ class EpisodeStore:
         rows = await self._index.search_text(kb_id, user_key, text, vector, top_k)
         return None if rows is None else [Hit(h, user_key) for h in rows]
 
-    async def space_index(self, kb_id: str, user_key: str) -> SpaceIndex | None:
-        """The plugin's own index of the space; None while it is being made (see lexical.py)."""
-        return await self.lexical.space(kb_id, user_key)
-
-    async def index_space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
-        """The space's index, waiting for it to be made (benchmarks, tests)."""
-        await self.lexical.space(kb_id, user_key)
-        await self.lexical.settled()
-        return await self.lexical.space(kb_id, user_key)
+    async def save_word_indexes(self) -> None:
+        """Save now the space indexes a write scheduled to save later, and wait (shutdown, benchmarks)."""
+        await self._lexical.flush()
 
     def mark(self, kb_id: str, user_key: str) -> int:
         """Before a read whose records go to `heal` (see lexical.py)."""
-        return self.lexical.mark(kb_id, user_key)
+        return self._lexical.mark(kb_id, user_key)
 
     def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode]) -> None:
         """Records of the space the store returned to a read that began at `since` (a `mark`): the index
         follows them if it disagrees."""
-        self.lexical.heal(kb_id, user_key, since, found)
+        self._lexical.heal(kb_id, user_key, since, found)
 
     async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
         """Every record of one space (management paths only, never per turn), up to `limit`.
@@ -161,35 +167,35 @@ class EpisodeStore:
     async def upsert_batch(self, kb_id: str, episodes: Sequence[Episode], vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
         spaces = [e.user_key for e in episodes]
-        async with self.lexical.writing(kb_id, spaces):
+        async with self._lexical.writing(kb_id, spaces):
             try:
                 await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
             except BaseException:
                 # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
                 for user_key in dict.fromkeys(spaces):
-                    self.lexical.drop_space(kb_id, user_key)
+                    self._lexical.drop_space(kb_id, user_key)
                 raise
-            self.lexical.upserted(kb_id, episodes)
+            self._lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
     async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        async with self.lexical.writing(kb_id, [user_key]):
+        async with self._lexical.writing(kb_id, [user_key]):
             try:
                 await self._index.delete(kb_id, user_key, episode_ids)
             except BaseException:
-                self.lexical.drop_space(kb_id, user_key)
+                self._lexical.drop_space(kb_id, user_key)
                 raise
-            self.lexical.deleted(kb_id, user_key, episode_ids)
+            self._lexical.deleted(kb_id, user_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
-    async def drop_collection(self, kb_id: str) -> None:
+    async def drop_kb(self, kb_id: str) -> None:
         try:
             await self._index.drop_collection(kb_id)
         finally:
-            self.lexical.drop_kb(kb_id)
+            self._lexical.drop_kb(kb_id)
 
     def records_rewritten(self, kb_id: str) -> None:
         """Records of `kb_id` were written by another path (the layout migration): rebuild on next use."""
-        self.lexical.drop_kb(kb_id)
+        self._lexical.drop_kb(kb_id)

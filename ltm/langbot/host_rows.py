@@ -1,5 +1,7 @@
 """The LangBot vector API calls the adapter makes, one method per host action, and the first check of
-every row read back (it must be a layout-2 record of the asked space: `layout.from_metadata`)."""
+every row read back (it must be a layout-2 record of the asked space: `layout.from_metadata`).
+These are the row calls `StoreProbing` declares (`store_probe.py`); `HostVectorIndex`
+(`vector_index.py`) builds the port on them."""
 
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ from typing import Any
 
 from ..ports import IndexHit, IndexRecord, Vector, write_sent
 from . import layout
-from .calls import _call
-from .store_traits import Traits
+from .calls import host_call as _call
+from .store_probe import StoreProbing, Traits
 
 log = logging.getLogger("LongTermMemory")
 
 
-class HostRows:
+class HostRows(StoreProbing):
     """Raw rows over the SDK's vector calls; `HostVectorIndex` builds the port on them."""
 
     def __init__(self, plugin: Any) -> None:

@@ -4,15 +4,19 @@ is detected and built again from the store, so it can neither hide nor invent a 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from ltm import MemoryScope, MemoryService
+from ltm.episodes import index_pages, space_index
 from ltm.episodes.lexical import LexicalIndexes
 from ltm.episodes.model import EpisodeStatus
+from ltm.episodes.ranking import tokenize
 from ltm.errors import HostError, OutcomeUnknown
 from ltm.ports import IndexRecord
+from testhost.hooks import index_space, top
 from testhost.memory_ports import InMemoryPorts, StoredVector
 from tests.unit.support import ident, import_many, kv_json, memory_with_kb, remember
 
@@ -20,7 +24,7 @@ SIZE = 260  # above one first page (200): such a space is indexed in the backgro
 
 
 def lexical(memory: MemoryService) -> LexicalIndexes:
-    return memory._episodes.lexical  # white-box on purpose: what was built, loaded, saved
+    return memory.parts.episodes._lexical  # white-box on purpose: what was built, loaded, saved
 
 
 def head_key(fake: InMemoryPorts) -> str:
@@ -35,19 +39,19 @@ async def filled(fake: InMemoryPorts) -> tuple[MemoryService, MemoryScope, list[
              for n in range(SIZE)]
     items.append({"content": "the zebracorn stickers are in the top drawer", "sender_id": "bob"})
     episodes = await import_many(memory, scope, items)
-    await memory.index_space(scope)  # built from the store, then saved at once
+    await index_space(memory, scope)  # built from the store, then saved at once
     return memory, scope, episodes
 
 
 async def restarted(fake: InMemoryPorts, scope: MemoryScope) -> MemoryService:
     """A new plugin process on the same host: nothing in memory, the storage and the store as they are."""
     memory = MemoryService(fake.ports)
-    await memory.index_space(scope)
+    await index_space(memory, scope)
     return memory
 
 
 async def word_hit(memory: MemoryService, scope: MemoryScope) -> list[str]:
-    return [h.episode.content for h in await memory.recall(scope, "where is the zebracorn", top_k=1)]
+    return [h.episode.content for h in await memory.recall(scope, "where is the zebracorn", recipe=top(1))]
 
 
 async def test_a_restart_loads_the_saved_index_instead_of_reading_the_space(fake: InMemoryPorts) -> None:
@@ -78,7 +82,7 @@ async def test_a_change_after_the_save_makes_the_saved_index_stale(fake: InMemor
     assert kv_json(fake, head_key(fake))["state"] == "stale"
     memory = await restarted(fake, scope)
     assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)  # read from the store again
-    hits = [h.episode.episode_id for h in await memory.recall(scope, "zebracorn", top_k=5)]
+    hits = [h.episode.episode_id for h in await memory.recall(scope, "zebracorn", recipe=top(5))]
     on_store = {r.record_id: r.fields.get("status") for r in fake.index.records(scope.kb_id, scope.user_key)}
     assert all(on_store.get(i) == "active" for i in hits)
     assert (target.episode_id in hits) == (change == "remember")
@@ -120,7 +124,7 @@ async def test_a_save_cut_short_leaves_no_usable_half(fake: InMemoryPorts) -> No
     await lexical(first).settled()
     memory = await restarted(fake, scope)
     # Either the new generation is complete and named (saved) or the old head stays stale: never a mix.
-    hits = [h.episode.episode_id for h in await memory.recall(scope, "zebracorn postcard", top_k=3)]
+    hits = [h.episode.episode_id for h in await memory.recall(scope, "zebracorn postcard", recipe=top(3))]
     assert added.episode_id in hits
     assert lexical(memory).loads + lexical(memory).builds == 1
 
@@ -189,6 +193,74 @@ async def test_small_spaces_are_not_saved(fake: InMemoryPorts) -> None:
     memory = await memory_with_kb(fake)
     scope = await memory.scope_for(ident())
     await import_many(memory, scope, [{"content": f"note {n}"} for n in range(20)])
-    await memory.index_space(scope)
+    await index_space(memory, scope)
     await lexical(memory).settled()
     assert not any(k.startswith("v2/wordindex/") for k in fake.store.data)
+
+
+async def test_a_saved_index_of_another_format_is_built_again(fake: InMemoryPorts) -> None:
+    """A head written by another version of the plugin (its rows laid out otherwise) is never read."""
+    _, scope, _ = await filled(fake)
+    head = kv_json(fake, head_key(fake))
+    fake.store.data[head_key(fake)] = json.dumps({**head, "format": index_pages.FORMAT + 1}).encode()
+    memory = await restarted(fake, scope)
+    assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)
+    assert await word_hit(memory, scope) == ["the zebracorn stickers are in the top drawer"]
+    assert kv_json(fake, head_key(fake))["format"] == index_pages.FORMAT  # saved again in this format
+
+
+async def test_a_tokenizer_change_needs_no_rebuild_the_load_tokenizes_again(fake: InMemoryPorts,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages hold the records' fields, never postings: a process whose tokenizer differs from the one that
+    saved (new stems, stopwords) posts every loaded record with its own, so no word is found by old rules."""
+    _, scope, episodes = await filled(fake)
+    target = episodes[-1]
+    monkeypatch.setattr(space_index, "tokenize", lambda text: [w[::-1] for w in tokenize(text)])  # "another tokenizer"
+    memory = await restarted(fake, scope)
+    assert (lexical(memory).loads, lexical(memory).builds) == (1, 0)
+    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    assert index is not None
+    (word,) = tokenize("zebracorn")
+    assert target.episode_id in index.scores([word[::-1]])  # posted by the new rules
+    assert index.scores([word]) == {}  # and not by the old ones
+
+
+async def test_writes_while_the_saved_index_loads_are_replayed_not_rebuilt(fake: InMemoryPorts) -> None:
+    """A restart: the first turn starts loading the saved pages, and the bot remembers and forgets before
+    the load is done. The writes are replayed onto the loaded index (the plugin is the only writer), so
+    the space is whole at once instead of being paged out of the store again."""
+    _, scope, episodes = await filled(fake)
+    page = fake.faults.pause("store.get", where=lambda call: call.args["key"] == saved_page(fake))
+    memory = MemoryService(fake.ports)
+    lexical(memory).save_delay = 0.0
+    await memory.recall(scope, "zebracorn")  # starts the load in the background, does not wait for it
+    await page.wait_reached()
+    added = await remember(memory, scope, "a zebracorn lamp for the hallway")
+    await memory.forget(scope, episodes[-1].episode_id)
+    page.release()
+    await lexical(memory).settled()
+    assert (lexical(memory).loads, lexical(memory).builds) == (1, 0)
+    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    assert index is not None and added.episode_id in index and episodes[-1].episode_id not in index
+    assert await word_hit(memory, scope) == ["a zebracorn lamp for the hallway"]
+    assert kv_json(fake, head_key(fake))["state"] == "clean"  # saved again after the replayed writes
+    again = await restarted(fake, scope)
+    assert (lexical(again).loads, lexical(again).builds) == (1, 0)
+    assert added.episode_id in (lexical(again).loaded(scope.kb_id, scope.user_key) or ())
+
+
+async def test_a_write_in_doubt_while_the_saved_index_loads_makes_it_a_build(fake: InMemoryPorts) -> None:
+    _, scope, _ = await filled(fake)
+    page = fake.faults.pause("store.get", where=lambda call: call.args["key"] == saved_page(fake))
+    memory = MemoryService(fake.ports)
+    await memory.recall(scope, "zebracorn")
+    await page.wait_reached()
+    fake.faults.fail("index.upsert", OutcomeUnknown("no answer"), after_apply=True)
+    with pytest.raises(OutcomeUnknown):
+        await remember(memory, scope, "a zebracorn mug, maybe written")
+    page.release()
+    await lexical(memory).settled()
+    assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)  # what the store holds decides
+    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    on_store = {r.record_id for r in fake.index.records(scope.kb_id, scope.user_key)}
+    assert index is not None and set(index.ids()) == on_store

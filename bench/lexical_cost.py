@@ -67,7 +67,7 @@ def measure(n: int, runs: int) -> dict[str, Any]:
     tracemalloc.stop()
     rng = random.Random(1)
     also = [eps[i].episode_id for i in rng.sample(range(n), min(n, 220))]
-    row: dict[str, Any] = {"episodes": n, "build_s": round(build, 3), "index_mb": round(memory / 1e6, 1)}
+    row: dict[str, Any] = {"episodes": n, "build_s": round(build, 3), "index_mb": round(memory / 1e6, 3)}
     for label, question in QUESTIONS.items():
         tokens = tokenize(question)
         times = []

@@ -76,7 +76,8 @@ from .identity import (
     user_key_for,
     user_key_for_session_key,
 )
-from .kb_settings import KBSettings, RetrievalStrategy
+from .kb_overrides import SettingChange
+from .kb_settings import SETTING_NAMES, EffectiveSettings, KBSettings, RetrievalStrategy, SettingOrigin, SettingValue
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -88,6 +89,7 @@ from .timefields import now_iso
 __all__ = [
     "AUTO_RECALL",
     "LISTED_STATUSES",
+    "SETTING_NAMES",
     "MAX_TOP_K",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
@@ -100,6 +102,7 @@ __all__ = [
     "DeleteCriteria",
     "Draft",
     "DraftSource",
+    "EffectiveSettings",
     "Episode",
     "EpisodePage",
     "EpisodeStatus",
@@ -133,6 +136,9 @@ __all__ = [
     "RestoreResult",
     "RetrievalStrategy",
     "ScoredEpisode",
+    "SettingChange",
+    "SettingOrigin",
+    "SettingValue",
     "Space",
     "SpaceKind",
     "StateError",

@@ -100,6 +100,12 @@ def split_session_key(session_key: str) -> tuple[str, str]:
     return (head, tail) if sep else ("", session_key)
 
 
+def names_a_chat(session_key: str) -> bool:
+    """Whether a key is a chat's session key (`[<bot>:]group_<id>` / `person_<id>`), not, say, the key of
+    a bot-wide L2 space (`bot:<uuid>`)."""
+    return split_session_key(session_key)[1].startswith(("group_", "person_"))
+
+
 def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> str:
     """The L2 key this plugin derives for a stored session key (used where only keys are known)."""
     bot_uuid, _ = split_session_key(session_key)

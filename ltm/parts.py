@@ -24,6 +24,7 @@ from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
 from .episodes.store import EpisodeStore
 from .episodes.transfer import EpisodeTransfer
+from .kb_overrides import SettingsOverrides
 from .kb_registry import KnowledgeBaseRegistry
 from .migrations.layout import LayoutMigrations
 from .migrations.storage import migrate_storage
@@ -42,6 +43,7 @@ class MemoryParts:
     profiles: ProfileBook
     layouts: LayoutMigrations
     kbs: KnowledgeBaseRegistry
+    overrides: SettingsOverrides
     recaller: Recaller
     listing: EpisodeListing
     drafts: DraftBook
@@ -74,7 +76,7 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     lifecycle = EpisodeLifecycle(gate, episodes, drafts)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
-        kbs=kbs, recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
         transfer=EpisodeTransfer(gate, episodes, store, drafts),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,

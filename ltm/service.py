@@ -5,6 +5,7 @@ from keys an admin selected) and plain values; each method hands them to the mod
 the work (`parts.py` builds them):
 
 - `kb_registry`         the memory knowledge base and scopes (S4, S8); `open` before every L2 call
+- `kb_overrides`        the installation's overrides of the KB's creation settings
 - `profiles.book`       L1 profiles (P, S7)
 - `episodes.recall`     ranked recall with a named recipe (E3, E6-E8; `episodes/recipes.py`)
 - `episodes.listing`    management listings (C)
@@ -41,7 +42,8 @@ from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL
 from .episodes.transfer import ImportRecord
 from .identity import Identity, MemoryScope
-from .kb_settings import KBSettings
+from .kb_overrides import SettingChange
+from .kb_settings import EffectiveSettings, KBSettings
 from .parts import MemoryParts, assemble
 from .ports import HostPorts
 from .profiles.book import Profiles
@@ -67,6 +69,19 @@ class MemoryService:
 
     async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
         return await self._m.kbs.scope_for(identity, kb_id)
+
+    # ------------------------------------------------------------------ settings and their overrides
+    async def settings(self) -> EffectiveSettings:
+        """The memory KB's effective settings, each with its origin (creation or override)."""
+        return await self._m.overrides.view()
+
+    async def set_setting(self, name: Any, value: Any, *, actor: MemoryScope | None = None) -> SettingChange:
+        """Override one setting for the installation (validated like creation, audited); applies from
+        the next call on. `actor`: the chat that asked (None for the console)."""
+        return await self._m.overrides.set(name, value, actor=actor)
+
+    async def reset_setting(self, name: Any, *, actor: MemoryScope | None = None) -> SettingChange:
+        return await self._m.overrides.reset(name, actor=actor)
 
     # ------------------------------------------------------------------ L1 profiles
     async def profiles(self, scope: MemoryScope) -> Profiles:
@@ -188,7 +203,9 @@ class MemoryService:
 
     # ------------------------------------------------------------------ diagnostics (H, I4, I5, M1)
     async def health(self, scope: MemoryScope | None, pipeline_kbs: list[str] | None = None) -> HealthReport:
-        return await self._m.diagnostics.health(await self.memory_kb(), scope, pipeline_kbs)
+        found = await self.memory_kb()
+        described = await self._m.kbs.described(found[0]) if found else None
+        return await self._m.diagnostics.health(found, scope, pipeline_kbs, described)
 
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
         await self._m.diagnostics.save_snapshot(scope, snapshot)

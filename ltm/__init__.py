@@ -89,10 +89,10 @@ from .timefields import now_iso
 __all__ = [
     "AUTO_RECALL",
     "LISTED_STATUSES",
-    "SETTING_NAMES",
     "MAX_TOP_K",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
+    "SETTING_NAMES",
     "ArchivalCandidate",
     "AuditPage",
     "ClaimType",

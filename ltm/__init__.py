@@ -77,7 +77,16 @@ from .identity import (
     user_key_for_session_key,
 )
 from .kb_overrides import SettingChange
-from .kb_settings import SETTING_NAMES, EffectiveSettings, KBSettings, RetrievalStrategy, SettingOrigin, SettingValue
+from .kb_settings import (
+    SETTING_CHOICES,
+    SETTING_NAMES,
+    EffectiveSettings,
+    KBSettings,
+    RetrievalStrategy,
+    SettingOrigin,
+    SettingValue,
+    shown_value,
+)
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -92,6 +101,7 @@ __all__ = [
     "MAX_TOP_K",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
+    "SETTING_CHOICES",
     "SETTING_NAMES",
     "ArchivalCandidate",
     "AuditPage",
@@ -154,6 +164,7 @@ __all__ = [
     "parse_statuses",
     "redact_for_log",
     "secret_kind",
+    "shown_value",
     "split_session_key",
     "user_key_for",
     "user_key_for_session_key",

@@ -94,8 +94,6 @@ class Diagnostics:
         else:
             items.append(HealthItem("kb", Level.GREEN,
                                     f"memory knowledge base {kb_id} registered ({settings.isolation.value} isolation)"))
-        if described is not None:
-            items.append(settings_item(described))
         if pipeline_kbs is not None:
             if kb_id in pipeline_kbs:
                 items.append(HealthItem("pipeline", Level.GREEN, "memory knowledge base is attached to this pipeline: "
@@ -123,6 +121,8 @@ class Diagnostics:
                 items.append(HealthItem("fence", Level.AMBER, "writes paused by a fence since " + fenced[0].since))
             else:
                 items.append(HealthItem("fence", Level.GREEN, "no write fence on this scope"))
+        if described is not None:
+            items.append(settings_item(described))
         return HealthReport(items)
 
     async def _isolation(self, kb_id: str, vector: list[float]) -> list[HealthItem]:

@@ -105,6 +105,13 @@ SETTING_NAMES: tuple[str, ...] = tuple(f.name for f in fields(KBSettings))
 BLANK_ALLOWED = frozenset({"consolidation_model_uuid", "candidate_model_uuid"})
 
 
+# The settings that take one of a few words, with those words (forms offer them as a choice).
+SETTING_CHOICES: dict[str, tuple[str, ...]] = {
+    "isolation": tuple(m.value for m in Isolation),
+    "retrieval_strategy": tuple(m.value for m in RetrievalStrategy),
+}
+
+
 class SettingOrigin(str, enum.Enum):
     CREATION = "creation"  # the value the KB was created with (defaults filled in at creation)
     DEFAULT = "default"  # the KB was created by a version that did not have this setting

@@ -30,7 +30,7 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import candidates, changes, consolidate, transfer, views
+from components.commands import candidates, changes, consolidate, settings, transfer, views
 from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import Call, Registry
 from components.commands.text import fit_reply
@@ -43,7 +43,7 @@ log = logging.getLogger("LongTermMemory")
 ADMIN_PRIVILEGE = 2
 # Every subcommand group, in the order `help` lists them.
 REGISTRY = Registry((views.SUBCOMMANDS, changes.SUBCOMMANDS, transfer.SUBCOMMANDS, candidates.SUBCOMMANDS,
-                     consolidate.SUBCOMMANDS))
+                     consolidate.SUBCOMMANDS, settings.SUBCOMMANDS))
 
 
 def shared_space(scope: MemoryScope, launcher_type: str) -> bool:

@@ -152,6 +152,13 @@ class MemoryScope:
             mode = Isolation.SESSION
         return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=mode)
 
+    @property
+    def shared(self) -> bool:
+        """Whether this chat's memory is shared with other people: a group's is shared by its members,
+        and in bot isolation every chat of the bot (private chats too) shares one episode space."""
+        launcher = self.identity.launcher_type if self.identity else ""
+        return launcher == "group" or (self.isolation is Isolation.BOT and self.user_key != self.scope_key)
+
     def with_kb(self, kb_id: str) -> MemoryScope:
         return replace(self, kb_id=kb_id)
 

@@ -128,9 +128,11 @@ class MemoryService:
     async def restore(self, scope: MemoryScope, episode_id: Any) -> RestoreResult:
         return await self._m.lifecycle.restore(scope, await self._m.kbs.open(scope), episode_id)
 
-    async def forget(self, scope: MemoryScope, episode_id: Any) -> Episode:
+    async def forget(self, scope: MemoryScope, episode_id: Any, *, own_only: bool = False) -> Episode:
+        """`own_only`: in a shared chat (`scope.shared`), only the speaker's own episodes or those with no
+        speaker; another speaker's is refused (`NotPermitted`)."""
         await self._m.kbs.open(scope)
-        return await self._m.lifecycle.forget(scope, episode_id)
+        return await self._m.lifecycle.forget(scope, episode_id, own_only=own_only)
 
     async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria) -> list[Episode]:
         await self._m.kbs.open(scope)

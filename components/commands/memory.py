@@ -35,7 +35,7 @@ from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import Call, Registry
 from components.commands.text import fit_reply
 from components.common.envelope import message
-from ltm import Isolation, LTMError, MemoryScope, MemoryService
+from ltm import LTMError, MemoryService
 from ltm.langbot import identity_from_query
 
 log = logging.getLogger("LongTermMemory")
@@ -44,11 +44,6 @@ ADMIN_PRIVILEGE = 2
 # Every subcommand group, in the order `help` lists them.
 REGISTRY = Registry((views.SUBCOMMANDS, changes.SUBCOMMANDS, transfer.SUBCOMMANDS, candidates.SUBCOMMANDS,
                      consolidate.SUBCOMMANDS, settings.SUBCOMMANDS))
-
-
-def shared_space(scope: MemoryScope, launcher_type: str) -> bool:
-    """Whether the memory a mutating subcommand changes is shared with other people."""
-    return launcher_type == "group" or (scope.isolation is Isolation.BOT and scope.user_key != scope.scope_key)
 
 
 class MemoryCommand(Command):
@@ -75,8 +70,7 @@ class MemoryCommand(Command):
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
             is_admin = ctx.privilege >= ADMIN_PRIVILEGE
-            if entry.mutating and not is_admin and shared_space(scope, identity.launcher_type) \
-                    and self._admin_only():
+            if entry.mutating and not is_admin and scope.shared and self._admin_only():
                 return (f"!memory {topic}: this memory is shared with other chats or people, so only bot admins "
                         "can change it. An admin can allow everyone with the plugin setting "
                         "command_admin_only_in_groups.")

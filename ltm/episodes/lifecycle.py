@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from .. import params
 from .._gate import WriteGate, WriteTx
-from ..errors import HostError, NotFound, ValidationError
+from ..errors import HostError, NotFound, NotPermitted, ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
@@ -224,11 +224,18 @@ class EpisodeLifecycle:
                 correction = found if found is not None and found.is_active else None
         return RestoreResult(updated, episode.status, correction)
 
-    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: str = "forget") -> Episode:
+    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: str = "forget",
+                     own_only: bool = False) -> Episode:
+        """Delete one episode of the space. `own_only`: in a shared chat, only the current speaker's own
+        episodes or episodes without a speaker (the `forget` tool, which anyone in the chat can steer)."""
         space = Space.l2(scope.kb_id, scope.user_key)
         episode_id = params.record_id(episode_id, "episode_id")
         async with self._gate.write(scope, space, operation) as tx:
             episode = await self._get(scope, episode_id)
+            if own_only and scope.shared and episode.sender_id not in ("", scope.sender_id):
+                raise NotPermitted(f"episode {episode.episode_id} was said by another speaker, and this chat's memory "
+                                   "is shared: only a bot admin can delete it. Nothing was deleted",
+                                   episode_id=episode.episode_id)
             await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)
             await tx.call("vector delete", lambda: self._store.delete(scope.kb_id, scope.user_key,
                                                                      [episode.episode_id]))

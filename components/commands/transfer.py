@@ -16,7 +16,7 @@ from components.commands.args import UsageError, as_usage, page_of, parse_args, 
 from components.commands.registry import Call, Subcommands
 from components.commands.text import clip, json_or_summary, page_title, plural, short_time, statuses_label
 from components.commands.views import LIST_FLAGS
-from ltm import AuditPage, Episode, EpisodeStatus, MemoryScope, load_json, parse_records
+from ltm import LISTED_STATUSES, AuditPage, Episode, EpisodeStatus, MemoryScope, load_json, parse_records
 
 PAGE_SIZE = 10
 
@@ -25,7 +25,7 @@ SUBCOMMANDS = Subcommands()
 
 
 @SUBCOMMANDS("export", "!memory export [l1] — L1 profiles as JSON\n"
-            "!memory export l2 [--status S] [--include-archived] [--include-superseded]")
+            "!memory export l2 [--status S] — L2 episodes as JSON: every status, or only S")
 async def export(call: Call) -> str:
     head, rest = split_head(call.rest)
     if head.lower() in ("", "l1"):
@@ -35,7 +35,8 @@ async def export(call: Call) -> str:
     if head.lower() != "l2":
         raise UsageError("export", f"unknown export {head[:20]!r}")
     args = parse_args("export", rest, switches=LIST_FLAGS, options=frozenset({"status"}), max_positional=0)
-    statuses = statuses_of(call.topic, args)
+    # A backup keeps history: every status, as the console's Export tab does, unless --status narrows it.
+    statuses = statuses_of(call.topic, args, default=LISTED_STATUSES)
     return episode_export(call.scope, statuses, await call.memory.export_episodes(call.scope, statuses))
 
 

@@ -91,6 +91,7 @@ from .kb_settings import (
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
+from .profiles.transfer import ProfileImport
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .spaces import Space, SpaceKind
@@ -139,6 +140,7 @@ __all__ = [
     "OutcomeUnknown",
     "PartialWrite",
     "Profile",
+    "ProfileImport",
     "ProfileLimits",
     "ProfileUpdate",
     "Profiles",

@@ -46,8 +46,9 @@ from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
 from .parts import MemoryParts, assemble
 from .ports import HostPorts
-from .profiles.book import Profiles
+from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
+from .profiles.transfer import ProfileImport
 
 
 class MemoryService:
@@ -95,6 +96,20 @@ class MemoryService:
 
     async def export_profiles(self, scope: MemoryScope) -> dict[str, Any]:
         return await self._m.profiles.export(scope)
+
+    async def edit_profile(self, scope: MemoryScope, target: Any, sender_id: Any, raw_change: dict[str, Any]
+                           ) -> Profile:
+        """An operator's change to one profile of this session: the session's (`target` "session") or the
+        speaker profile of `sender_id`; validated like `update_profile`, audited as `profile_edit`."""
+        return await self._m.profiles.edit(scope, ProfileRef.parse(target, sender_id), raw_change)
+
+    async def clear_profile(self, scope: MemoryScope, target: Any, sender_id: Any = None) -> bool:
+        """Delete one profile of this session; False when none was stored (nothing written)."""
+        return await self._m.profiles.clear(scope, ProfileRef.parse(target, sender_id))
+
+    async def import_profiles(self, scope: MemoryScope, payload: Any) -> ProfileImport:
+        """What `export_profiles` produced, validated whole first, written into this session."""
+        return await self._m.profiles.import_profiles(scope, payload)
 
     # ------------------------------------------------------------------ L2 reads
     async def get_episode(self, scope: MemoryScope, episode_id: Any) -> Episode:

@@ -70,12 +70,13 @@ class MemoryCommand(Command):
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
             is_admin = ctx.privilege >= ADMIN_PRIVILEGE
-            if entry.mutating and not is_admin and scope.shared and self._admin_only():
+            admin_only = self._admin_only()
+            if entry.mutating and not is_admin and scope.shared and admin_only:
                 return (f"!memory {topic}: this memory is shared with other chats or people, so only bot admins "
                         "can change it. An admin can allow everyone with the plugin setting "
                         "command_admin_only_in_groups.")
             call = Call(ctx=ctx, memory=memory, scope=scope, topic=entry.name, rest=rest, is_admin=is_admin,
-                        registry=REGISTRY)
+                        registry=REGISTRY, admin_only=admin_only)
             log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
                      entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
             return fit_reply(await entry.handler(call))

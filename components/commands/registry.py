@@ -33,6 +33,12 @@ class Call:
     rest: str
     is_admin: bool
     registry: Registry
+    admin_only: bool = True  # the plugin setting command_admin_only_in_groups
+
+    def may_change_shared(self) -> bool:
+        """The rule of `mutating` subcommands, for a handler that decides per target: a group's memory is
+        changed by bot admins only, unless the operator allows everyone."""
+        return self.is_admin or not self.admin_only
 
     def args(self, *, switches: frozenset[str] = frozenset(), options: frozenset[str] = frozenset(),
              max_positional: int | None = None) -> Args:

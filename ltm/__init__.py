@@ -88,6 +88,8 @@ from .kb_settings import (
     SettingValue,
     shown_value,
 )
+from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
+from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -101,6 +103,7 @@ __all__ = [
     "AUTO_RECALL",
     "LISTED_STATUSES",
     "MAX_TOP_K",
+    "PERSON_EXPORT_FORMAT",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
     "SETTING_CHOICES",
@@ -137,8 +140,12 @@ __all__ = [
     "NoKnowledgeBase",
     "NotFound",
     "NotPermitted",
+    "Outcome",
     "OutcomeUnknown",
     "PartialWrite",
+    "PersonErasure",
+    "PersonRecords",
+    "PersonSpace",
     "Profile",
     "ProfileImport",
     "ProfileLimits",
@@ -154,6 +161,7 @@ __all__ = [
     "SettingOrigin",
     "SettingValue",
     "Space",
+    "SpaceErasure",
     "SpaceKind",
     "StateError",
     "Statement",

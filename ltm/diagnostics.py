@@ -165,16 +165,20 @@ class Diagnostics:
         value = await self._store.get(snapshot_key(scope.scope_key))
         return value if isinstance(value, dict) else None
 
-    async def drop_snapshot(self, tx: WriteTx, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
-        """Delete the scope's injection snapshot when it shows `sender_id` speaking or quotes one of
-        `episode_ids` (a person's erasure; inside that scope's L1 write, audited there)."""
+    async def snapshot_shows(self, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
+        """Whether the scope's injection snapshot shows `sender_id` speaking or quotes one of `episode_ids`."""
         snapshot = await self.snapshot(scope)
         if snapshot is None:
             return False
         raw_speaker = snapshot.get("speaker")
         speaker: dict[str, Any] = raw_speaker if isinstance(raw_speaker, dict) else {}
         quoted = {str(e.get("id")) for e in snapshot.get("episodes") or [] if isinstance(e, dict)}
-        if str(speaker.get("id") or "") != sender_id and not quoted & episode_ids:
+        return str(speaker.get("id") or "") == sender_id or bool(quoted & episode_ids)
+
+    async def drop_snapshot(self, tx: WriteTx, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
+        """Inside the scope's L1 write (a person's erasure, audited there): delete the injection snapshot
+        when it shows that person."""
+        if not await self.snapshot_shows(scope, sender_id, episode_ids):
             return False
         await tx.call("storage delete", lambda: self._store.delete(snapshot_key(scope.scope_key)))
         tx.applied(tx.operation, "snapshot", scope.scope_key, "injection snapshot removed: it showed this person")

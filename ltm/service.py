@@ -14,6 +14,7 @@ the work (`parts.py` builds them):
 - `consolidation`       archival of superseded records, reviewed summaries and their drafts (K)
 - `candidates.review`   candidate extraction and its review queue (Q1-Q4)
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
+- `person`              one sender id across every known space: find, export, erase
 - `_gate`, `_audit`     fences and their clearing (F), the audit logs (A)
 
 Every write in those modules goes through the one `WriteGate` (serialize, fence, guard unknown
@@ -45,6 +46,7 @@ from .identity import Identity, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
 from .parts import MemoryParts, assemble
+from .person import PersonErasure, PersonRecords
 from .ports import HostPorts
 from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -238,6 +240,19 @@ class MemoryService:
 
     async def known_scopes(self) -> list[str]:
         return await self._m.diagnostics.known_scopes()
+
+    # ------------------------------------------------------------------ one person across chats
+    async def find_person(self, sender_id: Any, *, chat: MemoryScope | None = None) -> PersonRecords:
+        """Everything kept about one sender id (its episodes in every status, the summaries built from
+        them, its speaker profiles, the candidates of its messages, snapshots that show it), in every
+        space the installation noted, or only in `chat`'s own spaces."""
+        return await self._m.people.find_sender(sender_id, chat)
+
+    async def erase_person(self, sender_id: Any, *, dry_run: bool, chat: MemoryScope | None = None,
+                           actor: Identity | None = None) -> PersonErasure:
+        """Erase what `find_person` finds, space by space, each audited in its own log; a fenced space is
+        reported and not written. `dry_run` writes nothing and says what would go."""
+        return await self._m.people.erase_sender(sender_id, dry_run=dry_run, chat=chat, actor=actor)
 
     # ------------------------------------------------------------------ candidates (Q1-Q4)
     async def propose_candidates(self, scope: MemoryScope, user_text: str) -> CandidateRun:

@@ -242,14 +242,16 @@ class EpisodeLifecycle:
             tx.applied(operation, "episode", episode.episode_id, f"deleted {episode.status.value} episode")
         return episode
 
-    async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria) -> list[Episode]:
-        """Enumerate the space under its lock, delete only the matches, audit each (C delete).
+    async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria, *,
+                          operation: str = "bulk_delete") -> list[Episode]:
+        """Enumerate the space under its lock, delete only the matches, audit each (C delete; a person's
+        erasure is one with `speaker`, audited as its own `operation`).
 
         A space larger than one enumeration is handled in rounds: deleted records leave the
         listing, so each round sees records the previous one could not."""
         space = Space.l2(scope.kb_id, scope.user_key)
         deleted: list[Episode] = []
-        async with self._gate.write(scope, space, "bulk_delete") as tx:
+        async with self._gate.write(scope, space, operation) as tx:
             while True:
                 listing = await self._store.enumerate(scope.kb_id, scope.user_key)
                 matches = [e for e in listing.episodes if criteria.matches(e)]
@@ -260,7 +262,8 @@ class EpisodeLifecycle:
                     await tx.call("vector delete", partial(self._store.delete, scope.kb_id, scope.user_key,
                                                            [e.episode_id for e in batch]))
                     for episode in batch:
-                        tx.applied("bulk_delete", "episode", episode.episode_id, "deleted by bulk delete")
+                        tx.applied(operation, "episode", episode.episode_id,
+                                   f"deleted by {operation.replace('_', ' ')}")
                     deleted.extend(batch)
                 if not listing.truncated or not matches:
                     return deleted

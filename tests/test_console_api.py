@@ -556,6 +556,8 @@ def test_every_used_i18n_key_exists() -> None:
     dynamic |= {f"level.{lv}" for lv in ("green", "amber", "red")}
     dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline", "settings")}
     dynamic |= {f"origin.{o}" for o in ("creation", "default", "override")}
+    dynamic |= {f"people.outcome.{o}" for o in ("planned", "erased", "fenced", "failed")}
+    dynamic |= {f"people.count.{k}" for k in ("episodes", "summaries", "speaker_profiles", "candidates", "snapshots")}
     dynamic |= {f"iso.{i}" for i in ("session", "bot")}
     for kind in ("archive", "restore", "delete"):
         dynamic |= {f"confirm.{kind}", f"confirm.{kind}Title", f"done.{kind}", f"episodes.{kind}"}
@@ -565,7 +567,7 @@ def test_every_used_i18n_key_exists() -> None:
 def test_every_tab_has_a_panel_and_an_accessible_name() -> None:
     parser = _parsed()
     tabs = [value for tag, name, value in parser.attrs if name == "data-tab"]
-    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "settings"]
+    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "people", "settings"]
     ids = {value for _, name, value in parser.attrs if name == "id"}
     for tab in tabs:
         assert {f"tab-{tab}", f"panel-{tab}"} <= ids

@@ -4,7 +4,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var t = C.t, h = C.h, fill = C.fill;
+  var S = C.S, t = C.t, h = C.h, fill = C.fill;
   var call = C.call, renderPanel = C.renderPanel;
   var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox, toast = C.toast,
     confirmDialog = C.confirmDialog, head = C.head, jsonBlock = C.jsonBlock;
@@ -58,6 +58,7 @@
         if (!yes) return;
         run(call('/person/erase', { sender_id: sender, dry_run: false }), function (res) {
           state.erased = res; state.found = null; state.exported = null;
+          ['profiles', 'episodes', 'injection', 'audit', 'export', 'review'].forEach(function (tab) { S.views[tab] = {}; });
           toast(t('people.done', { counts: countsText(res.counts) }));
         });
       });

@@ -3,7 +3,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var t = C.t, h = C.h, fill = C.fill;
+  var S = C.S, t = C.t, h = C.h, fill = C.fill;
   var call = C.call, renderPanel = C.renderPanel;
   var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox, toast = C.toast,
     confirmDialog = C.confirmDialog, head = C.head, refreshBtn = C.refreshBtn;
@@ -55,6 +55,7 @@
         view.notice = { kind: 'ok', message: res.changed ? t('settings.saved', { name: item.name, value: shown(res.setting.value) })
           : t('settings.unchanged', { name: item.name }) };
         toast(view.notice.message);
+        S.views.review = {};   // it shows whether consolidation and candidate extraction are on
         C.loadOverview();      // the header names the isolation
       }, function (err) { view.notice = { kind: 'error', error: err }; })
         .then(function () { view.busy = false; renderPanel('settings'); });

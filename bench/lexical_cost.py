@@ -96,7 +96,7 @@ async def _resident(n: int) -> dict[str, Any]:
     from bench.host_calls import synthetic_episodes
     from ltm._storage import JsonStore
     from ltm.episodes.index_pages import IndexPages, rows_of
-    from ltm.episodes.transfer import _materialize, parse_records
+    from ltm.episodes.transfer import materialize, parse_records
     from ltm.identity import Identity, MemoryScope
     from testhost.memory_ports import InMemoryPorts
 
@@ -106,7 +106,7 @@ async def _resident(n: int) -> dict[str, Any]:
     built = SpaceIndex(scope.user_key)
     items = synthetic_episodes(n)
     for part in range(0, n, 5000):
-        for episode in _materialize(scope, parse_records(items[part:part + 5000]), None, True):
+        for episode in materialize(scope, parse_records(items[part:part + 5000]), None, True):
             built.add(episode)
     del items
     fake = InMemoryPorts()

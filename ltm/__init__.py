@@ -8,7 +8,7 @@ Nothing here knows how a surface shows its results.
 """
 
 from . import params
-from ._audit import AuditPage
+from ._audit import AUDIT_OPERATIONS, AuditPage
 from ._fences import Fence
 
 # ---- candidate extraction (Q)
@@ -84,11 +84,14 @@ from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
+from .wording import PHRASES, Said, said_from
 
 __all__ = [
+    "AUDIT_OPERATIONS",
     "AUTO_RECALL",
     "LISTED_STATUSES",
     "MAX_TOP_K",
+    "PHRASES",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
     "ArchivalCandidate",
@@ -132,6 +135,7 @@ __all__ = [
     "RecallRecipe",
     "RestoreResult",
     "RetrievalStrategy",
+    "Said",
     "ScoredEpisode",
     "Space",
     "SpaceKind",
@@ -147,6 +151,7 @@ __all__ = [
     "parse_status",
     "parse_statuses",
     "redact_for_log",
+    "said_from",
     "secret_kind",
     "split_session_key",
     "user_key_for",

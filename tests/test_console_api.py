@@ -555,7 +555,7 @@ def test_every_used_i18n_key_exists() -> None:
     dynamic = {f"status.{s}" for s in ("active", "superseded", "archived", "deleted", "all")}
     dynamic |= {f"level.{lv}" for lv in ("green", "amber", "red")}
     dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline")}
-    dynamic |= {f"iso.{i}" for i in ("session", "bot")}
+    dynamic |= {f"isolation.{i}" for i in ("session", "bot")}
     for kind in ("archive", "restore", "delete"):
         dynamic |= {f"confirm.{kind}", f"confirm.{kind}Title", f"done.{kind}", f"episodes.{kind}"}
     assert dynamic <= keys, dynamic - keys

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from components.common.chat_text import Own, inert
+from components.common.i18n import Catalogue
 from ltm import FencedError, LTMError, OutcomeUnknown, PartialWrite, UnrecordedChange
 
 Surface = Literal["tool", "command", "console"]
@@ -23,6 +25,25 @@ _PARTIAL_HINT: dict[Surface, str] = {
     "command": "See !memory audit for exactly what was stored.",
     "console": "The Audit tab shows exactly what was stored.",
 }
+
+
+# The command's hints, in every reply language (the others answer JSON and speak English).
+SAY = Catalogue({
+    "envelope.fence_hint": (_FENCE_HINT["command"],
+                            "管理员检查记录后，可在记忆控制台（诊断标签页，清除栅栏）中清除它。"),
+    "envelope.partial_hint": (_PARTIAL_HINT["command"], "用 !memory audit 查看究竟保存了什么。"),
+    "envelope.with_hint": ("{message}. {hint}", "{message}。{hint}"),
+})
+
+
+def command_message(exc: LTMError) -> Own:
+    """The error's message (the core's own words, quoted as they are) with the command's hint."""
+    text = inert(exc.message.rstrip("."))
+    if isinstance(exc, (FencedError, OutcomeUnknown, UnrecordedChange)):
+        return SAY("envelope.with_hint", message=text, hint=SAY("envelope.fence_hint"))
+    if isinstance(exc, PartialWrite):
+        return SAY("envelope.with_hint", message=text, hint=SAY("envelope.partial_hint"))
+    return text
 
 
 def hint(exc: LTMError, surface: Surface) -> str:

@@ -14,7 +14,7 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..spaces import Space
-from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget
+from .model import FIELD_LABEL, MODE_LABEL, PROFILE_UPDATED, Profile, ProfileChange, ProfileLimits, ProfileTarget
 
 log = logging.getLogger("LongTermMemory")
 
@@ -65,7 +65,8 @@ class ProfileBook:
             await tx.call("storage write", lambda: self._store.set(key, updated.to_dict()))
             tx.applied("update_profile", f"{which.value}_profile",
                        scope.sender_id if which is ProfileTarget.SPEAKER else "session",
-                       f"{change.mode.value} {', '.join(fields)}", fields=fields, mode=change.mode.value)
+                       PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),
+                       fields=fields, mode=change.mode.value)
         log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.scope_key, which.value, fields)
         return updated
 

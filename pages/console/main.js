@@ -17,7 +17,7 @@
     if (S.overviewError) { fill(line, h('span', { class: 'badge red' }, t('common.error')), ' ', S.overviewError.message); return; }
     if (!ov) { fill(line, t('app.loading')); return; }
     var parts = [];
-    if (ov.kb) parts.push(h('span', null, t('app.kb', { id: ov.kb.id, isolation: t('iso.' + ov.kb.settings.isolation) })));
+    if (ov.kb) parts.push(h('span', null, t('app.kb', { id: ov.kb.id, isolation: C.term('isolation.', ov.kb.settings.isolation) })));
     else parts.push(h('span', { class: 'badge amber' }, t('level.amber')), ' ', t('app.noKb'));
     if (ov.fences && ov.fences.length) parts.push(' · ', h('span', { class: 'badge amber' }, t('app.fences', { count: ov.fences.length })));
     fill(line, parts);

@@ -2,7 +2,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime;
+  var t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime, said = C.said, term = C.term;
   var call = C.call, spaceBody = C.spaceBody, loadTab = C.loadTab, renderPanel = C.renderPanel;
   var errorBox = C.errorBox, loadingBox = C.loadingBox, needSpace = C.needSpace, head = C.head,
     refreshBtn = C.refreshBtn, pager = C.pager, jsonBlock = C.jsonBlock;
@@ -30,10 +30,12 @@
             var sender = e.sender_name || e.sender_id || (e.query_id == null ? t('audit.console') : t('common.none'));
             return h('tr', null,
               h('td', { 'data-label': t('audit.time'), class: 'small' }, fmtTime(e.time)),
-              h('td', { 'data-label': t('audit.operation') }, h('span', { class: 'badge' }, e.operation)),
-              h('td', { 'data-label': t('audit.target'), class: 'mono' }, target),
-              h('td', { 'data-label': t('audit.summary') }, e.summary || ''),
-              h('td', { 'data-label': t('audit.sender') }, sender));
+              h('td', { 'data-label': t('audit.operation'), class: 'op' },
+                h('span', { class: 'badge', title: e.operation, 'data-operation': e.operation }, term('op.', e.operation))),
+              h('td', { 'data-label': t('audit.target'), class: 'mono target' }, target),
+              h('td', { 'data-label': t('audit.summary'), class: 'summary' },
+                said({ code: e.summary_code, params: e.summary_params }, e.summary || '')),
+              h('td', { 'data-label': t('audit.sender'), class: 'sender' }, sender));
           })));
       }
       fill(panel,

@@ -55,7 +55,7 @@ def test_preview_then_run_through_the_debug_chat(e2e):
         assert match and "stay active" in reply, reply
         summary_id = match.group(1)
         reply, _ = turn(e2e, chat, f"!memory show {summary_id}")
-        assert "Status: active" in reply and "claim inference" in reply and "[scripted draft]" in reply, reply
+        assert "Status: active" in reply and "claim type inference" in reply and "[scripted draft]" in reply, reply
         assert f"Derived from: {ids[0]}, {ids[1]}" in reply and f"Source ref: consolidation:{pid}" in reply, reply
         listed, _ = turn(e2e, chat, "!memory list")
         assert all(i in listed for i in (*ids, summary_id)), listed

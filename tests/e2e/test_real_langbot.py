@@ -179,7 +179,7 @@ def test_memory_command_list_show_forget_health(e2e):
 
         reply, requests = turn(e2e, chat, "!memory health")
         assert requests == []
-        lines = reply.splitlines()
+        lines = [line.rstrip() for line in reply.splitlines()]
         assert lines and lines[0].endswith("Memory health: GREEN"), reply
         # Every line green, like a LocalAgent pipeline: the runner declares knowledge retrieval,
         # so the host lists the attached memory KB for this pipeline.

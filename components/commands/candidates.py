@@ -88,7 +88,7 @@ SAY = Catalogue({
                                     "已接受候选 {id}：保存为情景记忆 {episode}（声明类型 {claim}，出处 {ref}）。"),
     "candidates.details": ("Details: !memory show {id}", "详情：!memory show {id}"),
     "candidates.accepted_profile": ("Accepted candidate {id}: {field} added to {whose}.",
-                                    "已接受候选 {id}：{field}已加入{whose}。"),
+                                    "已接受候选 {id}：{field}已加入 {whose}。"),
     "candidates.session_profile": ("the session profile", "会话画像"),
     "candidates.speaker_profile": ("the speaker profile of {speaker}", "{speaker} 的发言者画像"),
     "candidates.check": ("Check: !memory profile", "查看：!memory profile"),
@@ -150,7 +150,7 @@ def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, 
     # A credential ("ignore") candidate can only be dismissed: the accept hint is for the others.
     if any(c.kind is not CandidateKind.IGNORE for c in pending):
         out.append(SAY("candidates.act_hint"))
-    elif pending:
+    if any(c.kind is CandidateKind.IGNORE for c in pending):
         out.append(SAY("candidates.reject_hint"))
     if result.page < result.pages:
         out.append(SAY("candidates.next", page=result.page + 1, flag=Own(" --all-statuses" if all_statuses else "")))

@@ -141,7 +141,7 @@ def status_tally(statuses: Iterable[str]) -> Own:
 
 def operation_label(operation: str) -> Own:
     """An audit operation by its readable name (the vocabulary's `op.<operation>`), else its code."""
-    return term(f"op.{operation}") if operation else Own("?")
+    return term(f"op.{operation}", operation) if operation else Own("?")
 
 
 def audit_summary(entry: dict[str, Any]) -> Own:
@@ -153,9 +153,10 @@ def audit_summary(entry: dict[str, Any]) -> Own:
 def audit_line(entry: dict[str, Any]) -> Own:
     who = entry.get("sender_name") or entry.get("sender_id") or ""
     parts = [short_time(entry.get("time")), operation_label(str(entry.get("operation") or ""))]
-    target = " ".join(str(p) for p in (entry.get("target_type"), entry.get("target_id")) if p)
+    kind, target_id = str(entry.get("target_type") or ""), str(entry.get("target_id") or "")
+    target = " ".join(p for p in (term(f"target.{kind}", kind) if kind else "", clip(target_id, 80)) if p)
     if target:
-        parts.append(clip(target, 80))
+        parts.append(Own(target))
     if who:
         parts.append(SAY("transfer.by", who=clip(who, 60)))
     line = Own(" · ".join(parts))

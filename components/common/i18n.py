@@ -78,7 +78,7 @@ def _show(value: Any) -> str:
         found = said_from(value)
         return said(found) if found else inert(value)
     if isinstance(value, (list, tuple)):
-        return "; ".join(_show(v) for v in value)
+        return ("；" if current_language() == "zh_Hans" else "; ").join(_show(v) for v in value)
     return inert(value)
 
 
@@ -88,9 +88,12 @@ def fill(template: str, params: Mapping[str, Any]) -> Own:
                           own(template)))
 
 
-def term(key: str, **params: Any) -> Own:
-    """A vocabulary entry in the current language (English, then the key itself, when it is missing)."""
-    template = vocabulary(current_language()).get(key) or vocabulary(DEFAULT_LANGUAGE).get(key) or key
+def term(key: str, default: str | None = None, **params: Any) -> Own:
+    """A vocabulary entry in the current language; English when this language lacks it; `default` (as
+    text that is not ours), else the key itself, when the vocabulary has no such entry at all."""
+    template = vocabulary(current_language()).get(key) or vocabulary(DEFAULT_LANGUAGE).get(key)
+    if template is None:
+        return inert(key if default is None else default)
     return fill(template, params)
 
 

@@ -35,7 +35,7 @@ from ..spaces import Space
 from ..timefields import now_iso
 from ..wording import Phrase
 from .kinds import CandidateKind
-from .records import Candidate, CandidateStatus, new_candidate_id
+from .records import Candidate, CandidateOrigin, CandidateStatus, new_candidate_id
 
 PROPOSED = Phrase("audit.candidate_proposed", "proposed {what} candidate ({origin}, {rule})")
 DECIDED = Phrase("audit.candidate_decided", "{status} {what} candidate ({origin})")
@@ -43,6 +43,7 @@ DECIDED_APPLIED = Phrase("audit.candidate_decided_applied",
                          "{status} {what} candidate ({origin}) -> {applied_type} {applied_id}")
 APPLIED_AS = {kind: Phrase(f"candidate.applied.{kind}", kind.replace("_", " "))
               for kind in ("episode", "speaker_profile", "session_profile")}
+ORIGIN = {o: Phrase(f"origin.{o.value}", o.value) for o in CandidateOrigin}
 CANDIDATE_STATUS = {s: Phrase(f"candidate.status.{s.value}", s.value) for s in CandidateStatus}
 
 log = logging.getLogger("LongTermMemory")
@@ -185,7 +186,7 @@ class CandidateQueue:
             await tx.call("storage write", partial(self._write, scope, record))
             for candidate in added:
                 tx.applied("candidate_propose", "candidate", candidate.candidate_id,
-                           PROPOSED(what=candidate.describe(), origin=candidate.origin.value, rule=candidate.rule),
+                           PROPOSED(what=candidate.describe(), origin=ORIGIN[candidate.origin](), rule=candidate.rule),
                            kind=candidate.kind.value, origin=candidate.origin.value, rule=candidate.rule,
                            source_ref=candidate.source_ref)
         if refused:
@@ -223,12 +224,12 @@ class CandidateQueue:
             record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
             await tx.call("storage write", partial(self._write, scope, record))
             summary = (DECIDED_APPLIED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
-                                       origin=candidate.origin.value,
+                                       origin=ORIGIN[candidate.origin](),
                                        applied_type=APPLIED_AS[applied_type]() if applied_type in APPLIED_AS
                                        else applied_type, applied_id=applied_id or "")
                        if applied_type else
                        DECIDED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
-                               origin=candidate.origin.value))
+                               origin=ORIGIN[candidate.origin]()))
             tx.applied(operation, "candidate", candidate_id, summary,
                        decided_by=by, source_ref=candidate.source_ref, claim_type=candidate.claim_type,
                        applied_type=applied_type, applied_id=applied_id)

@@ -57,7 +57,7 @@
     return template.replace(/\{(\w+)\}/g, function (m, name) { return name in params ? paramText(params[name]) : m; });
   }
   function paramText(v) {
-    if (Array.isArray(v)) return v.map(paramText).join('; ');
+    if (Array.isArray(v)) return v.map(paramText).join(langbot.t('common.listSeparator', '; '));
     if (v && typeof v === 'object') return said(v, '');
     return String(v);
   }

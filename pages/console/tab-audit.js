@@ -26,7 +26,7 @@
         table = h('table', { class: 'audit', id: 'audit-table' },
           h('thead', null, h('tr', null, cols.map(function (c) { return h('th', { scope: 'col' }, t('audit.' + c)); }))),
           h('tbody', null, d.entries.map(function (e) {
-            var target = (e.target_type || '') + (e.target_id ? ' ' + e.target_id : '');
+            var target = term('target.', e.target_type) + (e.target_id ? ' ' + e.target_id : '');
             var sender = e.sender_name || e.sender_id || (e.query_id == null ? t('audit.console') : t('common.none'));
             return h('tr', null,
               h('td', { 'data-label': t('audit.time'), class: 'small' }, fmtTime(e.time)),

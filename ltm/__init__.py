@@ -62,6 +62,7 @@ from .errors import (
     LTMError,
     NoKnowledgeBase,
     NotFound,
+    NotPermitted,
     OutcomeUnknown,
     PartialWrite,
     StateError,
@@ -76,12 +77,26 @@ from .identity import (
     user_key_for,
     user_key_for_session_key,
 )
-from .kb_settings import KBSettings, RetrievalStrategy
+from .kb_overrides import SettingChange
+from .kb_settings import (
+    SETTING_CHOICES,
+    SETTING_NAMES,
+    EffectiveSettings,
+    KBSettings,
+    RetrievalStrategy,
+    SettingOrigin,
+    SettingValue,
+    shown_value,
+)
+from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
+from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
+from .profiles.transfer import ProfileImport
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
+from .space_activity import SpaceActivity
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
 from .wording import PHRASES, Said, said_from
@@ -91,9 +106,12 @@ __all__ = [
     "AUTO_RECALL",
     "LISTED_STATUSES",
     "MAX_TOP_K",
+    "PERSON_EXPORT_FORMAT",
     "PHRASES",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
+    "SETTING_CHOICES",
+    "SETTING_NAMES",
     "ArchivalCandidate",
     "AuditPage",
     "ClaimType",
@@ -103,6 +121,7 @@ __all__ = [
     "DeleteCriteria",
     "Draft",
     "DraftSource",
+    "EffectiveSettings",
     "Episode",
     "EpisodePage",
     "EpisodeStatus",
@@ -124,9 +143,15 @@ __all__ = [
     "MemoryService",
     "NoKnowledgeBase",
     "NotFound",
+    "NotPermitted",
+    "Outcome",
     "OutcomeUnknown",
     "PartialWrite",
+    "PersonErasure",
+    "PersonRecords",
+    "PersonSpace",
     "Profile",
+    "ProfileImport",
     "ProfileLimits",
     "ProfileUpdate",
     "Profiles",
@@ -137,7 +162,12 @@ __all__ = [
     "RetrievalStrategy",
     "Said",
     "ScoredEpisode",
+    "SettingChange",
+    "SettingOrigin",
+    "SettingValue",
     "Space",
+    "SpaceActivity",
+    "SpaceErasure",
     "SpaceKind",
     "StateError",
     "Statement",
@@ -153,6 +183,7 @@ __all__ = [
     "redact_for_log",
     "said_from",
     "secret_kind",
+    "shown_value",
     "split_session_key",
     "user_key_for",
     "user_key_for_session_key",

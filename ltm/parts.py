@@ -24,12 +24,15 @@ from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
 from .episodes.store import EpisodeStore
 from .episodes.transfer import EpisodeTransfer
+from .kb_overrides import SettingsOverrides
 from .kb_registry import KnowledgeBaseRegistry
 from .migrations.layout import LayoutMigrations
 from .migrations.storage import migrate_storage
+from .person import PersonRegistry
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
+from .space_activity import SpaceActivityReader
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class MemoryParts:
     profiles: ProfileBook
     layouts: LayoutMigrations
     kbs: KnowledgeBaseRegistry
+    overrides: SettingsOverrides
     recaller: Recaller
     listing: EpisodeListing
     drafts: DraftBook
@@ -50,6 +54,8 @@ class MemoryParts:
     consolidator: Consolidator
     diagnostics: Diagnostics
     candidates: CandidateReview
+    people: PersonRegistry
+    activity: SpaceActivityReader
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -72,11 +78,16 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     # Summaries and review drafts derived from episodes are removed before their sources change (K5).
     drafts = DraftBook(store, episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, drafts)
+    queue = CandidateQueue(gate, store)
+    listing = EpisodeListing(episodes)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
-        kbs=kbs, recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
+        listing=listing, drafts=drafts, lifecycle=lifecycle,
         transfer=EpisodeTransfer(gate, episodes, store, drafts),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
-        candidates=CandidateReview(CandidateQueue(gate, store), fences, ports.llm, profiles, lifecycle, kbs.open),
+        candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open),
+        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
+        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
     )

@@ -106,8 +106,20 @@ async def test_overview_lists_kb_known_scopes_and_fences(harness: PluginHarness)
     by_scope = {s["scope_key"]: s for s in data["scopes"]}
     assert set(by_scope) == {"bot-1:group_g1", "bot-1:person_p2"}
     # In bot isolation the L2 key of a session is the bot's shared key (S4).
-    assert by_scope["bot-1:group_g1"] == {"scope_key": "bot-1:group_g1", "user_key": "bot:bot-1",
-                                          "bot_uuid": "bot-1", "session_name": "group_g1"}
+    group = by_scope["bot-1:group_g1"]
+    assert {k: group[k] for k in ("scope_key", "user_key", "bot_uuid", "session_name")} == {
+        "scope_key": "bot-1:group_g1", "user_key": "bot:bot-1", "bot_uuid": "bot-1", "session_name": "group_g1"}
+    # What tells the spaces apart (issue 23 item 5): kind, id, last change and who made it, counts; the
+    # most recently changed first. Both chats share the bot's episode space, so both count Bob's episode,
+    # and the group's last change is its own profile update, not Bob's episode in the shared space.
+    assert (group["chat_type"], group["chat_id"], group["episodes"], group["pending_candidates"]) == (
+        "group", "g1", 1, 0)
+    person = by_scope["bot-1:person_p2"]
+    assert (person["chat_type"], person["chat_id"], person["episodes"]) == ("person", "p2", 1)
+    assert "" < group["last_activity"] < person["last_activity"]
+    assert [s["scope_key"] for s in data["scopes"]] == ["bot-1:person_p2", "bot-1:group_g1"]
+    audit = (await ok(harness, "/audit", {"space": {"scope_key": "bot-1:group_g1", "user_key": "bot:bot-1"}}))
+    assert group["last_activity"] == max(e["time"] for e in audit["entries"] if e["scope_key"] == "bot-1:group_g1")
 
 
 async def test_derive_follows_the_plugin_rules(harness: PluginHarness) -> None:
@@ -326,7 +338,7 @@ async def test_health_reports_cards(harness: PluginHarness) -> None:
     kb = await harness.create_memory_kb()
     report = (await ok(harness, "/health", {"space": SPACE_G1}))["report"]
     assert report["level"] == "green"
-    assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "store", "fence"]
+    assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "store", "fence", "settings"]
     assert kb in report["items"][0]["message"]
     report = (await ok(harness, "/health", {}))["report"]
     assert "fence" not in [i["key"] for i in report["items"]]
@@ -351,7 +363,7 @@ async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: P
     assert [(f["kind"], f["kb_id"], f["user_key"], f["current_kb"]) for f in fences] == [
         ("l2", kb, "bot-1:group_g1", True)]
     health = (await ok(harness, "/health", {"space": SPACE_G1}))["report"]
-    assert health["level"] == "amber" and health["items"][-1] == {**health["items"][-1], "key": "fence", "level": "amber"}
+    assert health["level"] == "amber" and {i["key"]: i["level"] for i in health["items"]}["fence"] == "amber"
 
     error = await refused(harness, "/episode/archive", {"space": SPACE_G1, "episode_id": eid}, "fenced")
     assert "paused" in error and "Clear Fence in the Diagnostics tab" in error
@@ -554,8 +566,12 @@ def test_every_used_i18n_key_exists() -> None:
     # Keys built at run time from a prefix and a value.
     dynamic = {f"status.{s}" for s in ("active", "superseded", "archived", "deleted", "all")}
     dynamic |= {f"level.{lv}" for lv in ("green", "amber", "red")}
-    dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline")}
+    dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline", "settings")}
     dynamic |= {f"isolation.{i}" for i in ("session", "bot")}
+    dynamic |= {f"origin.{o}" for o in ("creation", "default", "override")}
+    dynamic |= {f"chat.{kind}" for kind in ("group", "person")}
+    dynamic |= {f"people.outcome.{o}" for o in ("planned", "erased", "fenced", "failed")}
+    dynamic |= {f"people.count.{k}" for k in ("episodes", "summaries", "speaker_profiles", "candidates", "snapshots")}
     for kind in ("archive", "restore", "delete"):
         dynamic |= {f"confirm.{kind}", f"confirm.{kind}Title", f"done.{kind}", f"episodes.{kind}"}
     assert dynamic <= keys, dynamic - keys
@@ -564,7 +580,7 @@ def test_every_used_i18n_key_exists() -> None:
 def test_every_tab_has_a_panel_and_an_accessible_name() -> None:
     parser = _parsed()
     tabs = [value for tag, name, value in parser.attrs if name == "data-tab"]
-    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review"]
+    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "people", "settings"]
     ids = {value for _, name, value in parser.attrs if name == "id"}
     for tab in tabs:
         assert {f"tab-{tab}", f"panel-{tab}"} <= ids

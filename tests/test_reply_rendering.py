@@ -130,6 +130,29 @@ async def drive(harness: PluginHarness) -> list[tuple[str, str]]:
     await run('!memory import l2 [{"content": "imported <i>one</i>"}, {"id": "old-1", "content": "two"}]')
     member = open_chat(harness, sender_id="u2", sender_name="Bea", privilege=1)
     await run(f"!memory forget {hostile}", member)
+    # Settings, profile edits, L1 import and a person's own view and erasure (issue 24's replies).
+    for text in ("!memory settings", "!memory settings set auto_recall_top_k 2",
+                 "!memory settings set auto_recall_top_k 2", "!memory settings reset auto_recall_top_k",
+                 "!memory settings reset auto_recall_top_k", "!memory settings set auto_recall_top_k lots",
+                 "!memory settings frob", "!memory settings set", "!memory settings set auto_recall_top_k",
+                 "!memory profile set name Club <b>night</b>", "!memory profile set traits *loud*, early riser --me",
+                 "!memory profile remove traits early riser --me", "!memory profile remove notes",
+                 "!memory profile set notes", "!memory profile remove name extra", "!memory profile set",
+                 "!memory profile set name x --me --speaker u9", "!memory profile clear --speaker u9",
+                 "!memory profile clear"):
+        await run(text)
+    await run("!memory settings set auto_recall_top_k 3", member)
+    await run("!memory profile set name Bea", member)
+    await run("!memory profile set traits quiet --me", member)
+    l1 = {"scope_key": "bot-x:group_other", "session_profile": {"name": "Club <i>night</i>", "traits": ["a*b*"]},
+          "speaker_profiles": {"u7": {"name": "Cy_", "preferences": ["[x](y)"]}, "u8": {}}}
+    for text in (f"!memory import l1 {json.dumps(l1)}", '!memory import l1 {"session_profile": {}}',
+                 '!memory import l1 {"session": {}}', "!memory import l1",
+                 "!memory import l3 []", "!memory me", "!memory forget-me", "!memory forget-me --everywhere"):
+        await run(text)
+    await run("!memory me", member)
+    await run("!memory forget-me --confirm", member)
+    await run("!memory me", member)
     for text in ("!memory frobnicate <x>", "!memory show", "!memory list 0", "!memory search",
                  "!memory search x --fuzzy", "!memory candidate", "!memory candidate accept",
                  "!memory consolidate", "!memory consolidate nope", "!memory consolidate run --tag x",
@@ -141,7 +164,7 @@ async def drive(harness: PluginHarness) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("language", LANGUAGES)
 async def test_every_reply_renders_alike_as_markdown_and_plain_text(harness: PluginHarness, language: str) -> None:
-    await harness.restart(plugin_config={"reply_language": language})
+    await harness.restart(plugin_config={"reply_language": language}, fresh_modules=False)
     replies = await drive(harness)
     driven = {text.split()[1] if len(text.split()) > 1 else "" for text, _ in replies}
     assert set(command.REGISTRY.entries) <= driven | {"overview"}, set(command.REGISTRY.entries) - driven

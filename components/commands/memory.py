@@ -34,13 +34,13 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import candidates, changes, consolidate, transfer, views
+from components.commands import candidates, changes, consolidate, person, settings, transfer, views
 from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import Call, Registry
 from components.common.chat_text import Own, inert, render
 from components.common.envelope import command_message
 from components.common.i18n import Catalogue, language_of, speaking
-from ltm import Isolation, LTMError, MemoryScope, MemoryService
+from ltm import LTMError, MemoryService
 from ltm.langbot import identity_from_query
 
 log = logging.getLogger("LongTermMemory")
@@ -48,7 +48,7 @@ log = logging.getLogger("LongTermMemory")
 ADMIN_PRIVILEGE = 2
 # Every subcommand group, in the order `help` lists them.
 REGISTRY = Registry((views.SUBCOMMANDS, changes.SUBCOMMANDS, transfer.SUBCOMMANDS, candidates.SUBCOMMANDS,
-                     consolidate.SUBCOMMANDS))
+                     consolidate.SUBCOMMANDS, person.SUBCOMMANDS, settings.SUBCOMMANDS))
 
 SAY = Catalogue({
     "memory.unknown": ("Unknown subcommand “{word}”.", "未知的子命令“{word}”。"),
@@ -61,11 +61,6 @@ SAY = Catalogue({
     "memory.internal": ("Memory is unavailable right now (internal error, see the plugin log).",
                         "记忆暂时不可用（内部错误，详见插件日志）。"),
 })
-
-
-def shared_space(scope: MemoryScope, launcher_type: str) -> bool:
-    """Whether the memory a mutating subcommand changes is shared with other people."""
-    return launcher_type == "group" or (scope.isolation is Isolation.BOT and scope.user_key != scope.scope_key)
 
 
 class MemoryCommand(Command):
@@ -101,11 +96,12 @@ class MemoryCommand(Command):
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
             is_admin = ctx.privilege >= ADMIN_PRIVILEGE
-            if entry.mutating and not is_admin and shared_space(scope, identity.launcher_type) \
-                    and self._admin_only():
+            config = self._config()
+            admin_only = bool(config.get("command_admin_only_in_groups", True))
+            if entry.mutating and not is_admin and scope.shared and admin_only:
                 return SAY("memory.admin_only", topic=Own(entry.name))
             call = Call(ctx=ctx, memory=memory, scope=scope, topic=entry.name, rest=rest, is_admin=is_admin,
-                        registry=REGISTRY)
+                        registry=REGISTRY, admin_only=admin_only, config=config)
             log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
                      entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
             return await entry.handler(call)
@@ -121,9 +117,6 @@ class MemoryCommand(Command):
     def _config(self) -> dict:
         config = self.plugin.get_config() or {}
         return config if isinstance(config, dict) else {}
-
-    def _admin_only(self) -> bool:
-        return bool(self._config().get("command_admin_only_in_groups", True))
 
 
 __all__ = ["MemoryCommand"]

@@ -18,7 +18,17 @@ from components.commands.text import counted, json_or_summary, page_title, short
 from components.commands.views import LIST_FLAGS
 from components.common.chat_text import Own, clip, inert, lines
 from components.common.i18n import Catalogue, said, term
-from ltm import AuditPage, Episode, EpisodeStatus, MemoryScope, load_json, parse_records, said_from
+from ltm import (
+    LISTED_STATUSES,
+    AuditPage,
+    Episode,
+    EpisodeStatus,
+    MemoryScope,
+    ProfileImport,
+    load_json,
+    parse_records,
+    said_from,
+)
 
 PAGE_SIZE = 10
 
@@ -27,9 +37,9 @@ SUBCOMMANDS = Subcommands()
 
 
 @SUBCOMMANDS("export", ("!memory export [l1] — L1 profiles as JSON\n"
-                       "!memory export l2 [--status S] [--include-archived] [--include-superseded]",
+                       "!memory export l2 [--status S] — L2 episodes as JSON: every status, or only S",
                        "!memory export [l1] — 以 JSON 导出 L1 画像\n"
-                       "!memory export l2 [--status S] [--include-archived] [--include-superseded] — 导出情景记忆"))
+                       "!memory export l2 [--status S] — 以 JSON 导出 L2 情景记忆：所有状态，或只导出 S"))
 async def export(call: Call) -> Own:
     head, rest = split_head(call.rest)
     if head.lower() in ("", "l1"):
@@ -39,19 +49,27 @@ async def export(call: Call) -> Own:
     if head.lower() != "l2":
         raise UsageError("export", SAY("transfer.unknown_export", what=inert(head, 20)))
     args = parse_args("export", rest, switches=LIST_FLAGS, options=frozenset({"status"}), max_positional=0)
-    statuses = statuses_of(call.topic, args)
+    # A backup keeps history: every status, as the console's Export tab does, unless --status narrows it.
+    statuses = statuses_of(call.topic, args, default=LISTED_STATUSES)
     return episode_export(call.scope, statuses, await call.memory.export_episodes(call.scope, statuses))
 
 
-@SUBCOMMANDS("import", ('!memory import l2 <json> — a list of episodes or {"episodes": [...]}',
-                       '!memory import l2 <json> — 情景记忆的列表或 {"episodes": [...]}'), mutating=True)
+@SUBCOMMANDS("import", ('!memory import l2 <json> — a list of episodes or {"episodes": [...]}\n'
+                       "!memory import l1 <json> — what !memory export gives: the profiles it carries replace "
+                       "this chat's",
+                       '!memory import l2 <json> — 情景记忆的列表或 {"episodes": [...]}\n'
+                       "!memory import l1 <json> — !memory export 给出的内容：其中的画像替换本聊天的同名画像"),
+             mutating=True)
 async def import_(call: Call) -> Own:
     head, raw_json = split_head(call.rest)
-    if head.lower() != "l2":
-        raise UsageError("import", SAY("transfer.only_l2" if head else "transfer.say_l2"))
+    layer = head.lower()
+    if layer not in ("l1", "l2"):
+        raise UsageError("import", SAY("transfer.say_layer"))
     if not raw_json.strip():
-        raise UsageError("import", SAY("transfer.paste_json"))
+        raise UsageError("import", SAY("transfer.paste_json", layer=Own(layer)))
     payload = as_usage("import", lambda: load_json(raw_json))
+    if layer == "l1":  # validated whole before any write
+        return profiles_imported(call.scope, await call.memory.import_profiles(call.scope, payload))
     # The whole batch is validated before anything is written (parse_records raises on the first bad record).
     records = as_usage("import", lambda: parse_records(payload, source="import"))
     episodes = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
@@ -87,9 +105,19 @@ def _foreign_user_keys(payload: Any, user_key: str) -> set[str]:
 
 SAY = Catalogue({
     "transfer.unknown_export": ("unknown export “{what}”", "未知的导出“{what}”"),
-    "transfer.only_l2": ("only “import l2” exists", "只有“import l2”"),
-    "transfer.say_l2": ("say “import l2” and paste the JSON", "请写“import l2”并粘贴 JSON"),
-    "transfer.paste_json": ("paste the JSON after “import l2”", "请在“import l2”后面粘贴 JSON"),
+    "transfer.say_layer": ("say “import l1” or “import l2” and paste the JSON",
+                           "请写“import l1”或“import l2”并粘贴 JSON"),
+    "transfer.paste_json": ("paste the JSON after “import {layer}”", "请在“import {layer}”后面粘贴 JSON"),
+    "transfer.session_profile": ("the session profile", "会话画像"),
+    "transfer.speaker_profiles": ("{count} ({names})", "{count}（{names}）"),
+    "transfer.and": (" and ", "和"),
+    "transfer.l1_nothing": ("Nothing imported: every profile in the JSON is empty (an import never clears a "
+                            "profile).", "没有导入任何内容：JSON 中的画像都是空的（导入从不清空画像）。"),
+    "transfer.l1_imported": ("Imported {what} into {key}; each replaced the profile of the same name.",
+                             "已导入{what}到 {key}；每个都替换了同名的画像。"),
+    "transfer.l1_skipped": ("{count} in the JSON left alone.", "JSON 中的 {count}未作处理。"),
+    "transfer.l1_foreign": ("Note: the JSON came from {key}; imports always go into this chat.",
+                            "注意：这份 JSON 来自 {key}；导入总是进入本聊天。"),
     "transfer.none": ("none", "无"),
     "transfer.by": ("by {who}", "操作者 {who}"),
     "transfer.l1_header": ("L1 export of {key}: session profile + {speakers}",
@@ -129,6 +157,7 @@ SAY = Catalogue({
 })
 EPISODES = ("episode", "episodes", "条情景记忆")
 SPEAKER_PROFILES = ("speaker profile", "speaker profiles", "个发言者画像")
+EMPTY_PROFILES = ("empty profile", "empty profiles", "个空画像")
 ENTRIES = ("entries", "entries", "条")
 
 
@@ -197,6 +226,21 @@ def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[
                    if episode.original_id else SAY("transfer.imported_new", id=episode.episode_id))
     if len(episodes) > IMPORT_PREVIEW:
         out.append(SAY("transfer.more", count=len(episodes) - IMPORT_PREVIEW))
+    return lines(out)
+
+
+def profiles_imported(scope: MemoryScope, found: ProfileImport) -> Own:
+    speakers = ", ".join(found.speakers[:5]) + (", …" if len(found.speakers) > 5 else "")
+    parts = ([SAY("transfer.session_profile")] if found.session else []) + (
+        [SAY("transfer.speaker_profiles", count=counted(len(found.speakers), SPEAKER_PROFILES),
+             names=clip(speakers, 200))] if found.speakers else [])
+    if not parts:
+        return SAY("transfer.l1_nothing")
+    out = [SAY("transfer.l1_imported", what=Own(SAY("transfer.and").join(parts)), key=scope.scope_key)]
+    if found.skipped_empty:
+        out.append(SAY("transfer.l1_skipped", count=counted(found.skipped_empty, EMPTY_PROFILES)))
+    if found.scope_key and found.scope_key != scope.scope_key:
+        out.append(SAY("transfer.l1_foreign", key=clip(found.scope_key, 80)))
     return lines(out)
 
 

@@ -1,4 +1,5 @@
-"""Read-only `!memory` subcommands: overview, help, profile, search, list, show, health."""
+"""Read-only `!memory` subcommands: overview, help, profile, search, list, show, health (`profile set|remove|clear`
+are handed to `profile_edits.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from collections.abc import Iterable, Sequence
 
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
-from components.commands.args import UsageError, as_usage, page_of, statuses_of
+from components.commands import profile_edits
+from components.commands.args import UsageError, as_usage, page_of, split_head, statuses_of
+from components.commands.profile_view import profile_lines
 from components.commands.registry import Call, Subcommands
 from components.commands.text import counted, page_title, short_time, speaker_label, status_label, statuses_label
 from components.common.chat_text import Own, clip, inert, lines, quote
@@ -55,9 +58,18 @@ async def help_(call: Call) -> Own:
     return call.registry.help_text()
 
 
-@SUBCOMMANDS("profile", ("!memory profile — session and current speaker profile",
-                        "!memory profile — 会话画像与当前发言者的画像"))
+@SUBCOMMANDS("profile", ("!memory profile — session and current speaker profile\n"
+                        "!memory profile set <field> <value> [--speaker ID | --me] — name, traits, preferences, notes\n"
+                        "!memory profile remove <field> [value] [--speaker ID | --me] · !memory profile clear "
+                        "[--speaker ID | --me]",
+                        "!memory profile — 会话画像与当前发言者的画像\n"
+                        "!memory profile set <field> <value> [--speaker ID | --me] — 名称、特征、偏好、备注\n"
+                        "!memory profile remove <field> [value] [--speaker ID | --me] · !memory profile clear "
+                        "[--speaker ID | --me]"))
 async def profile(call: Call) -> Own:
+    head, rest = split_head(call.rest)
+    if head.lower() in profile_edits.ACTIONS:
+        return await profile_edits.edit(call, head.lower(), rest)
     call.args(max_positional=0)
     return profiles_text(call.scope, await call.memory.profiles(call.scope))
 
@@ -164,10 +176,6 @@ SAY = Catalogue({
     "views.profile_empty": ("{title}: (empty)", "{title}：（空）"),
     "views.profile_title": ("{title}:", "{title}："),
     "views.profile_updated": ("updated {time}", "更新于 {time}"),
-    "views.profile_name": ("Name: {value}", "名字：{value}"),
-    "views.profile_traits": ("Traits: {value}", "特征：{value}"),
-    "views.profile_preferences": ("Preferences: {value}", "偏好：{value}"),
-    "views.profile_notes": ("Notes: {value}", "备注：{value}"),
     "views.writes_open": ("Writes: open (no fence)", "写入：正常（没有栅栏）"),
     "views.writes_paused": ("Writes: {fences} (clear in Memory Console > Diagnostics)",
                             "写入：{fences}（在记忆控制台 > 诊断中清除）"),
@@ -269,19 +277,6 @@ def episode_detail(episode: Episode) -> Own:
     if episode.derived_from:
         out.append(SAY("views.derived_from", ids=", ".join(episode.derived_from)))
     return lines(out)
-
-
-def profile_lines(profile: Profile) -> list[Own]:
-    """The profile's fields, one line each, its values quoted (they are what users and models stored)."""
-    out: list[Own] = []
-    if profile.name:
-        out.append(SAY("views.profile_name", value=quote(profile.name, 100)))
-    for key, values in (("views.profile_traits", profile.traits), ("views.profile_preferences", profile.preferences)):
-        if values:
-            out.append(SAY(key, value=Own("; ".join(quote(v, 200) for v in values))))
-    if profile.notes:
-        out.append(SAY("views.profile_notes", value=quote(profile.notes, None)))
-    return out
 
 
 def profile_block(title: Own, profile: Profile | None, missing: Own) -> list[Own]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from components.common.chat_text import Own, inert
+from components.common.chat_text import Own, clip, inert
 from components.common.i18n import Catalogue, current_language
-from ltm import FencedError, LTMError, OutcomeUnknown, PartialWrite, UnrecordedChange
+from ltm import FencedError, LTMError, NotPermitted, OutcomeUnknown, PartialWrite, UnrecordedChange
 
 Surface = Literal["tool", "command", "console"]
 
@@ -33,6 +33,8 @@ SAY = Catalogue({
                             "管理员检查记录后，可在记忆控制台（诊断标签页，清除栅栏）中清除它。"),
     "envelope.partial_hint": (_PARTIAL_HINT["command"], "用 !memory audit 查看究竟保存了什么。"),
     "envelope.with_hint": ("{message}. {hint}", "{message}。{hint}"),
+    "envelope.admin_forgets": ("A bot admin can delete it: !memory forget {id}",
+                               "机器人管理员可以删除它：!memory forget {id}"),
 })
 
 
@@ -44,7 +46,7 @@ KIND = Catalogue({
         "host_error": "LangBot 拒绝了请求", "outcome_unknown": "结果未知", "state_error": "当前状态不允许",
         "no_knowledge_base": "没有记忆知识库", "fenced": "写入已暂停", "partial_write": "只完成了一部分",
         "unrecorded_change": "修改未能记入审计", "consolidation_disabled": "未开启整合",
-        "proposal_rejected": "提案被拒绝", "memory_error": "记忆出错",
+        "proposal_rejected": "提案被拒绝", "not_permitted": "无权操作", "memory_error": "记忆出错",
     }.items()
 })
 
@@ -61,6 +63,9 @@ def command_message(exc: LTMError) -> Own:
         return SAY("envelope.with_hint", message=text, hint=SAY("envelope.fence_hint"))
     if isinstance(exc, PartialWrite):
         return SAY("envelope.with_hint", message=text, hint=SAY("envelope.partial_hint"))
+    if isinstance(exc, NotPermitted) and exc.details.get("episode_id"):
+        return SAY("envelope.with_hint", message=text,
+                   hint=SAY("envelope.admin_forgets", id=clip(exc.details["episode_id"])))
     return text
 
 
@@ -69,6 +74,9 @@ def hint(exc: LTMError, surface: Surface) -> str:
         return _FENCE_HINT[surface]
     if isinstance(exc, PartialWrite):
         return _PARTIAL_HINT[surface]
+    if isinstance(exc, NotPermitted) and exc.details.get("episode_id") and surface != "console":
+        return (f"Tell the user to ask a bot admin, who can delete it with !memory forget {exc.details['episode_id']}."
+                if surface == "tool" else f"A bot admin can delete it: !memory forget {exc.details['episode_id']}.")
     return ""
 
 

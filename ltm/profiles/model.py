@@ -38,6 +38,9 @@ FIELD_LABEL = {f: Phrase(f"profile.field.{f}", f) for f in PROFILE_FIELDS}
 TARGET_LABEL = {t: Phrase(f"profile.target.{t.value}", t.value) for t in ProfileTarget}
 MODE_LABEL = {m: Phrase(f"profile.mode.{m.value}", m.value) for m in UpdateMode}
 PROFILE_UPDATED = Phrase("audit.profile_updated", "{mode} {fields}")
+PROFILE_CLEARED = Phrase("audit.profile_cleared", "{target} profile cleared")
+PROFILE_IMPORTED = Phrase("audit.profile_imported", "{target} profile imported")
+SPEAKER_PROFILE_ERASED = Phrase("audit.speaker_profile_erased", "speaker profile erased")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@
       if (d && d.entries.length) {
         var cols = ['time', 'operation', 'target', 'summary', 'sender'];
         table = h('table', { class: 'audit', id: 'audit-table' },
-          h('thead', null, h('tr', null, cols.map(function (c) { return h('th', { scope: 'col' }, t('audit.' + c)); }))),
+          h('thead', null, h('tr', null, cols.map(function (c) { return h('th', { scope: 'col', class: 'col-' + c }, t('audit.' + c)); }))),
           h('tbody', null, d.entries.map(function (e) {
             var target = term('target.', e.target_type) + (e.target_id ? ' ' + e.target_id : '');
             var sender = e.sender_name || e.sender_id || (e.query_id == null ? t('audit.console') : t('common.none'));

@@ -126,7 +126,7 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
             page.goto(base + "/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole",
                       wait_until="domcontentloaded")
             frame = page.frame_locator("iframe[title*='LongTermMemory']")
-            scope = frame.locator("button.scope-btn", has_text="group_websocketgroup")
+            scope = frame.locator('button.scope-btn[data-scope-key*="group_websocketgroup"]')
             scope.wait_for(timeout=60000)  # the WebUI and the page load slowly on a loaded 2-core machine
             for overlay in (page.get_by_role("button", name=re.compile(r"^\s*Skip\s*$")),
                             page.get_by_role("button", name="Collapse workspace assistant")):

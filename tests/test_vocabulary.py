@@ -98,3 +98,21 @@ def test_both_languages_know_the_same_codes_and_chinese_is_chinese() -> None:
     untranslated = sorted(k for k, v in chinese.items() if k not in same and not re.search("[\u4e00-\u9fff]", v)
                           and re.search("[A-Za-z]{3}", re.sub(r"\{\w+\}", "", v)))
     assert not untranslated, untranslated
+
+
+# One term per concept in Chinese (issue 23 item 4): the synonym on the left must not appear anywhere
+# the console or a reply words a code or a message; the term on the right is the one in use.
+SYNONYMS = {"陈述类型": "声明类型", "写保护": "栅栏", "发言人": "发言者", "记忆条目": "情景记忆"}
+
+
+def test_one_chinese_term_per_concept_in_the_console_and_the_replies() -> None:
+    import components.commands.memory  # noqa: F401  # every reply catalogue is declared on import
+    from components.common.i18n import Catalogue
+
+    console = json.loads((ROOT / "pages" / "console" / "i18n" / "zh_Hans.json").read_text(encoding="utf-8"))
+    texts = {**{f"console:{k}": v for k, v in console.items()}, **{f"vocabulary:{k}": v for k, v in
+                                                                   load("zh_Hans").items()},
+             **{f"reply:{k}": v[1] for k, v in Catalogue.ALL.items()}}
+    for synonym, term in SYNONYMS.items():
+        assert not sorted(k for k, v in texts.items() if synonym in v), (synonym, term)
+        assert any(term in v for v in texts.values()), term

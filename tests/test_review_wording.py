@@ -97,6 +97,12 @@ async def test_a_credential_candidate_is_not_under_the_accept_hint_and_has_its_o
     assert len(hints) == 2 and "Accept:" in hints[0] and "cannot be accepted" in hints[1], listing
 
 
+async def test_an_empty_queue_says_so_in_plain_words(harness: PluginHarness) -> None:
+    await harness.create_memory_kb(candidate_extraction_enabled=True)
+    reply = await open_chat(harness).run("!memory candidates --all-statuses")
+    assert reply == "No memory candidates in this chat, of any status.", reply
+
+
 async def test_review_endpoint_has_no_always_empty_candidates_list(harness: PluginHarness) -> None:
     await harness.create_memory_kb(candidate_extraction_enabled=True)
     await responded(harness, "Remember that the demo is on Friday.")

@@ -72,6 +72,7 @@ SAY = Catalogue({
                        "candidate_extraction_enabled); no new candidates are proposed.",
                        "注意：此记忆知识库未开启候选提取（设置 candidate_extraction_enabled），不会再提出新的候选。"),
     "candidates.none": ("No {label} memory candidates in this chat.", "本聊天没有{label}的候选记忆。"),
+    "candidates.none_at_all": ("No memory candidates in this chat, of any status.", "本聊天没有任何状态的候选记忆。"),
     "candidates.none_counts": ("No {label} memory candidates in this chat. ({counts})",
                                "本聊天没有{label}的候选记忆。（{counts}）"),
     "candidates.decided_hint": ("Decided ones: !memory candidates --all-statuses",
@@ -138,8 +139,11 @@ def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, 
         notes.append(SAY("candidates.off"))
     if not result.total:
         counts = ", ".join(f"{n} {term(f'candidate.status.{status}')}" for status, n in result.counts.items() if n)
-        first = SAY("candidates.none_counts", label=label, counts=Own(counts)) if counts \
-            else SAY("candidates.none", label=label)
+        if all_statuses:  # "No all statuses memory candidates" read as nonsense
+            first = SAY("candidates.none_at_all")
+        else:
+            first = SAY("candidates.none_counts", label=label, counts=Own(counts)) if counts \
+                else SAY("candidates.none", label=label)
         hint = SAY("candidates.decided_hint") if not all_statuses and counts else None
         return lines(first, hint, notes)
     title = page_title(SAY("candidates.title", label=label), result.page, result.pages, result.total)

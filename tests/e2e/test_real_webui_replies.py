@@ -63,9 +63,12 @@ def test_help_health_and_show_keep_every_line_and_placeholder_in_the_markdown_vi
                 r"^(blob:|data:|[a-z]+://(127\.0\.0\.1|localhost)[:/])", r.request.url) else r.abort())
             page = context.new_page()
             page.goto(base + "/", wait_until="domcontentloaded")
+            # Logged in, with the product tours marked done the way the WebUI remembers them (they
+            # overlay the page and dim the chat).
             page.evaluate("""token => {
                 localStorage.setItem('token', token);
-                localStorage.setItem('langbot_sidebar_guide_v1', 'completed');
+                for (const guide of ['sidebar', 'pipeline_setup', 'plugin_processor_setup', 'runner_setup'])
+                    localStorage.setItem('langbot_' + guide + '_guide_v1', 'completed');
                 localStorage.setItem('langbot-assistant-panel-open', 'false');
             }""", e2e.info.token)
             page.goto(f"{base}/home/pipelines?id={e2e.info.pipeline_uuid}", wait_until="domcontentloaded")

@@ -33,7 +33,7 @@
   function spaceMeta(sp) {
     var when = sp.last_activity ? t('spaces.changed', { time: fmtTime(sp.last_activity) }) : t('spaces.neverChanged');
     var episodes = sp.episodes == null ? '?' : sp.episodes;
-    return t('spaces.meta', { when: when, episodes: episodes, pending: sp.pending_candidates || 0 });
+    return t(episodes === 1 ? 'spaces.metaOne' : 'spaces.meta', { when: when, episodes: episodes, pending: sp.pending_candidates || 0 });
   }
   function spaceText(sp) {
     return [spaceLabel(sp), sp.last_speaker || '', sp.scope_key, sp.user_key].join(' ').toLowerCase();

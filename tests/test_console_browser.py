@@ -342,6 +342,9 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await fr.locator("#panel-review #review-candidates .alert.warn").wait_for()
     review = await fr.locator("#panel-review").inner_text()
     assert "Candidate extraction is off" in review and "No consolidation model is set" in review
+    # Where both switches live is said once, not under each switch (issue 23 item 6).
+    assert review.count("Both switches are settings of the memory knowledge base.") == 1, review
+    assert "in the knowledge base settings" not in review, review
 
     # Host switches to dark + Chinese: theme, labels and rendered panels follow.
     await c.context("dark", "zh-Hans")

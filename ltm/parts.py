@@ -32,6 +32,7 @@ from .person import PersonRegistry
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
+from .space_activity import SpaceActivityReader
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class MemoryParts:
     diagnostics: Diagnostics
     candidates: CandidateReview
     people: PersonRegistry
+    activity: SpaceActivityReader
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -77,13 +79,15 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     drafts = DraftBook(store, episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, drafts)
     queue = CandidateQueue(gate, store)
+    listing = EpisodeListing(episodes)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
-        listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        listing=listing, drafts=drafts, lifecycle=lifecycle,
         transfer=EpisodeTransfer(gate, episodes, store, drafts),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
+        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
     )

@@ -70,7 +70,7 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     audit = AuditLog(store)
     diagnostics = Diagnostics(store, fences, ports.index, ports.embedder, ports.directory)
     gate = WriteGate(fences, audit, diagnostics.note_scope)
-    episodes = EpisodeStore(ports.index, ports.embedder)
+    episodes = EpisodeStore(ports.index, ports.embedder, store)  # big spaces' indexes are saved in storage
     # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
     profiles = ProfileBook(gate, store, limits)
     layouts = LayoutMigrations(gate, store, ports.index, episodes)

@@ -75,6 +75,7 @@ from .errors import (
     UnrecordedChange,
     ValidationError,
 )
+from .host_values import clean_host_text
 from .identity import (
     Identity,
     Isolation,
@@ -148,6 +149,7 @@ __all__ = [
     "Statement",
     "UnrecordedChange",
     "ValidationError",
+    "clean_host_text",
     "clean_tags",
     "load_json",
     "now_iso",

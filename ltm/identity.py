@@ -10,6 +10,9 @@ Decisions (also in docs/ARCHITECTURE.md):
   This never widens sharing beyond one conversation.
 - A sender id of None, 0, "0" or "" means "unknown speaker": no speaker profile,
   and episodes carry `sender_id = ""`.
+- Host values enter through `Identity.from_host`, which applies the boundary rule of
+  `ltm/host_values.py` (ids escaped, names cleaned). `Identity.build` takes values the plugin
+  already holds (a stored speaker, a test's plain ids) and refuses any that skipped that rule.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import ValidationError
+from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
 
 LAUNCHER_TYPES = ("group", "person")
 
@@ -50,9 +54,13 @@ class Identity:
 
     def __post_init__(self) -> None:
         if self.launcher_type not in LAUNCHER_TYPES:
-            raise ValidationError(f"launcher_type must be 'group' or 'person', got {self.launcher_type!r}")
+            raise ValidationError(f"launcher_type must be 'group' or 'person', got {self.launcher_type[:40]!r}")
         if not str(self.launcher_id).strip():
             raise ValidationError("launcher_id is required")
+        problem = (id_problem(self.launcher_id, "launcher_id") or id_problem(self.sender_id, "sender_id")
+                   or id_problem(self.bot_uuid, "bot_uuid", bot=True) or name_problem(self.sender_name))
+        if problem:
+            raise ValidationError(problem)
 
     @classmethod
     def build(
@@ -72,6 +80,31 @@ class Identity:
             bot_uuid=clean_id(bot_uuid),
             sender_id=clean_id(sender_id),
             sender_name=str(sender_name or "").strip(),
+            query_id=query_id,
+        )
+
+    @classmethod
+    def from_host(
+        cls,
+        *,
+        launcher_type: Any,
+        launcher_id: Any,
+        bot_uuid: Any = None,
+        sender_id: Any = None,
+        sender_name: Any = None,
+        query_id: int | None = None,
+    ) -> Identity:
+        """The identity of raw host values (or ids an admin typed as the host shows them)."""
+        ltype = getattr(launcher_type, "value", launcher_type)
+        raw_launcher = str(launcher_id if launcher_id is not None else "")
+        if not raw_launcher.strip():
+            raise ValidationError("launcher_id is required")
+        return cls.build(
+            launcher_type=str(ltype or "")[:40],
+            launcher_id=escape_id(raw_launcher),
+            bot_uuid=escape_bot_uuid(clean_id(bot_uuid)),
+            sender_id=escape_id(clean_id(sender_id)),
+            sender_name=clean_name(sender_name),
             query_id=query_id,
         )
 
@@ -125,6 +158,10 @@ class MemoryScope:
     def __post_init__(self) -> None:
         if not self.scope_key or not self.user_key:
             raise ValidationError("scope_key and user_key are required")
+        for name, key in (("scope_key", self.scope_key), ("user_key", self.user_key)):
+            if has_stray_characters(key):
+                raise ValidationError(f"{name} contains a control, bidi or unpaired surrogate character; "
+                                      "no memory space key does")
 
     @classmethod
     def for_identity(cls, identity: Identity, isolation: Isolation | str, kb_id: str = "") -> MemoryScope:

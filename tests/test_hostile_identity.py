@@ -125,6 +125,7 @@ _INTERNAL = re.compile(
     r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|Traceback|UpdateMetadataValue|Cannot convert|codec can't"
     r"|surrogates not allowed|internal error|object has no attribute|NoneType")
 _FENCE_CODES = {"fenced", "outcome_unknown", "unrecorded_change", "partial_write", "internal_error"}
+_NOT_TEXT = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")  # what a console text field refuses
 _ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{1,4}[0-9a-f-]*")  # a uuid, or the start of one a reply cut short
 _CANDIDATE_ID = re.compile(r"\bc-[0-9a-f]{8}\b")
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z?")
@@ -345,11 +346,16 @@ class Driver:
             self.run.problems.append(f"the console does not list the conversation's space {space['scope_key']!r:.200}")
         derived = await self.console("console derive", "/derive", {"bot_uuid": sc.bot_uuid[:200],
                                                                    "session_name": sc.session_name[:300]})
-        raw_fits = sc.bot_uuid == sc.bot_uuid.strip() and sc.session_name == sc.session_name.strip()
-        if derived.get("ok") and raw_fits and len(sc.bot_uuid) <= 200 and len(sc.session_name) <= 300:
+        # A form field the console takes as text (no C0 control, no lone surrogate once on the wire, nothing
+        # to strip, within its limit) must derive exactly the key the plugin uses for that chat.
+        bot, session = json.loads(json.dumps([sc.bot_uuid, sc.session_name]))
+        typeable = all(not _NOT_TEXT.search(v) and v == v.strip() for v in (bot, session)) and (
+            len(bot) <= 200 and len(session) <= 300)
+        if typeable:
             got = {"scope_key": derived.get("scope_key"), "user_key": derived.get("user_key")}
             if got != space:
-                self.run.problems.append(f"console derive gave {got!r:.300}, the plugin uses {space!r:.300}")
+                self.run.problems.append(f"console derive gave {got!r:.300} ({derived.get('error')!r:.200}), "
+                                         f"the plugin uses {space!r:.300}")
         for step, endpoint, body in (
                 ("console episodes", "/episodes", {"space": space, "status": "all"}),
                 ("console search", "/search", {"space": space, "query": sc.query[:500]}),

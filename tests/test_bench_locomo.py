@@ -64,3 +64,13 @@ def test_lexical_cost_bench_smoke(tmp_path: Path) -> None:
     assert (small["episodes"], large["episodes"]) == (50, 200)
     assert large["index_mb"] >= small["index_mb"] > 0
     assert all(row["lookup_ms[common words]"] >= 0 and row["picked[a rare word]"] >= 0 for row in payload["rows"])
+
+
+def test_recipe_overrides_are_typed_and_refused_when_unknown_or_on_held_out() -> None:
+    args = locomo_recall.parse_args(["--split", "tuning", "--recipe", "candidate_window=200,session_weight=0,"
+                                     "strip_named_speakers=off"])
+    assert args.recipe == {"candidate_window": 200, "session_weight": 0.0, "strip_named_speakers": False}
+    for bad in (["--split", "tuning", "--recipe", "window=3"], ["--split", "heldout", "--recipe", "top_k=3"],
+                ["--systems", "engram"]):
+        with pytest.raises(SystemExit):
+            locomo_recall.parse_args(bad)

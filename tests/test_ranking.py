@@ -1,8 +1,11 @@
+from dataclasses import replace
 from datetime import timedelta
 
-from ltm.episodes.model import Episode
-from ltm.episodes.ranking import Candidate, SearchRecipe, rank, time_weight, tokenize
+from ltm import RecallFilters, parse_records
+from ltm.episodes.model import Episode, EpisodeStatus
+from ltm.episodes.ranking import Candidate, SearchRecipe, rank, time_weight, tokenize, words
 from ltm.timefields import format_utc, utc_now
+from tests.service_helpers import ident
 
 
 def _ep(eid, content, days_old=0.0, **kw):
@@ -49,25 +52,31 @@ def test_exact_match_boost_can_be_switched_off():
     assert on[0].episode.episode_id == "b" and off[0].episode.episode_id == "a"
 
 
-def test_tokenize_drops_stopwords_and_splits_cjk():
-    assert tokenize("What did Alice plan for the trip?") == ["alice", "plan", "trip"]
+def test_tokenize_drops_stopwords_folds_inflections_and_splits_cjk():
+    assert tokenize("What did Bob plan for the trip?") == ["bob", "plan", "trip"]
     assert "周五" in tokenize("我们周五开会")
+    assert tokenize("exercises exercised exercising exercise") == ["exercis"] * 4
+    assert tokenize("planned planning classes studies Caroline's") == ["plan", "plan", "class", "study", "carolin"]
+    assert words("What did Caroline's sister say?") == ["caroline", "sister", "say"]  # exact matches: no folding
 
 
-def test_at_one_and_two_half_lives_an_identical_memory_scores_a_half_and_a_quarter():
-    """Documented decay: at `recency_half_life_days` an otherwise identical memory scores about half of
-    a fresh one; decay never removes it from the ranking."""
+def test_at_the_half_life_the_time_weight_is_half_and_relevance_is_never_divided_by_age():
+    """E6: the time weight is 0.5 at `recency_half_life_days` (0.25 at two); it is added to the score with
+    recency_weight, so identical memories differ by exactly that term and old ones are never dropped."""
     recipe = SearchRecipe(top_k=10, half_life_days=30)
     now = utc_now()
-    fresh, one, two = (Candidate(_ep(name, "the boat trip is on saturday", days_old=age), 0.5)
-                       for name, age in (("fresh", 0), ("one", 30), ("two", 60)))
+    same = [Candidate(_ep(name, "the boat trip is on saturday", days_old=age), 0.5)
+            for name, age in (("fresh", 0), ("one", 30), ("two", 60), ("ancient", 3650))]
     filler = Candidate(_ep("filler", "a note about gardening", days_old=0), 1.5)
-    scores = {s.episode.episode_id: s.score for s in rank([fresh, one, two, filler], "boat trip", recipe, now)}
-    assert abs(scores["one"] / scores["fresh"] - 0.5) < 0.01
-    assert abs(scores["two"] / scores["fresh"] - 0.25) < 0.01
-    assert set(scores) == {"fresh", "one", "two", "filler"}  # old memories are ranked, never dropped
-    ancient = Candidate(_ep("ancient", "the boat trip is on saturday", days_old=3650), 0.5)
-    assert rank([ancient], "boat trip", recipe, now)[0].score > 0
+    scored = {s.episode.episode_id: s for s in rank([*same, filler], "boat trip", recipe, now)}
+    assert set(scored) == {"fresh", "one", "two", "ancient", "filler"}  # old memories are ranked, never dropped
+    assert abs(scored["one"].time_weight - 0.5) < 0.01 and abs(scored["two"].time_weight - 0.25) < 0.01
+    relevance = {name: s.score - recipe.recency_weight * s.time_weight for name, s in scored.items()}
+    assert max(relevance[n] for n in ("fresh", "one", "two", "ancient")) - min(
+        relevance[n] for n in ("fresh", "one", "two", "ancient")) < 1e-9
+    assert scored["fresh"].score > scored["one"].score > scored["two"].score > scored["ancient"].score > 0
+    # The whole difference between a fresh memory and one ten years old is the recency term.
+    assert scored["fresh"].score - scored["ancient"].score <= recipe.recency_weight + 1e-9
 
 
 def _at(eid, content, stamp, **kw):
@@ -82,10 +91,10 @@ def test_the_other_half_of_an_exchange_rides_on_its_relevant_neighbour():
     fillers = [_at(f"f{i}", f"note {i} about the garden hose", format_utc(base + timedelta(hours=3 + i)))
                for i in range(4)]
     window = [Candidate(asked, 0.2), Candidate(reply, 0.9)] + [Candidate(f, 0.9) for f in fillers]
-    recipe = SearchRecipe(top_k=2, recency_weight=0.0)
+    recipe = SearchRecipe(top_k=2, recency_weight=0.0, session_weight=0.0)  # the neighbour alone
     query = "when was the pottery fair"
     assert [s.episode.episode_id for s in rank(window, query, recipe, utc_now())] == ["asked", "reply"]
-    without = rank(window, query, SearchRecipe(top_k=2, recency_weight=0.0, context_weight=0.0), utc_now())
+    without = rank(window, query, replace(recipe, context_weight=0.0), utc_now())
     assert "reply" not in [s.episode.episode_id for s in without]
 
 
@@ -97,3 +106,108 @@ def test_a_candidate_found_by_words_only_scores_zero_on_the_vector_side():
                                                     utc_now(), lexical_scores={"words": 3.0})}
     assert scored["near"].vector == 1.0 and scored["far"].vector == 0.0 and scored["words"].vector == 0.0
     assert scored["words"].lexical == 1.0
+
+
+def test_a_named_speaker_and_a_named_date_lift_their_records_and_a_question_loses_to_a_statement():
+    when = utc_now() - timedelta(days=200)
+    said = [
+        _at("ann", "Ann: I went to the pottery fair", format_utc(when), sender_id="ann", sender_name="Ann"),
+        _at("ben", "Ben: I went to the pottery fair", format_utc(when + timedelta(days=40)), sender_id="ben",
+            sender_name="Ben"),
+        _at("asks", "Ben: did you go to the pottery fair?", format_utc(when + timedelta(days=80)), sender_id="ben",
+            sender_name="Ben"),
+    ]
+    window = [Candidate(e, 0.3) for e in said] + [Candidate(_ep(f"f{i}", f"filler {i}"), 0.9) for i in range(5)]
+    # Vector side only, all at one distance: whatever separates the three is a cue.
+    recipe = SearchRecipe(top_k=3, recency_weight=0.0, vector_weight=1.0, lexical_weight=0.0)
+    day = f"{when.day} {when.strftime('%B')}, {when.year}"
+    assert rank(window, "Who went to the pottery fair, Ben?", recipe, utc_now())[0].episode.episode_id == "ben"
+    assert rank(window, "Did Ann go to the pottery fair?", recipe, utc_now())[0].episode.episode_id == "ann"
+    assert rank(window, f"Who went to the pottery fair on {day}?", recipe, utc_now())[0].episode.episode_id == "ann"
+    order = [s.episode.episode_id for s in rank(window, "pottery fair", recipe, utc_now())]
+    assert order.index("asks") > max(order.index("ann"), order.index("ben"))
+    plain = replace(recipe, sender_bonus=0.0, date_weight=0.0, question_penalty=0.0)
+    ties = {s.episode.episode_id: s.score for s in rank(window, f"Did Ann go on {day}?", plain, utc_now())}
+    assert ties["ann"] == ties["ben"] == ties["asks"]
+
+
+def test_a_record_from_the_conversation_the_question_is_about_outranks_an_equal_one_from_another_day():
+    day = utc_now() - timedelta(days=10)
+    topic = [_at(f"t{i}", f"talk about the cello lessons, part {i}", format_utc(day + timedelta(minutes=i)))
+             for i in range(3)]
+    here = _at("here", "the teacher said twice a week", format_utc(day + timedelta(minutes=5)))
+    elsewhere = _at("elsewhere", "the teacher said twice a week", format_utc(day + timedelta(days=3)))
+    window = [Candidate(e, 0.1) for e in topic] + [Candidate(here, 0.5), Candidate(elsewhere, 0.5)]
+    recipe = SearchRecipe(top_k=10, recency_weight=0.0, context_weight=0.0)
+    scored = {s.episode.episode_id: s for s in rank(window, "cello lessons teacher", recipe, utc_now())}
+    assert scored["here"].score > scored["elsewhere"].score
+    assert scored["here"].session > scored["elsewhere"].session
+    off = {s.episode.episode_id: s.score for s in rank(window, "cello lessons teacher",
+                                                       replace(recipe, session_weight=0.0), utc_now())}
+    assert off["here"] == off["elsewhere"]
+
+
+# ---------------------------------------------------------------- through the real recall path
+# The plugin on the test host (real Chroma, Qdrant and Milvus Lite), the shipped defaults, records
+# imported with their own times, asked now.
+
+async def _space(harness, kb, records: list[dict]):
+    memory = harness.plugin.memory
+    scope = await memory.scope_for(ident("g-time", sender="alice"), kb)
+    fillers = [{"content": f"note {i}: the {topic} needs attention", "timestamp": _ago(3 + i)}
+               for i, topic in enumerate(("garden hose", "bike chain", "kitchen tap", "printer", "car tyres",
+                                          "window latch", "roof gutter", "fridge door"))]
+    written = await memory.import_episodes(scope, parse_records([*records, *fillers]))
+    return memory, scope, {e.original_id: e.episode_id for e in written}
+
+
+def _ago(days: float) -> str:
+    return format_utc(utc_now() - timedelta(days=days))
+
+
+async def test_of_two_equally_relevant_facts_a_year_apart_the_newer_comes_first(harness, kb):
+    memory, scope, ids = await _space(harness, kb, [
+        {"id": "old", "content": "the band rehearses in the church hall", "timestamp": _ago(366)},
+        {"id": "new", "content": "the band rehearses in the church hall", "timestamp": _ago(1)},
+    ])
+    hits = await memory.recall(scope, "where does the band rehearse", top_k=5)
+    order = [h.episode.episode_id for h in hits]
+    assert order[:2] == [ids["new"], ids["old"]]
+    # Not a tie broken by the clock: the time weight alone separates them.
+    assert hits[0].score > hits[1].score
+    assert abs((hits[0].score - hits[1].score) - 0.05 * (hits[0].time_weight - hits[1].time_weight)) < 1e-9
+
+
+async def test_a_superseding_correction_ranks_above_the_fact_it_corrects(harness, kb):
+    memory, scope, ids = await _space(harness, kb, [
+        {"id": "fact", "content": "the dentist appointment is on Tuesday at nine", "timestamp": _ago(40)},
+    ])
+    fix = await memory.remember(scope, {"content": "correction: the dentist moved it to Thursday",
+                                        "supersedes": [ids["fact"]]})
+    wide = RecallFilters(statuses=(EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED))
+    # The question repeats the corrected fact's own words; the correction still comes first.
+    order = [h.episode.episode_id for h in await memory.recall(scope, "is the dentist appointment on Tuesday",
+                                                               top_k=5, filters=wide)]
+    assert order.index(fix.episode_id) < order.index(ids["fact"])
+    # As it is asked by default (active records only) the corrected fact is not offered at all.
+    assert ids["fact"] not in [h.episode.episode_id for h in await memory.recall(
+        scope, "when is the dentist appointment", top_k=5)]
+
+
+async def test_an_unlinked_later_correction_ranks_above_the_older_statement(harness, kb):
+    memory, scope, ids = await _space(harness, kb, [
+        {"id": "before", "content": "the dentist appointment is on Tuesday at nine", "timestamp": _ago(40)},
+        {"id": "after", "content": "the dentist appointment is on Thursday at nine", "timestamp": _ago(2)},
+    ])
+    order = [h.episode.episode_id for h in await memory.recall(scope, "when is the dentist appointment", top_k=5)]
+    assert order.index(ids["after"]) < order.index(ids["before"])
+
+
+async def test_a_strongly_relevant_two_year_old_fact_beats_a_weak_match_from_yesterday(harness, kb):
+    memory, scope, ids = await _space(harness, kb, [
+        {"id": "old", "content": "my sister moved to Lisbon for her new job at the museum", "timestamp": _ago(730)},
+        {"id": "weak", "content": "my new job badge arrived today", "timestamp": _ago(1)},
+    ])
+    hits = await memory.recall(scope, "where did my sister move for her job", top_k=5)
+    assert hits[0].episode.episode_id == ids["old"]
+    assert hits[0].time_weight < 1e-6  # twenty-four half-lives old, and still first

@@ -73,6 +73,7 @@ class SpaceIndex:
         self._lengths: dict[str, int] = {}
         self._postings: dict[str, dict[str, int]] = {}
         self._total_length = 0
+        self._speakers: Counter[str] = Counter()  # sender name -> records (question cues, ranking.py)
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -83,6 +84,10 @@ class SpaceIndex:
     def episode(self, episode_id: str) -> Episode | None:
         return self._episodes.get(episode_id)
 
+    def speaker_names(self) -> list[str]:
+        """The sender names of the space's records (a question naming one gives a cue)."""
+        return [name for name in self._speakers if name]
+
     def add(self, episode: Episode) -> None:
         if episode.user_key != self.user_key:  # never hold another space's record
             log.warning("[LongTermMemory] lexical index: record of another space ignored")
@@ -92,6 +97,7 @@ class SpaceIndex:
         self._episodes[episode.episode_id] = episode
         self._lengths[episode.episode_id] = len(tokens)
         self._total_length += len(tokens)
+        self._speakers[episode.sender_name] += 1
         for term, tf in Counter(tokens).items():
             self._postings.setdefault(term, {})[episode.episode_id] = tf
 
@@ -100,6 +106,9 @@ class SpaceIndex:
         if old is None:
             return
         self._total_length -= self._lengths.pop(episode_id, 0)
+        self._speakers[old.sender_name] -= 1
+        if self._speakers[old.sender_name] <= 0:
+            del self._speakers[old.sender_name]
         for term in set(document_tokens(old)):
             posting = self._postings.get(term)
             if posting is not None:

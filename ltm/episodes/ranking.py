@@ -5,8 +5,10 @@ isolation key). Everything after that happens here, over the whole window, befor
 `top_k` is cut:
 
     relevance = vector_weight * vector_similarity + lexical_weight * bm25
-    score     = ((relevance + context_weight * neighbour_relevance) * importance_factor
-                 + exact bonuses) * time_factor
+    score     = (relevance + context_weight * neighbour_relevance + session_weight * session_relevance)
+                * importance_factor
+                + exact bonuses + date_weight * date_match - question_penalty (if the record is a question)
+                + recency_weight * time_weight
 
 - the window: the vector hits of the space (and of the speaker) plus the best word matches of
   the whole space from the plugin's own index (`lexical.py`, `lexical_window`);
@@ -16,15 +18,22 @@ isolation key). Everything after that happens here, over the whole window, befor
 - bm25 is the plugin's own Okapi BM25 over the whole space (index statistics), divided
   by the best candidate's; without the index (it could not be built this turn) it is
   computed inside the window (LangBot's Chroma "full text" is a substring match of the
-  whole query, useless for questions);
-- time_factor = (1 - recency_weight) + recency_weight * 0.5 ** (age / half_life), with
-  recency_weight 1 by default: as documented, an otherwise identical memory at the
-  half-life age scores half of a fresh one (a quarter at two half-lives). Decay never
-  deletes anything and never reaches 0; `recency_half_life_days` is the admin's knob
-  (recency_weight < 1 would keep a floor, e.g. for benchmarks without realistic time);
+  whole query, useless for questions); terms are `terms.tokenize` (light stems);
+- time_weight = 0.5 ** (age / half_life): 1 now, 0.5 at `recency_half_life_days`, never 0. It
+  is *added* with `recency_weight`, so it orders memories of comparable relevance (the newer
+  first) and never divides relevance by age: a clearly relevant memory from years ago still
+  outranks a weak match from yesterday. Decay never deletes anything;
 - neighbour_relevance is the relevance of the candidate written just before or just after
   this one (within context_seconds): the other half of an exchange ("did you go?" / "yes,
   on Sunday") is recalled with the half that matched;
+- session_relevance is the best relevance among the candidates of the same conversation burst
+  (candidates no more than session_gap_seconds apart, one after another): a record said in the
+  conversation the question is about ranks above an equally worded one from another day;
+- question cues (`question_cues.py`): the sender bonus lifts the records of a speaker the
+  question names; date_match lifts records from a day or month the question names;
+- a record that is itself a question ("what was it called?") holds less of an answer than a
+  statement: it loses question_penalty; a superseded record (only recalled when a status filter
+  asks for it) loses superseded_penalty, so its correction ranks above it;
 - exact bonuses lift matches on episode id, tags, sender and verbatim snippets.
 """
 
@@ -38,63 +47,69 @@ from datetime import datetime
 
 from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
 from ..timefields import parse_stored
-from .model import Episode
+from .model import Episode, EpisodeStatus
+from .question_cues import date_cues, date_match, named
+from .terms import STOPWORDS, stem, tokenize, words
 
-_WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?", re.IGNORECASE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+__all__ = ["STOPWORDS", "Candidate", "ScoredEpisode", "SearchRecipe", "rank", "stem", "time_weight", "tokenize",
+           "words"]
+
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
-
-# Function words carry no evidence of which memory is meant; questions are full of them.
-STOPWORDS = frozenset(
-    """a an the and or but if of to in on at by for with from as is are was were be been being am
-    do does did doing have has had having i me my we our you your he him his she her it its they them
-    their this that these those what which who whom whose when where why how there here not no so than
-    too very can could will would shall should may might must about into over after before up down out
-    just also any some all each both few more most other such only own same s t don't didn't""".split()
-)
-
-
-def tokenize(text: str) -> list[str]:
-    """Lower-cased words without stopwords; CJK runs become character bigrams."""
-    lowered = text.lower()
-    tokens = [w for w in _WORD.findall(lowered) if w not in STOPWORDS]
-    for run in _CJK.findall(lowered):
-        if len(run) == 1:
-            tokens.append(run)
-        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
-    return tokens
 
 
 @dataclass(frozen=True)
 class SearchRecipe:
+    """Every default below was chosen on the LoCoMo tuning split only (MiniLM, asked as of each
+    conversation's end; R@5 / R@10 with every other default as shipped, bench/RESULTS.md "What was
+    tried"). Figures marked ~ come from the offline grid over the same split (a replica of this
+    ranking, agreeing with the full run within .005); the others from
+    `bench/locomo_recall.py --split tuning --recipe FIELD=VALUE`."""
+
     top_k: int = 5
-    candidate_window: int = 200  # LoCoMo tuning split: 60 -> 200 lifts any@5 from .60 to .65 (MiniLM)
+    # Vector hits of the space. The word index supplies whole-space word candidates, so the window can
+    # be small: 200 .735/.810, 100 .722/.803, 50 .721/.795, 30 .713/.783 (20 ~.693/.762). 50 keeps the
+    # host's search (and the rows it moves to the plugin) a quarter of 200's for .014/.015.
+    candidate_window: int = 50
     speaker_window: int = 20
     full_text_window: int = 20  # only with retrieval_strategy "hybrid" (the host's substring search)
-    # Whole-space BM25 candidates from the in-process word index (lexical.py). LoCoMo tuning split,
-    # MiniLM, time factor off: 0 (scores only) R@5/R@10 .575/.654; 20, 50, 100 and 200 all .579/.661.
-    lexical_window: int = 50
+    # Whole-space BM25 candidates from the in-process word index (lexical.py): 50 .722/.795, 100
+    # .721/.795 (~20 to 100 equal with a 200-row vector window); 100 keeps R@10 at smaller windows (~).
+    lexical_window: int = 100
     strategy: RetrievalStrategy = RetrievalStrategy.AUTO
-    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized), same tuning run,
-    # window 50: vector weight .2 .558/.643, .3 .572/.657, .4 .579/.661, .5 .571/.653, .6 .550/.630,
-    # .7 .516/.610. Weighted RRF of the two orders (k 60) lost at every weight (best .529/.602 at .2).
+    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized): vector weight ~.3 .696/.789,
+    # ~.4 .720/.789, ~.5 .718/.787, ~.6 .717/.785. Weighted RRF of the two orders lost at every weight.
     vector_weight: float = 0.4
     lexical_weight: float = 0.6
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
     # an exchange) gains context_weight x that neighbour's relevance. Neighbours = the adjacent candidates
-    # in time, if within context_seconds. Same tuning run (vector weight .4, window 200): off .579/.661;
-    # weight .3 .615/.705, .5 .624/.713, identical for 5 s, 60 s and 3,600 s.
+    # in time, if within context_seconds: ~.3 .715/.790, ~.5 .720/.789, ~.6 .722/.787; 60 s = 3,600 s.
     context_weight: float = 0.5
     context_seconds: float = 600.0
+    # Session context: the best relevance in the candidate's conversation burst (gaps of at most
+    # session_gap_seconds): ~off .702/.791 (window 200), ~.2 .722/.786, ~.3 .723/.790, ~.5 .715/.789.
+    session_weight: float = 0.3
+    session_gap_seconds: float = 3600.0
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
-    recency_weight: float = 1.0  # documented half-life semantics: half the score at the half-life age
+    # The time weight (0.5 at the half-life) is added, never multiplied: recall is the same from 0 to .05
+    # (0: .722/.795, .05: .721/.795) and falls beyond (~.1: .710/.801 with window 200). .05 is the largest
+    # weight that costs nothing: among comparable matches the newer ranks first.
+    recency_weight: float = 0.05
     importance_weight: float = 0.05
     exact_match_boost: bool = True
     id_bonus: float = 10.0
     snippet_bonus: float = 0.5
     tag_bonus: float = 0.25
-    sender_bonus: float = 0.15
+    # A speaker the question names (question_cues.py): ~.15 .690/.796 (window 200), ~.3 .714/.785, ~.4
+    # .720/.789, ~.5 .723/.790, ~.6 .723/.789. The name is also left out of the embedded text: ~off .702/.777.
+    sender_bonus: float = 0.5
+    strip_named_speakers: bool = True
     speaker_bonus: float = 0.05
+    # A day or month the question names: ~off .697/.784 (window 200), ~.5 .716/.789, ~.7 .720/.789, ~1 .722/.788.
+    date_weight: float = 0.7
+    # A record that is itself a question: ~off .694/.797 (window 200), ~.1 .714/.788, ~.2 .720/.789, ~.3 .722/.789.
+    question_penalty: float = 0.2
+    # A superseded record (asked for with a status filter) ranks below its correction whatever the wording.
+    superseded_penalty: float = 1.0
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
 
@@ -107,7 +122,8 @@ class SearchRecipe:
             exact_match_boost=settings.exact_match_boost,
         )
         if settings.retrieval_strategy is RetrievalStrategy.VECTOR:
-            recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0)
+            recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0,
+                             session_weight=0.0)
         return recipe
 
     @property
@@ -128,9 +144,11 @@ class ScoredEpisode:
     score: float
     vector: float
     lexical: float
-    time_factor: float
-    bonus: float
+    time_weight: float  # 0.5 ** (age / half-life), added to the score with recency_weight
+    bonus: float  # exact matches, a named speaker, a named date, minus the question penalty
     context: float = 0.0  # the best adjacent candidate's relevance (before context_weight)
+    session: float = 0.0  # the best relevance in the candidate's conversation burst (before session_weight)
+    distance: float | None = None  # the backend's vector distance; None: found by words only
 
 
 def time_weight(age_days: float, half_life_days: float) -> float:
@@ -173,7 +191,7 @@ def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: f
     return [s / top for s in scores] if top > 0 else scores
 
 
-def _exact_bonus(recipe: SearchRecipe, query: str, tokens: set[str], episode: Episode) -> float:
+def _exact_bonus(recipe: SearchRecipe, query: str, query_words: set[str], episode: Episode) -> float:
     if not recipe.exact_match_boost:
         return 0.0
     bonus = 0.0
@@ -183,12 +201,24 @@ def _exact_bonus(recipe: SearchRecipe, query: str, tokens: set[str], episode: Ep
         bonus += recipe.id_bonus
     if len(lowered) >= 4 and lowered in episode.content.lower():
         bonus += recipe.snippet_bonus
-    if tokens and any(tag in tokens or tag in lowered.split() for tag in episode.tags):
+    if query_words and any(tag in query_words or tag in lowered.split() for tag in episode.tags):
         bonus += recipe.tag_bonus
-    sender = {episode.sender_id.lower(), episode.sender_name.lower()} - {""}
-    if sender and (sender & tokens or sender & set(lowered.split())):
-        bonus += recipe.sender_bonus
     return bonus
+
+
+def _named_sender(query: str, candidates: list[Candidate]) -> set[str]:
+    """Ids of the candidates' speakers the question names (by name or id), each speaker checked once."""
+    out: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    for cand in candidates:
+        ep = cand.episode
+        key = (ep.sender_id, ep.sender_name)
+        if key in seen:
+            continue
+        seen.add(key)
+        if any(named(query, who) for who in key if who):
+            out.add(ep.sender_id or ep.sender_name)
+    return out
 
 
 def _neighbour_relevance(moments: list[datetime | None], relevance: list[float], seconds: float) -> list[float]:
@@ -205,6 +235,39 @@ def _neighbour_relevance(moments: list[datetime | None], relevance: list[float],
     return out
 
 
+def _session_relevance(moments: list[datetime | None], relevance: list[float], gap_seconds: float) -> list[float]:
+    """For each candidate, the best relevance among the candidates of its conversation burst: runs of
+    candidates, in time order, each at most `gap_seconds` after the one before (0 without a time)."""
+    out = [0.0] * len(relevance)
+    timed = sorted((m.timestamp(), i) for i, m in enumerate(moments) if m is not None)
+    start = 0
+    for end in range(1, len(timed) + 1):
+        if end == len(timed) or timed[end][0] - timed[end - 1][0] > gap_seconds:
+            burst = [i for _, i in timed[start:end]]
+            best = max(relevance[i] for i in burst)
+            for i in burst:
+                out[i] = best
+            start = end
+    return out
+
+
+def _is_question(content: str) -> bool:
+    return content.rstrip().endswith(("?", "？"))
+
+
+def _lexical_scores(candidates: list[Candidate], query_tokens: list[str], recipe: SearchRecipe,
+                    lexical_scores: dict[str, float] | None) -> list[float]:
+    if not recipe.uses_lexical:
+        return [0.0] * len(candidates)
+    if lexical_scores is not None:
+        raw = [lexical_scores.get(c.episode.episode_id, 0.0) for c in candidates]
+        top = max(raw)
+        return [r / top for r in raw] if top > 0 else raw
+    docs = [tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
+            for c in candidates]
+    return _bm25_scores(query_tokens, docs, recipe.bm25_k1, recipe.bm25_b)
+
+
 def rank(
     candidates: list[Candidate],
     query: str,
@@ -218,35 +281,36 @@ def rank(
     if not candidates:
         return []
     vector = _vector_scores(candidates)
-    query_tokens = tokenize(query)
-    if recipe.uses_lexical and lexical_scores is not None:
-        raw = [lexical_scores.get(c.episode.episode_id, 0.0) for c in candidates]
-        top = max(raw)
-        lexical = [r / top for r in raw] if top > 0 else raw
-    elif recipe.uses_lexical:
-        docs = [
-            tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
-            for c in candidates
-        ]
-        lexical = _bm25_scores(query_tokens, docs, recipe.bm25_k1, recipe.bm25_b)
-    else:
-        lexical = [0.0] * len(candidates)
-    token_set = set(query_tokens)
+    lexical = _lexical_scores(candidates, tokenize(query), recipe, lexical_scores)
+    query_words = set(words(query))
     moments = [parse_stored(c.episode.timestamp) for c in candidates]
     relevance = [recipe.vector_weight * vec + recipe.lexical_weight * lex for vec, lex in zip(vector, lexical)]
-    context = _neighbour_relevance(moments, relevance, recipe.context_seconds) if recipe.context_weight > 0 \
-        else [0.0] * len(candidates)
+    none = [0.0] * len(candidates)
+    context = _neighbour_relevance(moments, relevance, recipe.context_seconds) if recipe.context_weight > 0 else none
+    session = _session_relevance(moments, relevance, recipe.session_gap_seconds) if recipe.session_weight > 0 \
+        else none
+    senders = _named_sender(query, candidates) if recipe.exact_match_boost and recipe.sender_bonus else set()
+    dates = date_cues(query) if recipe.date_weight > 0 else ()
     scored: list[ScoredEpisode] = []
-    for cand, vec, lex, stored, rel, ctx in zip(candidates, vector, lexical, moments, relevance, context):
+    for cand, vec, lex, stored, rel, ctx, ses in zip(candidates, vector, lexical, moments, relevance, context, session):
         ep = cand.episode
         age_days = (now - stored).total_seconds() / 86400 if stored else 0.0
-        tf = (1 - recipe.recency_weight) + recipe.recency_weight * time_weight(age_days, recipe.half_life_days)
+        weight = time_weight(age_days, recipe.half_life_days)
         importance = 1 + recipe.importance_weight * (ep.importance - 2)
-        bonus = _exact_bonus(recipe, query, token_set, ep)
+        bonus = _exact_bonus(recipe, query, query_words, ep)
+        if senders and (ep.sender_id or ep.sender_name) in senders:
+            bonus += recipe.sender_bonus
         if preferred_sender and ep.sender_id == preferred_sender:
             bonus += recipe.speaker_bonus
-        score = ((rel + recipe.context_weight * ctx) * importance + bonus) * tf
-        scored.append(ScoredEpisode(ep, score, vec, lex, tf, bonus, ctx))
+        if dates:
+            bonus += recipe.date_weight * date_match(dates, (stored, parse_stored(ep.fact.event_at)))
+        if recipe.question_penalty and _is_question(ep.content):
+            bonus -= recipe.question_penalty
+        if ep.status is EpisodeStatus.SUPERSEDED:
+            bonus -= recipe.superseded_penalty
+        score = (rel + recipe.context_weight * ctx + recipe.session_weight * ses) * importance + bonus \
+            + recipe.recency_weight * weight
+        scored.append(ScoredEpisode(ep, score, vec, lex, weight, bonus, ctx, ses, cand.distance))
     # Newest first among equal scores, then by score (sort is stable).
     scored.sort(key=lambda s: s.episode.timestamp, reverse=True)
     scored.sort(key=lambda s: -s.score)

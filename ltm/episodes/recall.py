@@ -13,7 +13,9 @@ from ..errors import HostError, HostFailure
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
+from .lexical import SpaceIndex
 from .model import Episode, EpisodeStatus
+from .question_cues import named_speakers, without_speakers
 from .ranking import Candidate, ScoredEpisode, SearchRecipe, rank, tokenize
 from .store import EpisodeStore
 
@@ -60,7 +62,8 @@ class Recaller:
     async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, *, top_k: int,
                      filters: RecallFilters, recipe: SearchRecipe | None = None,
                      now: datetime | None = None) -> list[ScoredEpisode]:
-        """Host calls per recall, whatever the space holds: one embedding, then concurrently the
+        """Host calls per recall, whatever the space holds: one embedding (of the question without the
+        names of speakers it names, found in the space's word index), then concurrently the
         space's vector window and (with a sender) the speaker's window; with `hybrid` also the
         store's full-text search. Lexical candidates come from the in-process word index of the
         whole space (`lexical.py`, no host call once built). `now` is the moment the question is
@@ -75,7 +78,8 @@ class Recaller:
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
         if not text:
             text = " ".join(filters.tags) or "*"
-        vector = (await self._store.embed(settings.embedding_model_uuid, [text]))[0]
+        index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
+        vector = (await self._store.embed(settings.embedding_model_uuid, [self._embedded_text(text, recipe, index)]))[0]
         searches: list[Awaitable[list[Candidate]]] = [
             self._vector(scope, vector, recipe.candidate_window)]
         if scope.sender_id and recipe.speaker_window > 0:
@@ -88,8 +92,8 @@ class Recaller:
             for cand in found:
                 candidates.setdefault(cand.episode.episode_id, cand)
         lexical: dict[str, float] | None = None
-        if recipe.uses_lexical:
-            lexical = await self._lexical(scope, text, recipe, filters, candidates)
+        if recipe.uses_lexical and index is not None:
+            lexical = self._lexical(index, text, recipe, filters, candidates)
         window = [c for c in candidates.values() if filters.accepts(c.episode)]
         ranked = rank(window, text, recipe, now or utc_now(), preferred_sender=scope.sender_id,
                       lexical_scores=lexical)
@@ -97,18 +101,28 @@ class Recaller:
                  scope.scope_key, scope.user_key, len(window), len(ranked))
         return ranked
 
-    async def _lexical(self, scope: MemoryScope, text: str, recipe: SearchRecipe, filters: RecallFilters,
-                       candidates: dict[str, Candidate]) -> dict[str, float] | None:
-        """Whole-space BM25: adds the best `lexical_window` records the filters accept as candidates
-        (without a vector distance) and returns every candidate's raw score. None: the index could not
-        be built now; the ranking then scores words inside the vector window only."""
+    async def _space_index(self, scope: MemoryScope) -> SpaceIndex | None:
+        """The space's word index; None when it could not be built now (a big space is built in the
+        background): ranking then scores words inside the vector window only, and no speaker is named."""
         try:
-            index = await self._store.lexical.space(scope.kb_id, scope.user_key)
+            return await self._store.lexical.space(scope.kb_id, scope.user_key)
         except HostFailure as exc:
             log.info("[LongTermMemory] lexical index of a space not built (%s); vector window only", exc.code)
             return None
-        if index is None:
-            return None
+
+    @staticmethod
+    def _embedded_text(text: str, recipe: SearchRecipe, index: SpaceIndex | None) -> str:
+        """The question as embedded: without the names of the space's speakers it names (their records
+        are preferred by ranking instead; see question_cues.py)."""
+        if not recipe.strip_named_speakers or index is None:
+            return text
+        return without_speakers(text, named_speakers(text, index.speaker_names()))
+
+    @staticmethod
+    def _lexical(index: SpaceIndex, text: str, recipe: SearchRecipe, filters: RecallFilters,
+                 candidates: dict[str, Candidate]) -> dict[str, float]:
+        """Whole-space BM25: adds the best `lexical_window` records the filters accept as candidates
+        (without a vector distance) and returns every candidate's raw score."""
         hits, scores = index.search(tokenize(text), recipe.lexical_window, filters.accepts, also=candidates)
         for hit in hits:
             candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, None))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from devhost import cli, langbot_setup, model_server, processes, provision
+from devhost.lbclient import LangBotError
 from devhost.provision import REPO
 from devhost.stack import SITECUSTOMIZE_DIR, SetupInfo, Stack, StackConfig
 
@@ -266,12 +268,15 @@ class FakePluginClient:
     def __init__(self):
         self.installed: dict[tuple[str, str], str] = {}
         self.installs = 0
+        self.waits: list[float] = []
 
     def plugin(self, author, name):
         return {"status": "initialized"} if (author, name) in self.installed else None
 
-    def wait_plugin(self, author, name):
-        assert (author, name) in self.installed
+    def wait_plugin(self, author, name, timeout=60.0):
+        self.waits.append(timeout)
+        if (author, name) not in self.installed:
+            raise LangBotError(f"plugin {author}/{name} not ready after {timeout}s: None")
 
     def install_local_plugin(self, path):
         self.installs += 1
@@ -296,6 +301,21 @@ def test_unchanged_plugin_is_not_reinstalled(tmp_path):
     client.installed.clear()  # e.g. deleted in the WebUI: installed again
     assert langbot_setup.install_plugin(client, changed, ("a", "p"), tmp_path) is True
     assert client.installs == 3
+    assert langbot_setup.PLUGIN_RELOAD_S in client.waits  # the installed package was looked for first
+
+
+def test_a_plugin_still_loading_after_a_start_is_not_reinstalled(tmp_path):
+    """Right after a start the runtime may not list an installed plugin yet (a second run reinstalled
+    the test Runner for that): the same package is waited for, not installed again."""
+    from devhost.lbclient import LangBotClient
+
+    package = _lbpkg(tmp_path / "p.lbpkg", {"manifest.yaml": "v: 1", "main.py": "x = 1"})
+    listed = iter([[], [], [{"manifest": {"metadata": {"author": "a", "name": "p"}}, "status": "initialized"}]])
+    client = LangBotClient("http://127.0.0.1:9")
+    client.plugins = lambda: next(listed)  # type: ignore[method-assign]
+    client.install_local_plugin = lambda path: pytest.fail("reinstalled")  # type: ignore[method-assign]
+    (tmp_path / "installed-a-p.sha256").write_text(langbot_setup.package_digest(package))
+    assert langbot_setup.install_plugin(client, package, ("a", "p"), tmp_path) is False
 
 
 def test_banner_lines_stand_alone(tmp_path):
@@ -490,3 +510,251 @@ def test_a_stack_whose_owner_is_killed_stops_by_itself(tmp_path):
         assert not (tmp_path / "process-groups").exists()  # the reaper finished its job
     finally:
         owner.kill()
+
+
+# --------------------------------------------------------------------------- installs: progress and uv
+def test_an_install_step_says_what_it_does_while_it_runs(tmp_path, capsys):
+    from devhost import installer
+
+    script = ("import time\n"
+              "for name in ('alpha', 'beta', 'gamma'):\n"
+              "    print('Collecting', name, flush=True); time.sleep(0.4)\n")
+    log_path = tmp_path / "install.log"
+    installer.run_step("demo 2/3: installing alpha beta gamma", [sys.executable, "-c", script], log_path,
+                       heartbeat_s=0.15)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "[devhost] demo 2/3: installing alpha beta gamma ..."
+    beats = [line for line in lines[1:-1] if line.startswith("[devhost] demo 2/3: installing alpha beta gamma: ")]
+    assert len(beats) >= 3 and len(beats) == len(lines) - 2, lines  # nothing but heartbeats in between
+    assert all(re.search(r": \d+s \(Collecting (alpha|beta|gamma)\)$", beat) for beat in beats), beats
+    assert "(Collecting gamma)" in beats[-1]  # the log's latest line, not the first one
+    assert re.fullmatch(r"\[devhost\] demo 2/3: installing alpha beta gamma: done in \d+s", lines[-1]), lines
+    assert "Collecting beta" in log_path.read_text()
+
+
+def test_a_failing_install_step_names_its_log_and_tail(tmp_path):
+    from devhost import installer
+
+    log_path = tmp_path / "install.log"
+    with pytest.raises(installer.InstallError) as failed:
+        installer.run_step("demo", [sys.executable, "-c", "print('No matching distribution'); raise SystemExit(3)"],
+                           log_path)
+    assert "exit code 3" in str(failed.value) and "No matching distribution" in str(failed.value)
+    assert failed.value.log_path == log_path and str(log_path) in str(failed.value)
+    with pytest.raises(installer.InstallError, match="failed to start"):
+        installer.run_step("demo", [str(tmp_path / "no-such-program")], log_path)
+
+
+def test_waiting_for_a_process_says_so_while_it_waits(tmp_path, capsys):
+    group = processes.ProcessGroup(tmp_path / "logs")
+    try:
+        sleeper = group.spawn("sleeper", ["sleep", "30"], tmp_path, {})
+        ready_at = time.monotonic() + 1.2
+        group.wait("the sleeper", sleeper, lambda: time.monotonic() > ready_at, 10, heartbeat_s=0.1)
+    finally:
+        group.stop()
+    notes = [line for line in capsys.readouterr().err.splitlines() if "waiting for the sleeper: " in line]
+    assert len(notes) >= 2, notes
+
+
+def _wheel(folder, version):
+    """A minimal pure-Python wheel of the made-up package ltm-devhost-demo."""
+    dist = f"ltm_devhost_demo-{version}.dist-info"
+    path = folder / f"ltm_devhost_demo-{version}-py3-none-any.whl"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("ltm_devhost_demo/__init__.py", "")
+        zf.writestr(f"{dist}/METADATA", f"Metadata-Version: 2.1\nName: ltm-devhost-demo\nVersion: {version}\n")
+        zf.writestr(f"{dist}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(f"{dist}/RECORD", "")
+    return path
+
+
+def test_uv_gets_the_sources_pip_is_configured_with(tmp_path, monkeypatch):
+    """Like this machine's CPU torch wheel (a find-links folder) and torch cap (a constraint file): uv,
+    given pip's configuration, takes the local `1.0.0+cpu` wheel under the cap; without it, the index's
+    newest."""
+    from devhost import installer
+
+    uv = installer.ensure_uv(tmp_path / "uvvenv", sys.executable, tmp_path / "uv.log")
+    assert uv is not None and not (tmp_path / "uvvenv").exists()  # the test venv's own uv: nothing installed
+    page = tmp_path / "simple" / "ltm-devhost-demo" / "index.html"
+    page.parent.mkdir(parents=True)
+    wheels = [_wheel(tmp_path / "files", version) for version in ("1.0.0", "1.1.0")]
+    page.write_text("<html><body>" + "".join(f'<a href="{w.as_uri()}">{w.name}</a>' for w in wheels) + "</body></html>")
+    _wheel(tmp_path / "links", "1.0.0+cpu")
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("ltm-devhost-demo<=1.0.5\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # only what this test sets
+    for name in [k for k in os.environ if k.startswith("PIP_") and k != "PIP_CONFIG_FILE"]:
+        monkeypatch.delenv(name)
+    index = (tmp_path / "simple").as_uri()
+    monkeypatch.setenv("PIP_INDEX_URL", index)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "links"))
+    monkeypatch.setenv("PIP_CONSTRAINT", str(constraints))
+    args, _ = installer.uv_args_from_pip(installer.pip_settings(sys.executable))
+    assert args == ["--find-links", str(tmp_path / "links"), "--constraint", str(constraints), "--index-url", index]
+
+    def plan(extra):
+        done = subprocess.run([uv, "pip", "install", "--dry-run", "--no-cache", "--python", sys.executable, *extra,
+                               "ltm-devhost-demo"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return re.findall(r"\+ ltm-devhost-demo==(\S+)", done.stderr + done.stdout)
+
+    assert plan(args) == ["1.0.0+cpu"]
+    assert plan(["--index-url", index]) == ["1.1.0"]
+
+
+def test_pip_settings_become_uv_arguments():
+    from devhost.installer import uv_args_from_pip
+
+    args, env = uv_args_from_pip({"find-links": ["/opt/wheels"], "constraint": ["/etc/c.txt"],
+                                  "extra-index-url": ["file:///a", "file:///b"], "cert": ["/etc/ca.crt"],
+                                  "default-timeout": ["180"]})
+    assert args == ["--find-links", "/opt/wheels", "--constraint", "/etc/c.txt", "--extra-index-url", "file:///a",
+                    "--extra-index-url", "file:///b", "--index-strategy", "unsafe-best-match"]
+    assert env == {"SSL_CERT_FILE": "/etc/ca.crt"}
+    assert uv_args_from_pip({"no-index": ["true"]}) == (["--no-index"], {})
+
+
+def test_the_installer_can_be_chosen(tmp_path, monkeypatch):
+    from devhost import installer
+
+    monkeypatch.setenv("LTM_INSTALLER", "pip")
+    assert installer.choose_installer(tmp_path / "t", sys.executable, tmp_path / "l") is installer.PIP
+    monkeypatch.setenv("LTM_INSTALLER", "conda")
+    with pytest.raises(ValueError, match="LTM_INSTALLER='conda': use auto, uv or pip"):
+        installer.choose_installer(tmp_path / "t", sys.executable, tmp_path / "l")
+    chosen = installer.choose_installer(tmp_path / "t", sys.executable, tmp_path / "l", wanted="uv")
+    assert chosen.name == "uv" and chosen.install_argv(tmp_path / "v", ["x==1"])[:4] == [
+        chosen.uv, "pip", "install", "--python"]
+    assert installer.PIP.install_argv(tmp_path / "v", ["x==1"])[:4] == [
+        str(tmp_path / "v" / "bin" / "python"), "-m", "pip", "install"]
+
+
+# --------------------------------------------------------------------------- stopping the way each program expects
+_SHUTDOWN_CHILD = """
+import pathlib, signal, sys, time
+out = pathlib.Path(sys.argv[1])
+stopping = []
+signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+
+
+class SlowTeardown:  # freed only when the interpreter tears down (like LangBot's million objects)
+    def __del__(self):
+        time.sleep(60)
+        (out / "teardown-finished").write_text("x")
+
+
+keep = SlowTeardown()
+(out / "ready").write_text("x")
+while not stopping:
+    time.sleep(0.02)
+if sys.argv[2] == "handler-first":  # like the plugin runtime: handler removed, then its shutdown
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    SlowTeardown.__del__ = lambda self: None  # and a quick teardown
+time.sleep(0.5)  # its own shutdown work
+(out / "shutdown-done").write_text("x")
+"""
+
+
+def _stopped(tmp_path, mode, cut_teardown):
+    out = tmp_path / mode
+    out.mkdir()
+    group = processes.ProcessGroup(tmp_path / f"logs-{mode}")
+    proc = group.spawn("child", [sys.executable, "-c", _SHUTDOWN_CHILD, str(out), mode], tmp_path, {},
+                       cut_teardown=cut_teardown)
+    deadline = time.monotonic() + 30
+    while not (out / "ready").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    started = time.monotonic()
+    pids = group.stop()
+    print(f"{mode}: stopped in {time.monotonic() - started:.1f}s")  # a figure, not a limit
+    assert not any(processes.pid_alive(p) for p in pids) and proc.popen.poll() is not None
+    return out
+
+
+def test_stop_waits_for_the_shutdown_and_cuts_only_the_interpreter_teardown(tmp_path, capsys):
+    out = _stopped(tmp_path, "langbot-like", cut_teardown=True)
+    assert (out / "shutdown-done").exists()  # its SIGTERM handling ran to the end
+    assert not (out / "teardown-finished").exists()  # the 60 s teardown was cut
+    assert "[devhost] child finished its shutdown; stopped in" in capsys.readouterr().err
+    # A program that drops its handler before shutting down (the plugin runtime) is started without
+    # cut_teardown and waited for.
+    out = _stopped(tmp_path, "handler-first", cut_teardown=False)
+    assert (out / "shutdown-done").exists()
+    assert not (out / "teardown-finished").exists()
+
+
+def test_catches_signal_reads_the_handler_table():
+    import signal as signals
+
+    code = ("import signal, sys, time; signal.signal(signal.SIGUSR1, lambda *_: None); print('ok', flush=True); "
+            "time.sleep(30)")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "ok"
+        assert processes.catches_signal(child.pid, signals.SIGUSR1)
+        assert not processes.catches_signal(child.pid, signals.SIGUSR2)
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+    assert not processes.catches_signal(child.pid, signals.SIGUSR1)  # gone: no handler
+
+
+# --------------------------------------------------------------------------- module structure
+def test_devhost_modules_import_each_other_without_a_cycle():
+    """cli -> stack -> ... only: no module reaches back (the old `python -m devhost.stack` shim did)."""
+    import ast
+
+    graph: dict[str, set[str]] = {}
+    for path in sorted((REPO / "devhost").glob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):  # every import, also those under `if __name__`
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names |= {node.module} if node.module else {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("devhost."):
+                names.add(node.module.split(".")[1])
+        graph[path.stem] = {n.split(".")[0] for n in names}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+
+    cycles = sorted(m for m in graph if reaches(m, m, set()))
+    assert cycles == [], f"devhost modules on an import cycle: {cycles}"
+    assert "cli" not in set().union(*graph.values())  # the CLI is the top: nothing imports it
+
+
+def test_progress_fills_silence_only(capsys):
+    from devhost import progress
+
+    with progress.activity("quiet step", lambda: "detail", heartbeat_s=0.1):
+        time.sleep(0.5)
+    quiet = capsys.readouterr().err.splitlines()
+    assert len(quiet) >= 3 and all(re.fullmatch(r"\[devhost\] quiet step: \d+s \(detail\)", line) for line in quiet)
+    with progress.activity("busy step", heartbeat_s=0.2):
+        for _ in range(10):
+            progress.log("working")
+            time.sleep(0.05)
+    assert "busy step" not in capsys.readouterr().err  # lines kept coming: no heartbeat needed
+
+
+def test_packages_are_rebuilt_only_when_their_sources_change(tmp_path):
+    builds = []
+
+    def build():
+        builds.append(1)
+        (tmp_path / "dist" / "ltm").mkdir(parents=True, exist_ok=True)
+        package = tmp_path / "dist" / "ltm" / f"p{len(builds)}.lbpkg"
+        package.write_text("zip")
+        return {"ltm": package}
+
+    key = langbot_setup.sources_digest("salt")
+    assert key and key == langbot_setup.sources_digest("salt") != langbot_setup.sources_digest("other")
+    first = langbot_setup.cached_build(tmp_path / "dist", key, build)
+    assert langbot_setup.cached_build(tmp_path / "dist", key, build) == first and len(builds) == 1
+    assert langbot_setup.cached_build(tmp_path / "dist", "changed", build) != first and len(builds) == 2
+    next(iter(langbot_setup.cached_build(tmp_path / "dist", "changed", build).values())).unlink()
+    langbot_setup.cached_build(tmp_path / "dist", "changed", build)  # a package gone: built again
+    langbot_setup.cached_build(tmp_path / "dist", None, build)  # no git: always built
+    assert len(builds) == 4

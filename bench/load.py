@@ -337,7 +337,8 @@ async def soak(load: Load, chats: list[Chat], seconds: float, rate: float, keep:
 
     def sample(at: float, done: int) -> None:
         samples.append({"t": round(at, 1), **plugin_heap(load.harness), "rss_mib": current_rss_mb(),
-                        "turns_done": done})
+                        "turns_done": done, "turns_waiting": len(pending)})
+        print(f"  soak {json.dumps(samples[-1])}", flush=True)
 
     start = time.perf_counter()
     started = 0
@@ -379,6 +380,7 @@ async def run_backend(backend: str, args: argparse.Namespace) -> dict[str, Any]:
         load = Load(harness, kb, burst_counters)
         burst_seconds = await burst(load, chats, args.turns)
         await load.verify(chats)
+        print(f"{backend} burst done in {burst_seconds:.1f} s: {json.dumps(burst_counters.to_dict())}", flush=True)
         result: dict[str, Any] = {
             "backend": backend,
             "burst": {"chats": args.chats, "turns_per_chat": args.turns, "seconds": round(burst_seconds, 1),

@@ -39,12 +39,12 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from bench.host_calls import (  # noqa: E402
-    _WORDS,
     BOT,
     GROUP,
     QUESTION,
     SPEAKER,
     SPEAKER_NAME,
+    TOPIC_WORDS,
     MeteredHost,
     speaker_scope,
     synthetic_episodes,
@@ -160,7 +160,7 @@ async def speaker_recall(size: int, queries: int = 30, window: int = 20, cap: in
         rng = random.Random(11)
         found = total = 0
         for _ in range(queries):
-            vector = embedder.embed([" ".join(rng.choice(_WORDS) for _ in range(5))])[0]
+            vector = embedder.embed([" ".join(rng.choice(TOPIC_WORDS) for _ in range(5))])[0]
             truth = await exact.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
             traits = exact._traits[kb]  # learned by the first search
             over._traits[kb] = dataclasses.replace(traits, filters_metadata=False)

@@ -196,7 +196,7 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     """Write each (scope, items) group's import-shaped dicts into that scope's space in record layout 2, as
     the import would.
 
-    Records are built by the import's own code (`parse_records` + `_materialize`: new ids, kept senders and
+    Records are built by the import's own code (`parse_records` + `materialize`: new ids, kept senders and
     timestamps) and written by the plugin's own `EpisodeStore.upsert_batch` (its vector index, through the SDK
     and the host), in batches of `batch` records that may mix spaces: the import writes 64 per call and audits
     each record, neither of which is measured here. Vectors come from the host's embedding model, computed
@@ -204,10 +204,10 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     (empty) in-process indexes, which the store's writes then keep current, as for a space that grew while
     the plugin ran. Returns the number of host vector writes."""
     from ltm import parse_records
-    from ltm.episodes.transfer import _materialize
+    from ltm.episodes.transfer import materialize
 
     memory = harness.plugin.memory
-    store = memory._episodes  # the plugin's own episode store: its writes keep per-space indexes current
+    store = memory.parts.episodes  # the plugin's own episode store: its writes keep per-space indexes current
     embedder = host.embedding_models[model]
     kb_ids = {scope.kb_id for scope, _ in groups}
     if len(kb_ids) != 1:
@@ -229,7 +229,7 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
 
     for scope, items in groups:
         for part in range(0, len(items), 5000):
-            pending += _materialize(scope, parse_records(list(items[part:part + 5000])), None, True)
+            pending += materialize(scope, parse_records(list(items[part:part + 5000])), None, True)
             while len(pending) >= batch:
                 rest = pending[batch:]
                 pending = pending[:batch]

@@ -46,7 +46,7 @@ BOT, GROUP = "bot-1", "g1"
 SPEAKER, SPEAKER_NAME = "alice", "Alice"
 OTHERS = [("bob", "Bob"), ("carol", "Carol"), ("dave", "Dave")]
 QUESTION = "what did Alice say about the trip to Berlin and the new apartment?"
-_WORDS = ["trip", "Berlin", "apartment", "concert", "garden", "painting", "budget", "release", "meeting", "Friday", "coffee", "bike", "museum", "sister", "kids", "school", "project", "deadline", "recipe", "marathon", "camping", "guitar", "novel", "vacation", "interview", "promotion", "puppy", "dentist", "birthday", "wedding", "flight", "hotel", "beach", "mountain"]
+TOPIC_WORDS = ["trip", "Berlin", "apartment", "concert", "garden", "painting", "budget", "release", "meeting", "Friday", "coffee", "bike", "museum", "sister", "kids", "school", "project", "deadline", "recipe", "marathon", "camping", "guitar", "novel", "vacation", "interview", "promotion", "puppy", "dentist", "birthday", "wedding", "flight", "hotel", "beach", "mountain"]
 
 
 class MeteredHost(FakeLangBotHost):
@@ -80,7 +80,7 @@ def synthetic_episodes(n: int, seed: int = 7) -> list[dict[str, Any]]:
     items = []
     for i in range(n):
         sender, name = (SPEAKER, SPEAKER_NAME) if i % 2 == 0 else OTHERS[i % len(OTHERS)]
-        words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(6, 16)))
+        words = " ".join(rng.choice(TOPIC_WORDS) for _ in range(rng.randint(6, 16)))
         day = 1 + i % 28
         items.append({
             "id": f"e{i}", "content": f"{name} said: {words} (note {i})",

@@ -225,10 +225,10 @@ class Installation:
     # ------------------------------------------------------------------ audit
     async def audit(self, name: str, entries: int) -> dict[str, Any]:
         from ltm._audit import AuditEntry
-        from ltm.gate import WriteGate
+        from ltm._gate import WriteGate
 
         scope = self.scopes[name]
-        audit_log = self.memory._audit  # the service's own log: the gate appends through it
+        audit_log = self.memory.parts.audit  # the service's own log: the gate appends through it
         log_id = next(i for i in WriteGate.logs_of(scope) if i.startswith("l2:"))
         have = await audit_log.count(log_id)
         t0 = time.perf_counter()

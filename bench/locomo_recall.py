@@ -65,7 +65,7 @@ from bench.bm25 import BM25  # noqa: E402
 from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
-from ltm.episodes.ranking import SearchRecipe  # noqa: E402
+from ltm import QUERY_RECALL, RecallRecipe  # noqa: E402
 from ltm.timefields import parse_stored  # noqa: E402
 
 ALL_SYSTEMS = ("plugin", "plugin-nodecay", "plugin-hl365", "vector", "bm25", "rrf", "plugin-bm25", "mem0", "engram")
@@ -249,7 +249,7 @@ async def run_conversation(conv: Conversation, args: argparse.Namespace, embedde
     try:
         found = await env.memory.memory_kb()
         assert found is not None
-        defaults = replace(SearchRecipe.from_settings(found[1], DEPTH), **args.recipe)
+        defaults = replace(replace(QUERY_RECALL, top_k=DEPTH).resolved_for(found[1]), **args.recipe)
         info["recipe"] = repr(defaults)
         no_decay = replace(defaults, recency_weight=0.0)
         year = replace(defaults, half_life_days=365.0)
@@ -393,7 +393,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--limit-questions", type=int, default=None, metavar="N", help="per conversation")
     parser.add_argument("--recipe", default="", metavar="FIELD=VALUE,...",
-                        help="override SearchRecipe defaults for the plugin rows (tuning experiments), "
+                        help="override RecallRecipe defaults for the plugin rows (tuning experiments), "
                              "e.g. candidate_window=200,session_weight=0")
     parser.add_argument("--json", type=Path, default=None,
                         help="output file (default bench/.cache/results/locomo-<embedder>.json)")
@@ -419,15 +419,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def parse_recipe(text: str) -> dict[str, Any]:
-    """`field=value,...` -> typed SearchRecipe overrides (bool, int or float, as the field's default)."""
-    fields = {f.name: f for f in dataclasses.fields(SearchRecipe)}
+    """`field=value,...` -> typed RecallRecipe overrides (bool, int or float, as the field's default)."""
+    fields = {f.name: f for f in dataclasses.fields(RecallRecipe)}
     out: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in text.split(","))):
         name, _, value = item.partition("=")
         if name not in fields or not value:
-            raise ValueError(f"--recipe: {item!r} is not FIELD=VALUE with a SearchRecipe field "
+            raise ValueError(f"--recipe: {item!r} is not FIELD=VALUE with a RecallRecipe field "
                              f"({', '.join(sorted(fields))})")
-        default = getattr(SearchRecipe(), name)
+        default = getattr(RecallRecipe(), name)
         if isinstance(default, bool):
             out[name] = value.lower() in ("1", "true", "yes", "on")
         elif isinstance(default, int):

@@ -25,13 +25,13 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from bench.embedders import CachedEmbedder
 from bench.locomo_data import Conversation
-from ltm import parse_records
+from ltm import QUERY_RECALL, RecallRecipe, parse_records
 from ltm.episodes.model import Episode
-from ltm.episodes.ranking import SearchRecipe
 from ltm.identity import Identity
 from ltm.langbot.layout import from_metadata, space_filter
-from ltm.secrets_filter import secret_kind
+from ltm.secrets import secret_kind
 from testhost import FakeLangBotHost, PluginHarness, make_backend
+from testhost.hooks import index_space, recall_at, top
 
 MODEL_UUID = "bench-embedder"
 BOT_UUID = "bench-bot"
@@ -91,7 +91,7 @@ class ConversationEnv:
         self.embedder.vectors([i["content"] for i in items])
         records = parse_records(items, source="import")
         written = await self.memory.import_episodes(self.scope, records)
-        await self.memory.index_space(self.scope)  # as after a bot's first turns: the word index is built
+        await index_space(self.memory, self.scope)  # as after a bot's first turns: the word index is built
         self.by_original = {e.original_id or "": e for e in written}
         host.reset_counts()
         return self
@@ -105,11 +105,15 @@ class ConversationEnv:
         self.host = None
 
     # ------------------------------------------------------------------ systems
-    async def plugin(self, question: str, k: int, recipe: SearchRecipe | None, now: datetime | None = None
+    async def plugin(self, question: str, k: int, recipe: RecallRecipe | None, now: datetime | None = None
                      ) -> list[str]:
-        """`MemoryService.recall` as the plugin runs it (the KB's defaults when `recipe` is None), asked at
-        `now` (None: the real clock)."""
-        hits = await self.memory.recall(self.scope, question, top_k=k, search=recipe, now=now)
+        """`MemoryService.recall` as the plugin runs it (the query recipe on the KB's settings when `recipe`
+        is None), asked at `now` (None: the real clock)."""
+        chosen = top(k, recipe or QUERY_RECALL)
+        if now is None:
+            hits = await self.memory.recall(self.scope, question, recipe=chosen)
+        else:
+            hits = await recall_at(self.memory, self.scope, question, chosen, now)
         return [h.episode.original_id or "" for h in hits]
 
     async def vector(self, question: str, k: int) -> list[str]:

@@ -65,13 +65,13 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.host_calls import _WORDS, BOT, GROUP, SPEAKER, SPEAKER_NAME, speaker_scope, synthetic_episodes  # noqa: E402
+from bench.host_calls import BOT, GROUP, SPEAKER, SPEAKER_NAME, TOPIC_WORDS, speaker_scope, synthetic_episodes  # noqa: E402
 from bench.plugin_env import quiet_logs  # noqa: E402
 from ltm.langbot import layout  # noqa: E402
 from testhost import PluginHarness  # noqa: E402
 
 GOAL_RATIO, GOAL_CALLS, GOAL_CPU_MS = 1.3, 8, 5.0
-QUESTIONS = [f"what did Alice say about the {_WORDS[i % len(_WORDS)]} and the {_WORDS[(7 * i + 3) % len(_WORDS)]}?"
+QUESTIONS = [f"what did Alice say about the {TOPIC_WORDS[i % len(TOPIC_WORDS)]} and the {TOPIC_WORDS[(7 * i + 3) % len(TOPIC_WORDS)]}?"
              for i in range(16)]
 
 

@@ -4,7 +4,7 @@ Components (`components/`) are thin adapters: they turn a LangBot turn into an
 `Identity` (with `ltm.langbot`), call `MemoryService`, and render the result. They
 import from this package's public surface only; storage, vector, fence and audit
 internals are private (checked by the import contracts in `pyproject.toml`).
-Nothing here knows about chat formatting or HTML.
+Nothing here knows how a surface shows its results.
 """
 
 from . import params
@@ -40,6 +40,7 @@ from .consolidation import (
 # ---
 from .diagnostics import HealthItem, HealthReport, Level
 from .episodes.lifecycle import DeleteCriteria, RestoreResult
+from .episodes.listing import EpisodePage
 from .episodes.model import (
     LISTED_STATUSES,
     ClaimType,
@@ -51,15 +52,7 @@ from .episodes.model import (
 )
 from .episodes.ranking import ScoredEpisode
 from .episodes.recall import RecallFilters
-from .episodes.recipes import (
-    AUTO_RECALL,
-    COMMAND_SEARCH,
-    CONSOLE_SEARCH,
-    ENGINE_RETRIEVE,
-    MAX_TOP_K,
-    TOOL_RECALL,
-    RecallRecipe,
-)
+from .episodes.recipes import AUTO_RECALL, MAX_TOP_K, QUERY_RECALL, REVIEW_SEARCH, RecallRecipe
 from .episodes.transfer import ImportRecord, load_json, parse_records
 from .errors import (
     FencedError,
@@ -88,19 +81,17 @@ from .kb_settings import KBSettings, RetrievalStrategy
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
-from .secrets_filter import redact_for_log, secret_kind
-from .service import EpisodePage, MemoryService
+from .secrets import redact_for_log, secret_kind
+from .service import MemoryService
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
 
 __all__ = [
     "AUTO_RECALL",
-    "COMMAND_SEARCH",
-    "CONSOLE_SEARCH",
-    "ENGINE_RETRIEVE",
     "LISTED_STATUSES",
     "MAX_TOP_K",
-    "TOOL_RECALL",
+    "QUERY_RECALL",
+    "REVIEW_SEARCH",
     "ArchivalCandidate",
     "AuditPage",
     "ClaimType",

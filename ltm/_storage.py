@@ -151,8 +151,18 @@ def lineage_kb_prefix(kb_id: str) -> str:
 
 
 def scope_marker_key(scope_key: str) -> str:
-    """A small record saying this session scope has written memory (the console lists known scopes)."""
+    """A small record saying this session scope has written memory (the list of known scopes)."""
     return _key("scope", escape(scope_key))
+
+
+# ---- migrations: a KB whose vector records are all in record layout 2 is never scanned again
+def layout_marker_key(kb_id: str) -> str:
+    return _key("migration", escape(kb_id), "layout2")
+
+
+def legacy_layout_marker_key(kb_id: str) -> str:
+    """The same marker as release 0.2 first wrote it (read only, so those KBs are not scanned again)."""
+    return f"migration:{kb_id}:layout2"
 
 
 # ---- candidate extraction (Q): the review queue of one session scope
@@ -162,7 +172,7 @@ def candidates_key(scope_key: str) -> str:
 
 
 def scope_of_key(key: str) -> str | None:
-    """The session scope a stored profile, L1 audit log or snapshot key belongs to (the console's list)."""
+    """The session scope a stored profile, L1 audit log or snapshot key belongs to (the list of known scopes)."""
     parts = key.split("/")
     if len(parts) < 3 or parts[0] != "v2":
         return None

@@ -1,5 +1,5 @@
 """Diagnostics: the health check (H), injection snapshots (I5), the double-recall note (I4)
-and the list of known scopes for the console's sidebar (M1).
+and the list of known scopes an admin can choose from (M1).
 
 The isolation probe asks the vector index itself (not the core's own re-check) whether
 search, list and delete filtered on one space ever see or remove another space: the
@@ -19,11 +19,10 @@ from ._storage import JsonStore, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
 from .identity import MemoryScope
 from .kb_settings import KBSettings
-from .ports import DescribedIndex, Embedder, HostDirectory, VectorIndex
-from .spaces import Space
+from .ports import PROBE_TEXT, DescribedIndex, Embedder, HostDirectory, VectorIndex
+from .spaces import INSTALLATION_KEY, Space
 
 log = logging.getLogger("LongTermMemory")
-PROBE_TEXT = "LongTermMemory isolation probe"
 INJECTION_TTL_SECONDS = 300.0
 
 
@@ -180,4 +179,4 @@ class Diagnostics:
 
     async def known_scopes(self) -> list[str]:
         scopes = {scope_of_key(key) for key in await self._store.keys("")}
-        return sorted(s for s in scopes if s and s != "installation")
+        return sorted(s for s in scopes if s and s != INSTALLATION_KEY)

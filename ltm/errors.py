@@ -15,7 +15,7 @@
 
 Every message is short, specific and safe to show to a user or a model; it never
 names a user interface. Each error also carries a stable `code` and structured
-`details` so that each surface (tool, command, console) can word its own hint.
+`details` so that each surface can word its own hint.
 """
 
 from __future__ import annotations

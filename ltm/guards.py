@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .errors import ValidationError
-from .secrets_filter import secret_kind
+from .secrets import secret_kind
 
 
 def refuse_secrets(fields: Iterable[tuple[str, str]]) -> None:

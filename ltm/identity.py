@@ -145,7 +145,7 @@ def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> st
 class MemoryScope:
     """Everything the service needs to keep one call inside its own memory.
 
-    Built from a turn's identity (`for_identity`) or, by the console, from raw keys
+    Built from a turn's identity (`for_identity`) or, by an admin surface, from raw keys
     an admin selected (then there is no speaker).
     """
 

@@ -2,7 +2,10 @@
 
 One installation keeps one memory KB, recorded in the installation-wide `kb_configs`
 record in plugin storage; every change to that record is serialized and fenced on
-the installation space.
+the installation space. Creating the KB also prepares its vector store (a probe with a
+real vector, so the first call on a new collection is a write of the model's dimension).
+Every L2 operation starts with `open` (or `open_kb`): the KB's settings, and its records
+moved to the current record layout first (`migrations/layout.py`, once per process).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from ._fences import FenceRegistry
+from ._gate import WriteGate, WriteTx
 from ._storage import (
     KB_CONFIGS_KEY,
     JsonStore,
@@ -25,10 +29,10 @@ from ._storage import (
 )
 from .episodes.store import EpisodeStore
 from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, UnrecordedChange, ValidationError
-from .gate import WriteGate, WriteTx
 from .identity import Identity, Isolation, MemoryScope
 from .kb_settings import KBSettings
-from .ports import HostDirectory
+from .migrations.layout import LayoutMigrations
+from .ports import PROBE_TEXT, DescribedIndex, HostDirectory, StoreProfile, VectorIndex
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
 
@@ -37,11 +41,13 @@ log = logging.getLogger("LongTermMemory")
 
 class KnowledgeBaseRegistry:
     def __init__(self, gate: WriteGate, store: JsonStore, fences: FenceRegistry, episodes: EpisodeStore,
-                 directory: HostDirectory) -> None:
+                 index: VectorIndex, layouts: LayoutMigrations, directory: HostDirectory) -> None:
         self._gate = gate
         self._store = store
         self._fences = fences
         self._episodes = episodes
+        self._index = index
+        self._layouts = layouts
         self._directory = directory
         self._cache: dict[str, Any] | None = None
         self._gone: set[str] | None = None  # registered KBs LangBot no longer has (checked once per process)
@@ -61,6 +67,36 @@ class KnowledgeBaseRegistry:
         return copy.deepcopy(await self._record())
 
     async def register(self, kb_id: str, raw_settings: Any) -> KBSettings:
+        """Record the memory KB, then prepare its vector store. LangBot deletes the KB again when this
+        fails or is cancelled, so a registration that does not finish is withdrawn (D6)."""
+        previous = await self.configuration()
+        settings = await self._record_registration(kb_id, raw_settings)
+        try:
+            await self._layouts.mark_current(kb_id)
+            await self._prepare_store(kb_id, settings)
+        except BaseException as exc:
+            reason = "the vector store could not be prepared" if isinstance(exc, LTMError) else "creation was cancelled"
+            await asyncio.shield(self.withdraw(kb_id, previous, reason))
+            raise
+        return settings
+
+    async def _prepare_store(self, kb_id: str, settings: KBSettings) -> StoreProfile | None:
+        """Probe the store with a real vector, so the first call on a new collection is a write of the
+        embedding model's dimension, and the index knows what the store can do. A probe that cannot run
+        raises HostError (the registration is then withdrawn)."""
+        if not isinstance(self._index, DescribedIndex):
+            return None
+        try:
+            vector = (await self._episodes.embed(settings.embedding_model_uuid, [PROBE_TEXT]))[0]
+            return await self._index.prepare(kb_id, vector)
+        except LTMError as exc:
+            # A Milvus collection created by any other call gets the host's default dimension for ever.
+            log.warning("[LongTermMemory] could not prepare the vector store of kb=%s: %s", kb_id, exc.code)
+            raise HostError(f"the memory knowledge base cannot be used: its vector store could not be prepared "
+                            f"({exc.message}). LangBot removes it again; create it once more when the "
+                            "embedding model and the vector store answer") from None
+
+    async def _record_registration(self, kb_id: str, raw_settings: Any) -> KBSettings:
         if not kb_id:
             raise ValidationError("knowledge base id is required")
         settings = KBSettings.parse(raw_settings)
@@ -85,7 +121,7 @@ class KnowledgeBaseRegistry:
                 attempted = True
                 await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
                 self._cache = new
-                self._gate.collection_registered(kb_id)
+                self._gate.kb_registered(kb_id)
                 tx.applied("kb_register", "knowledge_base", kb_id,
                            f"memory knowledge base registered ({settings.isolation.value} isolation)")
         except BaseException as exc:
@@ -140,7 +176,13 @@ class KnowledgeBaseRegistry:
         """Delete the KB's vectors, document indexes, consolidation drafts and lineage, fences and config
         (F4). Never refused by a fence, and it goes on past failed steps: LangBot removes the KB whatever
         the plugin answers, so the removal is audited first and only an unknown outcome stops it (fenced)."""
-        async with self._gate.removing_collection(kb_id), \
+        try:
+            return await self._unregister(kb_id)
+        finally:
+            self._episodes.records_rewritten(kb_id)  # no word index of a removed KB survives
+
+    async def _unregister(self, kb_id: str) -> bool:
+        async with self._gate.removing_kb(kb_id), \
                 self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
@@ -160,7 +202,7 @@ class KnowledgeBaseRegistry:
                     config_error = exc
             try:
                 # Not a gated call: records of a removed KB guard nothing, so a lost answer needs no fence.
-                await self._episodes.drop_collection(kb_id)
+                await self._episodes.drop_kb(kb_id)
             except LTMError as exc:
                 log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc.code)
             await self._clear_orphan_fences(tx, keep=next(iter((await self._record())["order"]), ""))
@@ -189,7 +231,7 @@ class KnowledgeBaseRegistry:
     async def _stale(self, kb_ids: list[str], *, refresh: bool = False) -> set[str]:
         """Registered KBs that are gone: removed in this process, or absent from LangBot's list (asked
         once per process, or again when `refresh`; an unanswered or empty list proves nothing)."""
-        gone = {k for k in kb_ids if self._gate.collection_removed(k)}
+        gone = {k for k in kb_ids if self._gate.kb_removed(k)}
         if kb_ids and (self._gone is None or refresh):
             try:
                 on_host = set(await self._directory.knowledge_base_ids())
@@ -208,6 +250,19 @@ class KnowledgeBaseRegistry:
             if raw:
                 return kb_id, KBSettings.parse(raw)
         return None
+
+    async def open(self, scope: MemoryScope) -> KBSettings:
+        """The one step before every L2 operation of a scope: its memory KB's settings (NoKnowledgeBase
+        without one), with the KB's records in the current record layout."""
+        if not scope.kb_id:
+            raise NoKnowledgeBase()
+        return await self.open_kb(scope.kb_id)
+
+    async def open_kb(self, kb_id: str) -> KBSettings:
+        """`open` for an operation that names the KB itself (a document of it)."""
+        settings = await self.settings(kb_id)
+        await self._layouts.ensure(kb_id, settings)
+        return settings
 
     async def settings(self, kb_id: str) -> KBSettings:
         record = await self._record()

@@ -1,4 +1,4 @@
-"""One parameter layer for every surface (tools, `!memory`, the console, KB settings).
+"""One parameter layer for every surface (tools, the command, the admin page API, KB settings).
 
 Each validator takes a raw value as a surface received it (JSON value, command
 word, form field) and either returns a clean value or raises `ValidationError`
@@ -28,6 +28,7 @@ PHRASES = re.compile(r"\s*[,，、]\s*")  # tags: commas only, a tag may contain
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 MAX_LIST_ITEMS = 1000
+MAX_ID_CHARS = 100  # an episode, candidate or proposal id in a request
 
 
 def unknown_fields(given: Iterable[str], allowed: Iterable[str]) -> list[str]:
@@ -159,8 +160,19 @@ def word_list(value: Any, field: str, *, max_items: int, item_chars: int,
     return result
 
 
+def record_id(value: Any, field: str) -> str:
+    """The id of one stored record (episode, candidate, proposal) as a caller sent it."""
+    return text(value, field, max_chars=MAX_ID_CHARS)
+
+
 def page(value: Any, field: str = "page") -> int:
     return bounded_int(value, field, low=1, high=1_000_000, default=1)
+
+
+def check_page(page: int, pages: int) -> None:
+    """A page past the end of a listing is refused (page 1 of an empty listing is not)."""
+    if page > pages:
+        raise ValidationError(f"page {page} is past the end (last page is {pages})")
 
 
 def aware_time(value: Any, field: str) -> datetime | None:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 Vector = Sequence[float]
+# The text of the throwaway records and embeddings that probe a vector store (creation, health).
+PROBE_TEXT = "LongTermMemory isolation probe"
 
 
 class KeyValueStore(Protocol):
@@ -97,28 +99,6 @@ class StoreProfile:
     supported: bool  # every operation works (possibly emulated); False: do not use it for memory
     can: tuple[str, ...] = ()
     cannot: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class LegacyPage:
-    """Records of an older record layout: each with the key that deletes exactly it."""
-
-    records: list[tuple[IndexRecord, str]]
-    scanned: int  # rows looked at (of any layout)
-    more: bool
-
-
-@runtime_checkable
-class LayoutMigrationIndex(Protocol):
-    """Optional capability of an index whose host may still hold records of an older layout."""
-
-    async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyPage: ...
-
-    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None: ...
-
-    async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
-        """Which of these records of `space` the index returns now (read-back after a write)."""
-        ...
 
 
 @runtime_checkable

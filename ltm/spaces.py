@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+INSTALLATION_KEY = "installation"  # the installation space's lock, fence and audit log key
+
 
 class SpaceKind(str, enum.Enum):
     L1 = "l1"
@@ -43,12 +45,12 @@ class Space:
             return f"l1:{self.scope_key}"
         if self.kind is SpaceKind.L2:
             return f"l2:{self.kb_id}:{self.user_key}"
-        return "installation"
+        return INSTALLATION_KEY
 
     @classmethod
     def from_key(cls, key: str) -> Space | None:
         """The space a stored fence key names; None for a key this version does not know."""
-        if key == "installation":
+        if key == INSTALLATION_KEY:
             return cls.installation()
         if key.startswith("l1:") and len(key) > 3:
             return cls.l1(key[3:])

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from components.commands.render import MAX_REPLY_CHARS
+from components.commands.text import MAX_REPLY_CHARS
 from testhost import PluginHarness, make_session
 
 SYSTEM_PROMPT = "You are a helpful bot."

@@ -7,6 +7,7 @@ from typing import Any
 from ltm.identity import Identity, MemoryScope
 from ltm.service import MemoryService
 from testhost import FakeLangBotHost, PluginHarness
+from testhost.hooks import top
 
 
 def ident(launcher_id: str = "g1", *, bot: str = "bot-1", kind: str = "group", sender: str = "alice",
@@ -27,4 +28,4 @@ async def scope(memory: MemoryService, identity: Identity) -> MemoryScope:
 
 
 async def contents(memory: MemoryService, sc: MemoryScope, query: str = "plan", top_k: int = 20) -> set[str]:
-    return {hit.episode.content for hit in await memory.recall(sc, query, top_k=top_k)}
+    return {hit.episode.content for hit in await memory.recall(sc, query, recipe=top(top_k))}

@@ -16,7 +16,7 @@ import pytest
 
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from tests.console_bridge import PageHostServer, attach_page_api
-from tests.test_console_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, Console, _missing
+from tests.test_console_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, Console, missing_browser_parts
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ async def _propose(h: PluginHarness, host: FakeLangBotHost, query_id: int, launc
 
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
-    missing = _missing()
+    missing = missing_browser_parts()
     if missing:
         message = "browser tests need " + " and ".join(missing)
         if os.environ.get("CI"):

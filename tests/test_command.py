@@ -14,7 +14,7 @@ from typing import Any
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError
 
-from components.commands.render import MAX_REPLY_CHARS
+from components.commands.text import MAX_REPLY_CHARS
 from ltm.langbot import layout
 from testhost import FakeLangBotHost, PluginHarness
 from tests.chat import BOT, STALE_SENDER, Chat, listed_ids, open_chat

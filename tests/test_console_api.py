@@ -20,6 +20,7 @@ from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from ltm.spaces import Space
 from testhost import PluginHarness, make_session
+from testhost.hooks import installation_audit
 
 INSTALLATION_SPACE = Space.installation()
 A = PluginToRuntimeAction
@@ -380,25 +381,25 @@ async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: P
 async def test_installation_fence_is_cleared_only_when_named(harness: PluginHarness) -> None:
     await harness.create_memory_kb()
     memory = harness.plugin.memory
-    await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
+    await memory.parts.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     assert (await ok(harness, "/fence/clear", {"space": SPACE_G1}))["cleared"] == []
     assert [f["kind"] for f in (await ok(harness, "/overview"))["fences"]] == ["installation"]
     assert "installation must be true or false" in await refused(
         harness, "/fence/clear", {"space": SPACE_G1, "installation": "maybe"}, "invalid_input")
     await ok(harness, "/fence/clear", {"space": SPACE_G1, "installation": False})
-    assert await memory._fences.get(INSTALLATION_SPACE) is not None
+    assert await memory.parts.fences.get(INSTALLATION_SPACE) is not None
 
     cleared = await ok(harness, "/fence/clear", {"space": SPACE_G1, "installation": True})
     assert cleared["cleared"] == [INSTALLATION_SPACE.key] and cleared["installation"] is True
-    assert await memory._fences.get(INSTALLATION_SPACE) is None
+    assert await memory.parts.fences.get(INSTALLATION_SPACE) is None
     # Audited in the installation's log (it is no chat's change), not in the selected space's.
-    entry = (await memory.installation_audit()).entries[0]
+    entry = (await installation_audit(memory)).entries[0]
     assert (entry["operation"], entry["target_id"]) == ("fence_clear", INSTALLATION_SPACE.key)
     assert "fence_clear" not in [e["operation"] for e in (await ok(harness, "/audit", {"space": SPACE_G1}))["entries"]]
     # Without a selected space the installation fence can still be cleared (audited on the installation).
-    await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
+    await memory.parts.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     assert (await ok(harness, "/fence/clear", {"installation": True}))["cleared"] == [INSTALLATION_SPACE.key]
-    assert (await memory._audit.page("installation", 1)).entries[0]["operation"] == "fence_clear"
+    assert (await memory.parts.audit.page("installation", 1)).entries[0]["operation"] == "fence_clear"
     # ...which is not offered as a memory space.
     assert [s["scope_key"] for s in (await ok(harness, "/overview"))["scopes"]] == ["bot-1:group_g1"]
 

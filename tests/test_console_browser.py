@@ -28,6 +28,7 @@ from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from ltm.spaces import Space
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
+from testhost.hooks import installation_audit
 from tests.console_bridge import PageHostServer, attach_page_api
 
 INSTALLATION_SPACE = Space.installation()
@@ -59,7 +60,7 @@ G1_EPISODES = [
 ]
 
 
-def _missing() -> list[str]:
+def missing_browser_parts() -> list[str]:
     missing = []
     try:
         import playwright.async_api  # noqa: F401
@@ -174,7 +175,7 @@ async def _seed(h: PluginHarness, host: FakeLangBotHost) -> tuple[str, dict[str,
 
 @pytest.fixture
 async def console(tmp_path: Path) -> AsyncIterator[Console]:
-    missing = _missing()
+    missing = missing_browser_parts()
     if missing:
         message = "browser tests need " + " and ".join(missing)
         if os.environ.get("CI"):
@@ -366,7 +367,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     c.host.fail_next(A.VECTOR_UPSERT, ActionCallTimeoutError("vector_upsert timed out"))
     out = await c.harness.call_tool("remember", {"content": "unknown outcome"}, session=G1, query_id=9)
     assert out["ok"] is False
-    await memory._fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
+    await memory.parts.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     await c.open()
     assert "2 write fence(s)" in await fr.locator("#kb-line").inner_text()
 
@@ -405,7 +406,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await c.confirm()
     await fr.locator("#panel-diagnostics .alert.ok", has_text=f"l2:{c.kb_id}:bot-1:group_g1").wait_for()
     await fr.locator("#fence-here", has_text="No fence on this space.").wait_for()
-    assert await memory._fences.get(INSTALLATION_SPACE) is not None
+    assert await memory.parts.fences.get(INSTALLATION_SPACE) is not None
 
     # The installation fence only with the explicit checkbox.
     await fr.locator("#fence-installation").check()
@@ -413,7 +414,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await fr.locator("#dialog-extra", has_text="installation-wide").wait_for()
     await c.confirm()
     await fr.locator("#panel-diagnostics .alert.ok", has_text="Cleared: installation").wait_for()
-    assert await memory._fences.get(INSTALLATION_SPACE) is None
+    assert await memory.parts.fences.get(INSTALLATION_SPACE) is None
     assert not await fr.locator("#fence-installation").is_checked()
     assert "write fence" not in await fr.locator("#kb-line").inner_text()
 
@@ -426,7 +427,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await c.tab("audit")
     await fr.locator("#audit-table").wait_for()
     assert (await fr.locator("#audit-table").inner_text()).count("fence_clear") == 1
-    assert (await memory.installation_audit()).entries[0]["operation"] == "fence_clear"
+    assert (await installation_audit(memory)).entries[0]["operation"] == "fence_clear"
     fenced = [call for call in c.api_calls if call["endpoint"] == "/episode/archive"]
     assert [call["result"]["data"].get("code") for call in fenced] == ["fenced", None]
 

@@ -17,7 +17,7 @@ from ltm import Identity
 from testhost import FakeLangBotHost, PluginHarness, make_backend
 from tests.chat import open_chat
 from tests.console_bridge import PageHostServer, attach_page_api
-from tests.test_console_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, Console, _missing
+from tests.test_console_browser import CHROMIUM, CHROMIUM_ARGS, TIMEOUT_MS, Console, missing_browser_parts
 
 pytestmark = pytest.mark.slow
 G1_ALICE = Identity.build(launcher_type="group", launcher_id="g1", bot_uuid="bot-1", sender_id="u1")
@@ -37,7 +37,7 @@ def per_source(messages: list[dict[str, Any]], payload: dict[str, Any]) -> str:
 
 @pytest.fixture
 async def review_console(tmp_path: Path) -> AsyncIterator[Console]:
-    missing = _missing()
+    missing = missing_browser_parts()
     if missing:
         message = "browser tests need " + " and ".join(missing)
         if os.environ.get("CI"):

@@ -45,10 +45,10 @@ async def test_kb_delete_removes_config_vectors_and_fences(harness):
     harness.host.fail_next(A.VECTOR_UPSERT, ActionCallTimeoutError)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(scope, {"content": "lost answer"})
-    assert await memory._fences.all()
+    assert await memory.parts.fences.all()
     await harness.kb_delete(kb)
     assert await memory.memory_kb() is None
-    assert await memory._fences.all() == []
+    assert await memory.parts.fences.all() == []
     assert await harness.host.dump_kb(kb) == []  # the backend collection itself, not through the KB row
     result = await tool(harness, GROUP1, "remember", {"content": "no kb now"}, sender="alice")
     assert result == {"ok": False, "error": "no memory knowledge base configured", "code": "no_knowledge_base"}

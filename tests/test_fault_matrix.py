@@ -44,6 +44,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError, ConnectionClosedError
 
 from testhost import FakeLangBotHost, PluginHarness
+from testhost.hooks import installation_audit
 from tests.chat import Place
 from tests.proof_support import BOT_1, Surfaces, console_space, new_host, profile_view, public_view, scope_key
 
@@ -245,7 +246,7 @@ async def snapshot(rig: Rig) -> Snapshot:
                           json.dumps({k: profile_view(v) for k, v in l1["speaker_profiles"].items()}, sort_keys=True))
         entries = (await rig.s.console_ok("/audit/export", {"space": rig.space(place)}))["export"]["entries"]
         audit[name] = Counter((e["operation"], e["target_id"]) for e in entries)
-    installation = await rig.harness.plugin.memory.installation_audit(1, 100)
+    installation = await installation_audit(rig.harness.plugin.memory, 1, 100)
     audit["installation"] = Counter((e["operation"], e["target_id"]) for e in installation.entries)
     kb = overview["kb"]["id"] if overview["kb"] else None
     stored = frozenset(i["id"] for i in await rig.host.dump_kb(rig.kb)) if rig.kb else frozenset()
@@ -570,7 +571,7 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in [
                   A.VECTOR_UPSERT.value: (KINDS, "the store probe writes archived records in probe spaces of its "
                                                  "own and removes them itself; health reports any left over"),
                   A.VECTOR_DELETE.value: (KINDS, "removing the store probe's own records"),
-                  "set_plugin_storage(migration:<id>:layout2)": (KINDS, "the layout marker is rewritten whole; "
+                  "set_plugin_storage(migration)": (KINDS, "the layout marker is rewritten whole; "
                                                                         "a lost one costs one check at first use"),
               }),
     Operation("kb_unregister", act_unregister, retry_unregister, lambda r: "installation", setup=setup_unregister,

@@ -15,11 +15,12 @@ from typing import Any
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
+from ltm._storage import layout_marker_key as marker_key
 from ltm.episodes.model import Episode
 from ltm.langbot import layout
-from ltm.layout_migration import marker_key
 from ltm.ports import IndexRecord
 from testhost import FakeLangBotHost, PluginHarness
+from testhost.hooks import installation_audit, migrate_layout, top
 from tests.service_helpers import ident, scope
 
 KEEPS_METADATA = {"chroma", "qdrant", "valkey"}
@@ -69,7 +70,7 @@ async def migration_audit(memory: Any) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for launcher, sender in (("g1", "alice"), ("g2", "bob")):
         found += await memory.audit_export(await scope(memory, ident(launcher, bot="b1", sender=sender)))
-    installation = await memory.installation_audit()
+    installation = await installation_audit(memory)
     found += installation if isinstance(installation, list) else installation.entries
     unique = {json.dumps(e, sort_keys=True): e for e in found if e.get("operation") == "migration"}
     return list(unique.values())
@@ -115,10 +116,10 @@ async def test_first_use_migrates_a_store_written_by_the_current_release(host, b
         assert sum(int(e["summary"].split()[0]) for e in audit if "rewritten" in e["summary"]) == 14
         # Recall works on the migrated records, scoped.
         sc = await scope(memory, ident("g1", bot="b1", sender="alice"))
-        hits = await memory.recall(sc, "old plan number 3", top_k=3)
+        hits = await memory.recall(sc, "old plan number 3", recipe=top(3))
         assert hits and all(h.episode.user_key == "b1:group_g1" for h in hits)
         # Idempotent: asked again, nothing is left to do.
-        again = await memory.migrate_layout(kb_id)
+        again = await migrate_layout(memory, kb_id)
         assert again.done and again.rewritten == 0 and again.removed == 0
     finally:
         await plugin.stop()
@@ -128,7 +129,7 @@ async def interrupted_migration(host: FakeLangBotHost, memory: Any, kb_id: str) 
     """The delete of the old rows of the first space gets no answer: that space is fenced."""
     assert (await memory.health(None)).level.value == "green"  # probe the store now, so the fault hits the migration
     host.fail_next(A.VECTOR_DELETE, ActionCallTimeoutError("vector_delete timed out"), after_dispatch=False)
-    report = await memory.migrate_layout(kb_id)
+    report = await migrate_layout(memory, kb_id)
     assert not report.done and report.error.startswith("outcome_unknown")
 
 
@@ -146,10 +147,10 @@ async def test_migration_resumes_after_an_unknown_outcome_without_loss(supported
         rows = await host.dump_kb(kb_id)
         assert len(legacy_rows(rows)) == 14 and len(layout2_rows(rows)) == 7
         assert [f.space.user_key for f in await memory.list_fences()] == [first_space]
-        blocked = await memory.migrate_layout(kb_id)
+        blocked = await migrate_layout(memory, kb_id)
         assert not blocked.done and blocked.fenced == [first_space] and blocked.rewritten == 7
         await memory.clear_fences(await scope(memory, ident("g1", bot="b1", sender="alice")))
-        done = await memory.migrate_layout(kb_id)
+        done = await migrate_layout(memory, kb_id)
         # The first space's copies were already there: only its old rows are removed now.
         assert done.done and done.rewritten == 0 and done.removed == 7
         rows = await host.dump_kb(kb_id)
@@ -175,7 +176,7 @@ async def test_a_record_changed_after_its_copy_was_written_is_not_overwritten(su
         target = written["b1:group_g1"][0]
         await memory.archive(sc, target.episode_id)  # changes the layout-2 copy; the old row is still there
         assert len(legacy_rows(await host.dump_kb(kb_id))) == 7
-        done = await memory.migrate_layout(kb_id)
+        done = await migrate_layout(memory, kb_id)
         assert done.done and done.rewritten == 0 and done.removed == 7
         assert (await memory.get_episode(sc, target.episode_id)).status.value == "archived"
     finally:

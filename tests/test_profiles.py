@@ -1,6 +1,6 @@
 import pytest
 
-from components.common.render import profile_text
+from components.common.memory_views import profile_text
 from ltm.errors import ValidationError
 from ltm.profiles.model import Profile, ProfileChange, ProfileLimits
 

@@ -3,8 +3,9 @@ from datetime import timedelta
 
 from ltm import RecallFilters, parse_records
 from ltm.episodes.model import Episode, EpisodeStatus
-from ltm.episodes.ranking import Candidate, SearchRecipe, rank, time_weight, tokenize, words
+from ltm.episodes.ranking import RecallRecipe, WindowEntry, rank, time_weight, tokenize, words
 from ltm.timefields import format_utc, utc_now
+from testhost.hooks import top
 from tests.service_helpers import ident
 
 
@@ -20,35 +21,35 @@ def test_time_weight_is_half_at_half_life_and_never_zero():
 
 
 def test_recent_beats_old_at_equal_similarity():
-    old = Candidate(_ep("old", "meeting on friday", days_old=90), 0.4)
-    new = Candidate(_ep("new", "meeting on friday", days_old=1), 0.4)
-    ranked = rank([old, new], "meeting", SearchRecipe(top_k=2), utc_now())
+    old = WindowEntry(_ep("old", "meeting on friday", days_old=90), 0.4)
+    new = WindowEntry(_ep("new", "meeting on friday", days_old=1), 0.4)
+    ranked = rank([old, new], "meeting", RecallRecipe(top_k=2), utc_now())
     assert [r.episode.episode_id for r in ranked] == ["new", "old"]
 
 
 def test_whole_window_is_ranked_before_top_k_is_cut():
     # The verbatim match sits at the far end of the backend's window.
-    window = [Candidate(_ep(f"e{i}", f"unrelated note number {i} about gardening"), 0.1 + i * 0.01) for i in range(40)]
-    window.append(Candidate(_ep("target", "the blue bicycle is locked at the station"), 0.9))
-    ranked = rank(window, "blue bicycle", SearchRecipe(top_k=3), utc_now())
+    window = [WindowEntry(_ep(f"e{i}", f"unrelated note number {i} about gardening"), 0.1 + i * 0.01) for i in range(40)]
+    window.append(WindowEntry(_ep("target", "the blue bicycle is locked at the station"), 0.9))
+    ranked = rank(window, "blue bicycle", RecallRecipe(top_k=3), utc_now())
     assert ranked[0].episode.episode_id == "target"
 
 
 def test_vector_strategy_has_no_lexical_part_but_keeps_exact_id_match():
-    recipe = SearchRecipe(top_k=1, vector_weight=1.0, lexical_weight=0.0)
-    a = Candidate(_ep("11111111-1111-4111-8111-111111111111", "alpha"), 0.1)
-    b = Candidate(_ep("22222222-2222-4222-8222-222222222222", "beta"), 0.2)
+    recipe = RecallRecipe(top_k=1, vector_weight=1.0, lexical_weight=0.0)
+    a = WindowEntry(_ep("11111111-1111-4111-8111-111111111111", "alpha"), 0.1)
+    b = WindowEntry(_ep("22222222-2222-4222-8222-222222222222", "beta"), 0.2)
     ranked = rank([a, b], "22222222-2222-4222-8222-222222222222", recipe, utc_now())
     assert ranked[0].episode.episode_id.startswith("2222")
 
 
 def test_exact_match_boost_can_be_switched_off():
-    filler = [Candidate(_ep(f"f{i}", f"filler {i}"), 0.5 + i * 0.05) for i in range(10)]
-    a = Candidate(_ep("a", "tag match"), 0.30)
-    b = Candidate(_ep("b", "something", tags=("travel",)), 0.32)
+    filler = [WindowEntry(_ep(f"f{i}", f"filler {i}"), 0.5 + i * 0.05) for i in range(10)]
+    a = WindowEntry(_ep("a", "tag match"), 0.30)
+    b = WindowEntry(_ep("b", "something", tags=("travel",)), 0.32)
     vector_only = dict(top_k=1, lexical_weight=0.0, vector_weight=1.0)
-    on = rank([a, b, *filler], "travel", SearchRecipe(**vector_only), utc_now())
-    off = rank([a, b, *filler], "travel", SearchRecipe(**vector_only, exact_match_boost=False), utc_now())
+    on = rank([a, b, *filler], "travel", RecallRecipe(**vector_only), utc_now())
+    off = rank([a, b, *filler], "travel", RecallRecipe(**vector_only, exact_match_boost=False), utc_now())
     assert on[0].episode.episode_id == "b" and off[0].episode.episode_id == "a"
 
 
@@ -63,11 +64,11 @@ def test_tokenize_drops_stopwords_folds_inflections_and_splits_cjk():
 def test_at_the_half_life_the_time_weight_is_half_and_relevance_is_never_divided_by_age():
     """E6: the time weight is 0.5 at `recency_half_life_days` (0.25 at two); it is added to the score with
     recency_weight, so identical memories differ by exactly that term and old ones are never dropped."""
-    recipe = SearchRecipe(top_k=10, half_life_days=30)
+    recipe = RecallRecipe(top_k=10, half_life_days=30)
     now = utc_now()
-    same = [Candidate(_ep(name, "the boat trip is on saturday", days_old=age), 0.5)
+    same = [WindowEntry(_ep(name, "the boat trip is on saturday", days_old=age), 0.5)
             for name, age in (("fresh", 0), ("one", 30), ("two", 60), ("ancient", 3650))]
-    filler = Candidate(_ep("filler", "a note about gardening", days_old=0), 1.5)
+    filler = WindowEntry(_ep("filler", "a note about gardening", days_old=0), 1.5)
     scored = {s.episode.episode_id: s for s in rank([*same, filler], "boat trip", recipe, now)}
     assert set(scored) == {"fresh", "one", "two", "ancient", "filler"}  # old memories are ranked, never dropped
     assert abs(scored["one"].time_weight - 0.5) < 0.01 and abs(scored["two"].time_weight - 0.25) < 0.01
@@ -90,8 +91,8 @@ def test_the_other_half_of_an_exchange_rides_on_its_relevant_neighbour():
     # Equally distant fillers written hours away: no neighbour within context_seconds.
     fillers = [_at(f"f{i}", f"note {i} about the garden hose", format_utc(base + timedelta(hours=3 + i)))
                for i in range(4)]
-    window = [Candidate(asked, 0.2), Candidate(reply, 0.9)] + [Candidate(f, 0.9) for f in fillers]
-    recipe = SearchRecipe(top_k=2, recency_weight=0.0, session_weight=0.0)  # the neighbour alone
+    window = [WindowEntry(asked, 0.2), WindowEntry(reply, 0.9)] + [WindowEntry(f, 0.9) for f in fillers]
+    recipe = RecallRecipe(top_k=2, recency_weight=0.0, session_weight=0.0)  # the neighbour alone
     query = "when was the pottery fair"
     assert [s.episode.episode_id for s in rank(window, query, recipe, utc_now())] == ["asked", "reply"]
     without = rank(window, query, replace(recipe, context_weight=0.0), utc_now())
@@ -99,10 +100,10 @@ def test_the_other_half_of_an_exchange_rides_on_its_relevant_neighbour():
 
 
 def test_a_candidate_found_by_words_only_scores_zero_on_the_vector_side():
-    near = Candidate(_ep("near", "apples and pears"), 0.1)
-    far = Candidate(_ep("far", "apples and pears"), 0.5)
-    words_only = Candidate(_ep("words", "zebracorn"), None)
-    scored = {s.episode.episode_id: s for s in rank([near, far, words_only], "zebracorn", SearchRecipe(top_k=3),
+    near = WindowEntry(_ep("near", "apples and pears"), 0.1)
+    far = WindowEntry(_ep("far", "apples and pears"), 0.5)
+    words_only = WindowEntry(_ep("words", "zebracorn"), None)
+    scored = {s.episode.episode_id: s for s in rank([near, far, words_only], "zebracorn", RecallRecipe(top_k=3),
                                                     utc_now(), lexical_scores={"words": 3.0})}
     assert scored["near"].vector == 1.0 and scored["far"].vector == 0.0 and scored["words"].vector == 0.0
     assert scored["words"].lexical == 1.0
@@ -117,9 +118,9 @@ def test_a_named_speaker_and_a_named_date_lift_their_records_and_a_question_lose
         _at("asks", "Ben: did you go to the pottery fair?", format_utc(when + timedelta(days=80)), sender_id="ben",
             sender_name="Ben"),
     ]
-    window = [Candidate(e, 0.3) for e in said] + [Candidate(_ep(f"f{i}", f"filler {i}"), 0.9) for i in range(5)]
+    window = [WindowEntry(e, 0.3) for e in said] + [WindowEntry(_ep(f"f{i}", f"filler {i}"), 0.9) for i in range(5)]
     # Vector side only, all at one distance: whatever separates the three is a cue.
-    recipe = SearchRecipe(top_k=3, recency_weight=0.0, vector_weight=1.0, lexical_weight=0.0)
+    recipe = RecallRecipe(top_k=3, recency_weight=0.0, vector_weight=1.0, lexical_weight=0.0)
     day = f"{when.day} {when.strftime('%B')}, {when.year}"
     assert rank(window, "Who went to the pottery fair, Ben?", recipe, utc_now())[0].episode.episode_id == "ben"
     assert rank(window, "Did Ann go to the pottery fair?", recipe, utc_now())[0].episode.episode_id == "ann"
@@ -137,8 +138,8 @@ def test_a_record_from_the_conversation_the_question_is_about_outranks_an_equal_
              for i in range(3)]
     here = _at("here", "the teacher said twice a week", format_utc(day + timedelta(minutes=5)))
     elsewhere = _at("elsewhere", "the teacher said twice a week", format_utc(day + timedelta(days=3)))
-    window = [Candidate(e, 0.1) for e in topic] + [Candidate(here, 0.5), Candidate(elsewhere, 0.5)]
-    recipe = SearchRecipe(top_k=10, recency_weight=0.0, context_weight=0.0)
+    window = [WindowEntry(e, 0.1) for e in topic] + [WindowEntry(here, 0.5), WindowEntry(elsewhere, 0.5)]
+    recipe = RecallRecipe(top_k=10, recency_weight=0.0, context_weight=0.0)
     scored = {s.episode.episode_id: s for s in rank(window, "cello lessons teacher", recipe, utc_now())}
     assert scored["here"].score > scored["elsewhere"].score
     assert scored["here"].session > scored["elsewhere"].session
@@ -170,7 +171,7 @@ async def test_of_two_equally_relevant_facts_a_year_apart_the_newer_comes_first(
         {"id": "old", "content": "the band rehearses in the church hall", "timestamp": _ago(366)},
         {"id": "new", "content": "the band rehearses in the church hall", "timestamp": _ago(1)},
     ])
-    hits = await memory.recall(scope, "where does the band rehearse", top_k=5)
+    hits = await memory.recall(scope, "where does the band rehearse", recipe=top(5))
     order = [h.episode.episode_id for h in hits]
     assert order[:2] == [ids["new"], ids["old"]]
     # Not a tie broken by the clock: the time weight alone separates them.
@@ -187,11 +188,11 @@ async def test_a_superseding_correction_ranks_above_the_fact_it_corrects(harness
     wide = RecallFilters(statuses=(EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED))
     # The question repeats the corrected fact's own words; the correction still comes first.
     order = [h.episode.episode_id for h in await memory.recall(scope, "is the dentist appointment on Tuesday",
-                                                               top_k=5, filters=wide)]
+                                                               recipe=top(5), filters=wide)]
     assert order.index(fix.episode_id) < order.index(ids["fact"])
     # As it is asked by default (active records only) the corrected fact is not offered at all.
     assert ids["fact"] not in [h.episode.episode_id for h in await memory.recall(
-        scope, "when is the dentist appointment", top_k=5)]
+        scope, "when is the dentist appointment", recipe=top(5))]
 
 
 async def test_an_unlinked_later_correction_ranks_above_the_older_statement(harness, kb):
@@ -199,7 +200,7 @@ async def test_an_unlinked_later_correction_ranks_above_the_older_statement(harn
         {"id": "before", "content": "the dentist appointment is on Tuesday at nine", "timestamp": _ago(40)},
         {"id": "after", "content": "the dentist appointment is on Thursday at nine", "timestamp": _ago(2)},
     ])
-    order = [h.episode.episode_id for h in await memory.recall(scope, "when is the dentist appointment", top_k=5)]
+    order = [h.episode.episode_id for h in await memory.recall(scope, "when is the dentist appointment", recipe=top(5))]
     assert order.index(ids["after"]) < order.index(ids["before"])
 
 
@@ -208,6 +209,6 @@ async def test_a_strongly_relevant_two_year_old_fact_beats_a_weak_match_from_yes
         {"id": "old", "content": "my sister moved to Lisbon for her new job at the museum", "timestamp": _ago(730)},
         {"id": "weak", "content": "my new job badge arrived today", "timestamp": _ago(1)},
     ])
-    hits = await memory.recall(scope, "where did my sister move for her job", top_k=5)
+    hits = await memory.recall(scope, "where did my sister move for her job", recipe=top(5))
     assert hits[0].episode.episode_id == ids["old"]
     assert hits[0].time_weight < 1e-6  # twenty-four half-lives old, and still first

@@ -120,14 +120,14 @@ async def test_bulk_delete_decides_matches_under_the_space_lock(harness: PluginH
     await chat.run(f"!memory archive {archived}")
     memory = harness.plugin.memory
     started, release = asyncio.Event(), asyncio.Event()
-    original = memory._episodes.enumerate
+    original = memory.parts.episodes.enumerate
 
     async def slow_enumerate(*args, **kwargs):  # type: ignore[no-untyped-def]
         started.set()
         await release.wait()
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(memory._episodes, "enumerate", slow_enumerate)
+    monkeypatch.setattr(memory.parts.episodes, "enumerate", slow_enumerate)
     deleting = asyncio.create_task(chat.run("!memory delete --status archived"))
     await asyncio.wait_for(started.wait(), timeout=5)
     restoring = asyncio.create_task(open_chat(harness).run(f"!memory restore {archived}"))

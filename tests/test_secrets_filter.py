@@ -6,18 +6,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltm.secrets_filter import (
+from ltm.secrets import (
     ACCESS_TOKEN,
     API_KEY,
     BEARER_TOKEN,
     CARD_CODE,
     CARD_NUMBER,
     ONE_TIME_CODE,
+    PASSPORT_NUMBER,
     PASSWORD,
     PIN,
     PRIVATE_KEY,
     RECOVERY_PHRASE,
     REDACTED,
+    RESIDENT_ID_NUMBER,
+    RULE_SETS,
+    SOCIAL_SECURITY_NUMBER,
     redact_for_log,
     secret_kind,
 )
@@ -144,9 +148,41 @@ POSITIVES: list[tuple[str, str]] = [
     ("6200000000000005", CARD_NUMBER),
     ("4000-0566-5566-5556", CARD_NUMBER),
     ("CVV 123", CARD_CODE),
+    ("my card security code is 318, put it in my notes", CARD_CODE),
+    ("security code: 482", CARD_CODE),
     ("cvc: 987", CARD_CODE),
     ("安全码 123", CARD_CODE),
     ("卡背后三位 123", CARD_CODE),
+    # identity numbers
+    ("my ssn is 123-45-6789", SOCIAL_SECURITY_NUMBER),
+    ("SSN: 123456789", SOCIAL_SECURITY_NUMBER),
+    ("her social security number is 078 05 1120", SOCIAL_SECURITY_NUMBER),
+    ("my passport number is E12345678", PASSPORT_NUMBER),
+    ("Passport No. 123456789, issued in Boston", PASSPORT_NUMBER),
+    ("passport: C01X00T47", PASSPORT_NUMBER),
+    ("护照号码是 E12345678", PASSPORT_NUMBER),
+    ("我的护照号E12345678", PASSPORT_NUMBER),
+    ("我的身份证号是110101199003071234", RESIDENT_ID_NUMBER),  # labelled: flagged whatever its check character
+    ("身份证：11010519491231002X", RESIDENT_ID_NUMBER),
+    ("11010519491231002X", RESIDENT_ID_NUMBER),  # unlabelled: a birth date inside and a valid check character
+    ("ID 440308199901011234 for the booking", RESIDENT_ID_NUMBER),
+    # Japanese statements and codes
+    ("Wi-Fiのパスワードはsakura2024です", PASSWORD),
+    ("パスワード：Neko*2023", PASSWORD),
+    ("ログインのパスコードは river-77 です", PASSWORD),
+    ("暗証番号は4829です", PIN),
+    ("キャッシュカードの暗証番号：0721", PIN),
+    ("PINコードは1234", PIN),
+    ("認証コード 739201 を入力してください", ONE_TIME_CODE),
+    ("確認コードは 482913 です", ONE_TIME_CODE),
+    ("認証番号：551204", ONE_TIME_CODE),
+    ("セキュリティコードは123です", CARD_CODE),
+    # English forms with the code's place between, or no connector at all
+    ("the door code for the office is 4482, don't share it", PIN),
+    ("the alarm code at our house is 9061", PIN),
+    ("door code for our building's side entrance is 4482", PIN),
+    ("password Fern!ght42", PASSWORD),
+    ("log in with password hunter22", PASSWORD),
     # full-width characters and zero-width characters do not hide a secret
     ("ｐａｓｓｗｏｒｄ：ｈｕｎｔｅｒ２", PASSWORD),
     ("验证码１２３４５６", ONE_TIME_CODE),
@@ -238,6 +274,31 @@ NEGATIVES: list[str] = [
     "cache_key = a1b2c3",  # too short to be machine-made
     "the token: b2c3d4",
     "lookup_key: user:1a2b:3c4d:5e6f",  # a structured id, not a token
+    # identity documents talked about, and numbers shaped like them that are not
+    "my passport expires next year",
+    "I renewed my passport in 2024",
+    "the passport office opens at 9",
+    "the SSN field is required",
+    "the security code of the building changed in 2024",
+    "security code policy: 3 attempts",
+    "ssn: not on file",
+    "身份证丢了，要去补办",
+    "护照在抽屉里",
+    "110101199003071234",  # the check character does not hold
+    "phone 123-456-7890",
+    # Japanese talk about secrets, and numbers that are not codes
+    "パスワードを忘れた",
+    "パスワードは8文字以上にしてください",
+    "暗証番号を変更した",
+    "認証コードが届かない",
+    "セキュリティコードって何？",
+    "予約の確認番号は12345678です",
+    "電話番号は03-1234-5678です",
+    "2024年の認証コード制度",
+    # passwords and codes talked about in English
+    "password manager", "password reset link sent", "the password field is required", "passcode please",
+    "the door code changed", "the door code for the office changed in 2023",
+    "the door code for our new storage unit changed in 2024",
     # ordinary sentences
     "On Tuesday we met Anna at the café near the station; her sister moved to Berlin last year.",
     "周二我们在车站附近的咖啡馆见到了安娜，她说她的妹妹去年搬到了柏林。",
@@ -249,6 +310,13 @@ NEGATIVES: list[str] = [
 @pytest.mark.parametrize(("text", "kind"), POSITIVES, ids=[t[:40] for t, _ in POSITIVES])
 def test_secrets_are_recognised_with_their_kind(text, kind):
     assert secret_kind(text) == kind
+
+
+def test_one_detector_with_five_named_rule_sets_including_identity_numbers():
+    names = [rule_set.name for rule_set in RULE_SETS]
+    assert names == ["vendor tokens", "PINs and one-time codes", "card numbers", "stated credentials",
+                     "identity numbers"]
+    assert {kind for _, kind in POSITIVES} >= {SOCIAL_SECURITY_NUMBER, PASSPORT_NUMBER, RESIDENT_ID_NUMBER}
 
 
 @pytest.mark.parametrize("text", NEGATIVES, ids=[t[:40] or "empty" for t in NEGATIVES])

@@ -24,6 +24,7 @@ from ltm.errors import (
 from ltm.spaces import Space
 from ltm.timefields import format_utc, utc_now
 from testhost import PluginHarness
+from testhost.hooks import top
 from tests.service_helpers import ident, scope, start_with_kb
 
 
@@ -41,7 +42,7 @@ async def test_recent_beats_old_at_equal_similarity(plugin):
     old_stamp = format_utc(utc_now() - timedelta(days=120))
     [old] = await memory.import_episodes(sc, parse_records([{"content": "team dinner on friday", "timestamp": old_stamp}]))
     new = await memory.remember(sc, {"content": "team dinner on friday"})
-    hits = await memory.recall(sc, "team dinner", top_k=2)
+    hits = await memory.recall(sc, "team dinner", recipe=top(2))
     assert [h.episode.episode_id for h in hits] == [new.episode_id, old.episode_id]
 
 
@@ -53,7 +54,7 @@ async def test_exact_id_query_returns_that_episode_without_embedding(plugin):
     for i in range(30):
         await memory.remember(sc, {"content": f"filler note {i} about weather"})
     harness.host.reset_counts()
-    hits = await memory.recall(sc, target.episode_id, top_k=3)
+    hits = await memory.recall(sc, target.episode_id, recipe=top(3))
     assert hits[0].episode.episode_id == target.episode_id
     assert harness.host.count(A.INVOKE_EMBEDDING) == 0
 
@@ -65,7 +66,7 @@ async def test_exact_snippet_beyond_the_first_top_k_still_wins(plugin):
     for i in range(40):
         await memory.remember(sc, {"content": f"meeting notes about the quarterly budget review part {i}"})
     target = await memory.remember(sc, {"content": "budget owner is the orange team lead"})
-    hits = await memory.recall(sc, "orange team lead", top_k=3)
+    hits = await memory.recall(sc, "orange team lead", recipe=top(3))
     assert hits[0].episode.episode_id == target.episode_id
 
 
@@ -88,7 +89,7 @@ async def test_bad_time_fields_and_content_write_nothing(plugin, fields, message
     with pytest.raises(ValidationError, match=message):
         await memory.remember(sc, {"content": "a plan", **fields})
     assert harness.host.count(A.VECTOR_UPSERT) == 0
-    assert await memory._fences.all() == []
+    assert await memory.parts.fences.all() == []
 
 
 async def test_fact_time_is_normalized_to_utc_and_kept(plugin):
@@ -114,12 +115,12 @@ async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plu
     host.fail_next(A.VECTOR_UPSERT, failure, after_dispatch=True)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(a, {"content": "plan during the outage"})
-    assert [f.space for f in await memory._fences.all()] == [Space.l2(kb_id, a.user_key)]
+    assert [f.space for f in await memory.parts.fences.all()] == [Space.l2(kb_id, a.user_key)]
     with pytest.raises(FencedError):
         await memory.remember(a, {"content": "plan after the outage"})
     await memory.remember(b, {"content": "other scope keeps writing"})
     # Reads keep working in the fenced scope.
-    assert kept.episode_id in {h.episode.episode_id for h in await memory.recall(a, "plan", top_k=5)}
+    assert kept.episode_id in {h.episode.episode_id for h in await memory.recall(a, "plan", recipe=top(5))}
     assert (await memory.list_episodes(a)).total == 2
 
     # A new plugin instance (new service, empty caches) on the same storage. Modules are kept so
@@ -151,7 +152,7 @@ async def test_deterministic_failures_never_fence(plugin):
     host.fail_next(A.INVOKE_EMBEDDING, ActionCallTimeoutError, after_dispatch=False)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(sc, {"content": "embedding timed out before any write"})
-    assert await memory._fences.all() == []
+    assert await memory.parts.fences.all() == []
     await memory.remember(sc, {"content": "still writable"})
 
 
@@ -160,20 +161,20 @@ async def test_cancellation_before_dispatch_does_not_fence(plugin):
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
     space = Space.l2(sc.kb_id, sc.user_key)
-    async with memory._gate.hold(space):  # a write in progress holds the scope
+    async with memory.parts.gate.hold(space):  # a write in progress holds the scope
         waiting = asyncio.create_task(memory.remember(sc, {"content": "queued write"}))
         await asyncio.sleep(0.05)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
-    assert await memory._fences.all() == []
+    assert await memory.parts.fences.all() == []
     assert (await memory.list_episodes(sc)).total == 0
 
 
 async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
     harness, _ = plugin
     host = harness.host
-    audit = harness.plugin.memory._audit
+    audit = harness.plugin.memory.parts.audit
 
     def entry(i: int) -> AuditEntry:
         return AuditEntry(operation="remember", target_type="episode", target_id=f"id-{i:05d}", scope_key="s",
@@ -224,7 +225,7 @@ async def test_a_change_whose_audit_entry_is_lost_fences_its_space(plugin, step)
     if step == "head read":
         # An earlier audit head write of this space was lost, so the store must ask the host next time...
         await memory.remember(sc, {"content": "an earlier change"})
-        store = memory._audit._store
+        store = memory.parts.audit._store
         store._uncertain.update(k for k in list(store._known or []) if k.endswith("/head"))
         store._values.clear()
         # ...and that read is not answered either.
@@ -234,7 +235,7 @@ async def test_a_change_whose_audit_entry_is_lost_fences_its_space(plugin, step)
     with pytest.raises(UnrecordedChange) as raised:
         await memory.remember(sc, {"content": "stored but not audited"})
     [applied] = raised.value.details["applied"]
-    assert [f.space.key for f in await memory._fences.all()] == [Space.l2(kb_id, sc.user_key).key]
+    assert [f.space.key for f in await memory.parts.fences.all()] == [Space.l2(kb_id, sc.user_key).key]
     stored = [e for e in await memory.all_episodes(sc) if e.content == "stored but not audited"]
     assert len(stored) == 1 and applied.endswith(stored[0].episode_id)  # the truth: it is stored
     assert applied.split(":")[-1] not in {e["target_id"] for e in await memory.audit_export(sc)}
@@ -247,7 +248,7 @@ async def test_one_busy_scope_never_blocks_another_and_same_scope_writes_queue(p
     harness, _ = plugin
     memory = harness.plugin.memory
     a, b = await scope(memory, ident("g1")), await scope(memory, ident("g2"))
-    async with memory._gate.hold(Space.l2(a.kb_id, a.user_key)):  # scope A is mid-write
+    async with memory.parts.gate.hold(Space.l2(a.kb_id, a.user_key)):  # scope A is mid-write
         queued = asyncio.create_task(memory.remember(a, {"content": "waits for A's lock"}))
         await asyncio.wait_for(memory.remember(b, {"content": "B is not blocked"}), timeout=5)
         assert (await memory.list_episodes(a)).total == 0  # reads of A do not wait either

@@ -11,6 +11,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from testhost import PluginHarness
+from testhost.hooks import installation_audit
 from tests.chat import open_chat
 
 
@@ -70,7 +71,7 @@ async def _check_migrated(harness: PluginHarness, kb: str) -> None:
     assert "writes to this memory are paused" in await g2.run("!memory forget 00000000-0000-4000-8000-000000000000")
     assert (await memory.snapshot(await memory.scope_for(g1_identity())))["query_id"] == 9
     assert not [k for k in harness.host.storage if k.split(":")[0] in ("profile", "audit", "fence", "snapshot")]
-    migrations = [e for e in (await memory.installation_audit(1, 50)).entries
+    migrations = [e for e in (await installation_audit(memory, 1, 50)).entries
                   if e["operation"] == "storage_migration"]
     assert len(migrations) == 1 and migrations[0]["meta"]["moved"] == 6
 

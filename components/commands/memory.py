@@ -5,8 +5,9 @@ Dispatch. The SDK routes `!memory <tok> ...` to a subcommand registered under
 yielded reply; an unknown token without `"*"` crashes the SDK
 (docs/HOST-FACTS.md, commands). So this component registers exactly one `"*"`
 subcommand that parses the command text itself, never raises, and yields exactly
-one `CommandReturn(text=...)`. The subcommands themselves are declared in
-`views.py`, `changes.py`, `transfer.py`, `consolidate.py` and `candidates.py` through `registry.subcommand`.
+one `CommandReturn(text=...)`. The subcommands are declared next to their handlers, one
+group per feature module, and listed once here (`REGISTRY`): a module that is not in that
+tuple is not wired (`tests/test_surface_tables.py` checks that none is left out).
 
 Who may change memory. A subcommand declared `mutating` changes a memory space
 that may be shared: a group's space is shared by its members, and in `bot`
@@ -29,16 +30,10 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import (  # noqa: F401 - they register the subcommands
-    candidates,
-    changes,
-    consolidate,
-    render,
-    transfer,
-    views,
-)
+from components.commands import candidates, changes, consolidate, transfer, views
 from components.commands.args import UsageError, command_rest, split_head
-from components.commands.registry import SUBCOMMANDS, Call, help_text, subcommand, usage_text
+from components.commands.registry import Call, Registry
+from components.commands.text import fit_reply
 from components.common.envelope import message
 from ltm import Isolation, LTMError, MemoryScope, MemoryService
 from ltm.langbot import identity_from_query
@@ -46,19 +41,9 @@ from ltm.langbot import identity_from_query
 log = logging.getLogger("LongTermMemory")
 
 ADMIN_PRIVILEGE = 2
-NOT_AVAILABLE: dict[str, str] = {}  # every subcommand of the command table exists now
-
-
-def _not_available(topic: str) -> None:
-    async def handler(call: Call) -> str:
-        return f"!memory {call.topic}: {NOT_AVAILABLE[call.topic]} is not available in this version of LongTermMemory."
-
-    subcommand(topic, f"!memory {topic} (not available in this version)", listed=False)(handler)
-
-
-for _topic in NOT_AVAILABLE:
-    if _topic not in SUBCOMMANDS:
-        _not_available(_topic)
+# Every subcommand group, in the order `help` lists them.
+REGISTRY = Registry((views.SUBCOMMANDS, changes.SUBCOMMANDS, transfer.SUBCOMMANDS, candidates.SUBCOMMANDS,
+                     consolidate.SUBCOMMANDS))
 
 
 def shared_space(scope: MemoryScope, launcher_type: str) -> bool:
@@ -82,10 +67,10 @@ class MemoryCommand(Command):
             head, rest = split_head(command_rest(ctx))
             topic = head.lower()
             if topic in ("-h", "--help", "?"):
-                return help_text()
-            entry = SUBCOMMANDS.get(topic)
+                return REGISTRY.help_text()
+            entry = REGISTRY.find(topic)
             if entry is None:
-                return f"Unknown subcommand {head[:30]!r}.\n" + help_text()
+                return f"Unknown subcommand {head[:30]!r}.\n" + REGISTRY.help_text()
             identity = await identity_from_query(ctx, ctx.session, ctx.query_id)
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
@@ -95,12 +80,13 @@ class MemoryCommand(Command):
                 return (f"!memory {topic}: this memory is shared with other chats or people, so only bot admins "
                         "can change it. An admin can allow everyone with the plugin setting "
                         "command_admin_only_in_groups.")
-            call = Call(ctx=ctx, memory=memory, scope=scope, topic=entry.name, rest=rest, is_admin=is_admin)
+            call = Call(ctx=ctx, memory=memory, scope=scope, topic=entry.name, rest=rest, is_admin=is_admin,
+                        registry=REGISTRY)
             log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
                      entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
-            return render.fit_reply(await entry.handler(call))
+            return fit_reply(await entry.handler(call))
         except UsageError as exc:
-            return usage_text(exc.topic, exc.reason)
+            return REGISTRY.usage_text(exc.topic, exc.reason)
         except LTMError as exc:
             log.info("[LongTermMemory] command memory %s refused: %s", topic or "overview", exc.code)
             return f"!memory {topic or 'overview'}: {message(exc, 'command')}"

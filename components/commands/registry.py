@@ -1,10 +1,13 @@
-"""The `!memory` subcommands: each one declared once, next to its handler.
+"""The `!memory` subcommands: each one declared once, next to its handler, in its feature's group.
 
-    @subcommand("archive", "!memory archive <id> — hide an active episode", mutating=True)
+    SUBCOMMANDS = Subcommands()
+
+    @SUBCOMMANDS("archive", "!memory archive <id> — hide an active episode", mutating=True)
     async def archive(call: Call) -> str: ...
 
-`mutating=True` puts the subcommand under the shared-space admin rule (see
-`memory.py`); `usage` is what `help` lists and what a usage error shows.
+`mutating=True` puts the subcommand under the shared-space admin rule (see `memory.py`);
+`usage` is what `help` lists and what a usage error shows. The command's one table is built from
+an explicit tuple of groups (`memory.REGISTRY`), in the order `help` lists them.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from dataclasses import dataclass
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
 from components.commands.args import Args, parse_args
+from components.common.declarations import Declarations
 from ltm import MemoryScope, MemoryService
 
 
 @dataclass
 class Call:
-    """One parsed invocation: who, where, and the text after the subcommand word."""
+    """One parsed invocation: who, where, the text after the subcommand word, and the command's table."""
 
     ctx: ExecuteContext
     memory: MemoryService
@@ -28,6 +32,7 @@ class Call:
     topic: str
     rest: str
     is_admin: bool
+    registry: Registry
 
     def args(self, *, switches: frozenset[str] = frozenset(), options: frozenset[str] = frozenset(),
              max_positional: int | None = None) -> Args:
@@ -43,43 +48,42 @@ class Subcommand:
     usage: str
     handler: Handler
     mutating: bool = False
-    listed: bool = True  # shown by `help`
 
 
-SUBCOMMANDS: dict[str, Subcommand] = {}
+class Subcommands(Declarations[Subcommand]):
+    """One feature module's subcommands."""
+
+    def __init__(self) -> None:
+        super().__init__("!memory subcommand")
+
+    def __call__(self, name: str, usage: str, *, mutating: bool = False,
+                 aliases: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
+        return self.decorator((name, *aliases), lambda handler: Subcommand(name, usage, handler, mutating))
 
 
-def subcommand(name: str, usage: str, *, mutating: bool = False, aliases: tuple[str, ...] = (),
-               listed: bool = True) -> Callable[[Handler], Handler]:
-    def register(handler: Handler) -> Handler:
-        entry = Subcommand(name, usage, handler, mutating, listed)
-        for word in (name, *aliases):
-            if word in SUBCOMMANDS:
-                raise RuntimeError(f"!memory {word} is declared twice")
-            SUBCOMMANDS[word] = entry
-        return handler
+class Registry:
+    """The command's table: every group's subcommands, in the order of `groups`."""
 
-    return register
+    def __init__(self, groups: tuple[Subcommands, ...]) -> None:
+        self.groups = groups
+        self.entries = Subcommands.table(groups)
 
+    def find(self, word: str) -> Subcommand | None:
+        return self.entries.get(word)
 
-def usage_of(topic: str) -> str:
-    entry = SUBCOMMANDS.get(topic)
-    return entry.usage if entry else SUBCOMMANDS["help"].usage
+    def usage_of(self, topic: str) -> str:
+        entry = self.entries.get(topic)
+        return entry.usage if entry else self.entries["help"].usage
 
+    def usage_text(self, topic: str, reason: str = "") -> str:
+        lines = [f"Error: {reason.rstrip('.')}."] if reason else []
+        lines.append("Usage: " + self.usage_of(topic))
+        return "\n".join(lines)
 
-def usage_text(topic: str, reason: str = "") -> str:
-    lines = [f"Error: {reason.rstrip('.')}."] if reason else []
-    lines.append("Usage: " + usage_of(topic))
-    return "\n".join(lines)
-
-
-def help_text() -> str:
-    seen: list[Subcommand] = []
-    for entry in SUBCOMMANDS.values():
-        if entry.listed and entry not in seen:
-            seen.append(entry)
-    lines = ["!memory commands (this chat only):"]
-    lines += [entry.usage for entry in seen]
-    lines.append("list/search show active episodes unless --include-superseded, --include-archived "
-                 "or --status is given.")
-    return "\n".join(lines)
+    def help_text(self) -> str:
+        listed = list(dict.fromkeys(self.entries.values()))  # one line per subcommand, aliases included
+        lines = ["!memory commands (this chat only):"]
+        lines += [entry.usage for entry in listed]
+        lines.append("list/search show active episodes unless --include-superseded, --include-archived "
+                     "or --status is given.")
+        return "\n".join(lines)

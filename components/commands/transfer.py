@@ -9,33 +9,37 @@ split (a fragment cannot be imported).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from components.commands import render
 from components.commands.args import UsageError, as_usage, page_of, parse_args, split_head, statuses_of
-from components.commands.registry import Call, subcommand
+from components.commands.registry import Call, Subcommands
+from components.commands.text import clip, json_or_summary, page_title, plural, short_time, statuses_label
 from components.commands.views import LIST_FLAGS
-from ltm import load_json, parse_records
+from ltm import AuditPage, Episode, EpisodeStatus, MemoryScope, load_json, parse_records
 
 PAGE_SIZE = 10
 
 
-@subcommand("export", "!memory export [l1] — L1 profiles as JSON\n"
+SUBCOMMANDS = Subcommands()
+
+
+@SUBCOMMANDS("export", "!memory export [l1] — L1 profiles as JSON\n"
             "!memory export l2 [--status S] [--include-archived] [--include-superseded]")
 async def export(call: Call) -> str:
     head, rest = split_head(call.rest)
     if head.lower() in ("", "l1"):
         if rest.strip():
             raise UsageError("export", f"unexpected argument {rest.strip()[:40]!r}")
-        return render.profile_export(await call.memory.export_profiles(call.scope))
+        return profile_export(await call.memory.export_profiles(call.scope))
     if head.lower() != "l2":
         raise UsageError("export", f"unknown export {head[:20]!r}")
     args = parse_args("export", rest, switches=LIST_FLAGS, options=frozenset({"status"}), max_positional=0)
     statuses = statuses_of(call.topic, args)
-    return render.episode_export(call.scope, statuses, await call.memory.export_episodes(call.scope, statuses))
+    return episode_export(call.scope, statuses, await call.memory.export_episodes(call.scope, statuses))
 
 
-@subcommand("import", '!memory import l2 <json> — a list of episodes or {"episodes": [...]}', mutating=True)
+@SUBCOMMANDS("import", '!memory import l2 <json> — a list of episodes or {"episodes": [...]}', mutating=True)
 async def import_(call: Call) -> str:
     head, raw_json = split_head(call.rest)
     if head.lower() != "l2":
@@ -46,20 +50,20 @@ async def import_(call: Call) -> str:
     # The whole batch is validated before anything is written (parse_records raises on the first bad record).
     records = as_usage("import", lambda: parse_records(payload, source="import"))
     episodes = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
-    return render.imported(call.scope, episodes, _foreign_user_keys(payload, call.scope.user_key),
+    return imported(call.scope, episodes, _foreign_user_keys(payload, call.scope.user_key),
                            senders_kept=call.is_admin)
 
 
-@subcommand("audit", "!memory audit [page]\n!memory audit export")
+@SUBCOMMANDS("audit", "!memory audit [page]\n!memory audit export")
 async def audit(call: Call) -> str:
     head, rest = split_head(call.rest)
     if head.lower() == "export":
         if rest.strip():
             raise UsageError("audit", f"unexpected argument {rest.strip()[:40]!r}")
         entries = await call.memory.audit_export(call.scope)
-        return render.audit_export(call.scope, entries, Counter(str(e.get("operation")) for e in entries))
+        return audit_export(call.scope, entries, Counter(str(e.get("operation")) for e in entries))
     page = page_of("audit", call.args(max_positional=1))
-    return render.audit_page(await call.memory.audit_page(call.scope, page, PAGE_SIZE))
+    return audit_page(await call.memory.audit_page(call.scope, page, PAGE_SIZE))
 
 
 def _foreign_user_keys(payload: Any, user_key: str) -> set[str]:
@@ -72,3 +76,86 @@ def _foreign_user_keys(payload: Any, user_key: str) -> set[str]:
         if isinstance(item, dict) and isinstance(item.get("user_key"), str):
             found.add(item["user_key"])
     return {key for key in found if key and key != user_key}
+
+
+# --------------------------------------------------------------------------- reply text
+def status_tally(statuses: Iterable[str]) -> str:
+    """`14 active, 1 archived`: only statuses present, in lifecycle order."""
+    counts = Counter(statuses)
+    order = [s.value for s in EpisodeStatus] + sorted(set(counts) - {s.value for s in EpisodeStatus})
+    return ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s)) or "none"
+
+
+def audit_line(entry: dict[str, Any]) -> str:
+    who = entry.get("sender_name") or entry.get("sender_id") or ""
+    parts = [short_time(entry.get("time")), str(entry.get("operation") or "?")]
+    target = " ".join(str(p) for p in (entry.get("target_type"), entry.get("target_id")) if p)
+    if target:
+        parts.append(target)
+    if who:
+        parts.append(f"by {who}")
+    line = " · ".join(parts)
+    summary = clip(str(entry.get("summary") or ""), 80)
+    return f"{line}\n   {summary}" if summary else line
+
+
+def profile_export(payload: dict[str, Any]) -> str:
+    speakers = payload.get("speaker_profiles") or {}
+    header = (f"L1 export of {payload.get('scope_key')}: session profile + "
+              f"{plural(len(speakers), 'speaker profile')}")
+    summary = [f"Speaker profiles: {len(speakers)}"]
+    hint = "Use the Memory Console Export tab for the full JSON; !memory profile shows the current ones."
+    return json_or_summary(header, payload, summary, hint)
+
+
+def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payload: dict[str, Any]) -> str:
+    episodes = payload["episodes"]
+    header = (f"L2 export of {scope.user_key} ({statuses_label(statuses)}): "
+              f"{plural(len(episodes), 'episode')}")
+    summary = ["By status: " + status_tally(e["status"] for e in episodes)]
+    if payload.get("truncated"):
+        header += " (INCOMPLETE: the space holds more records than one export reads)"
+    hint = ("Use the Memory Console Export tab for the full JSON, or narrow with --status "
+            "(e.g. !memory export l2 --status archived).")
+    return json_or_summary(header, payload, summary, hint)
+
+
+IMPORT_PREVIEW = 5
+
+
+def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[str], *, senders_kept: bool) -> str:
+    lines = [
+        f"Imported {plural(len(episodes), 'episode')} into {scope.user_key} "
+        f"({status_tally(e.status.value for e in episodes)}); new IDs, original IDs kept as original_id.",
+    ]
+    if foreign_keys:
+        lines.append(f"Note: user_key {', '.join(sorted(foreign_keys))[:80]} in the JSON was ignored; "
+                     "imports always go into this chat's memory.")
+    if not senders_kept:
+        lines.append("Speakers in the JSON were not kept: the records are attributed to you (only a bot admin "
+                     "imports records on behalf of other speakers).")
+    for episode in episodes[:IMPORT_PREVIEW]:
+        origin = f"{episode.original_id} -> " if episode.original_id else "new: "
+        lines.append(origin + episode.episode_id)
+    if len(episodes) > IMPORT_PREVIEW:
+        lines.append(f"... and {len(episodes) - IMPORT_PREVIEW} more (!memory list)")
+    return "\n".join(lines)
+
+
+def audit_page(result: AuditPage) -> str:
+    if not result.total:
+        return "No audit entries for this chat yet."
+    lines = [page_title("Audit log", result.page, result.pages, result.total, "entries") + " · newest first"]
+    lines += [audit_line(entry) for entry in result.entries]
+    if result.page < result.pages:
+        lines.append(f"Next: !memory audit {result.page + 1}")
+    return "\n".join(lines)
+
+
+def audit_export(scope: MemoryScope, entries: list[dict[str, Any]], operations: Counter[str]) -> str:
+    header = f"Audit export of {scope.scope_key}: {len(entries)} entries (oldest first)"
+    summary = ["By operation: " + ", ".join(f"{n} {op}" for op, n in sorted(operations.items()))]
+    if entries:
+        summary.append(f"From {entries[0].get('time')} to {entries[-1].get('time')}")
+    hint = "Browse with !memory audit [page], or use the Memory Console Audit tab to export it."
+    return json_or_summary(header, {"scope_key": scope.scope_key, "entries": entries}, summary, hint)

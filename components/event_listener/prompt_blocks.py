@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.common.render import profile_text
+from components.common.memory_views import profile_text
 from ltm import Episode, Profile
 
 HEADER = (

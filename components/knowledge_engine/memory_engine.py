@@ -23,7 +23,7 @@ from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
 from ltm import (
-    ENGINE_RETRIEVE,
+    QUERY_RECALL,
     LTMError,
     MemoryService,
     ValidationError,
@@ -73,7 +73,7 @@ class MemoryEngine(KnowledgeEngine):
             # No conversation (e.g. the WebUI retrieve test): there is no scope to read, so nothing leaks.
             return RetrievalResponse(results=[], total_found=0,
                                      metadata={"note": "LongTermMemory recalls only inside a conversation"})
-        top_k = ENGINE_RETRIEVE.clamp_top_k(settings.get("top_k"))
+        recipe = QUERY_RECALL.with_host_top_k(settings.get("top_k"))
         memory: MemoryService = self.plugin.memory
         try:
             scope = await memory.scope_for(identity, kb_id)
@@ -82,7 +82,7 @@ class MemoryEngine(KnowledgeEngine):
                 # retrieves the memory KB from its own config must not get them twice.
                 return RetrievalResponse(results=[], total_found=0,
                                          metadata={"note": "memories for this turn were already injected"})
-            hits = await memory.recall(scope, query, recipe=ENGINE_RETRIEVE, top_k=top_k)
+            hits = await memory.recall(scope, query, recipe=recipe)
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})

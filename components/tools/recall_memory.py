@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.common.memory_tool import MemoryTool
-from components.common.render import episode_for_model, profile_text
-from ltm import TOOL_RECALL, MemoryScope, MemoryService, RecallFilters, clean_tags, params
+from components.common.memory_views import episode_for_model, profile_text
+from ltm import QUERY_RECALL, MemoryScope, MemoryService, RecallFilters, clean_tags, params
 
 
 class RecallMemory(MemoryTool):
@@ -17,12 +17,12 @@ class RecallMemory(MemoryTool):
         speaker = params.text(args.get("speaker"), "speaker", max_chars=200, required=False)
         time_field = params.choice(args.get("time_field"), "time_field", ["timestamp", "event_at"],
                                    default="timestamp")
-        top_k = TOOL_RECALL.top_k(args.get("top_k"))
+        recipe = QUERY_RECALL.with_top_k(args.get("top_k"))
         since, until = params.time_range(args.get("since"), args.get("until"))
         filters = RecallFilters(speaker=speaker, since=since, until=until, time_field=time_field,
                                 tags=clean_tags(args.get("tags")))
         profiles = await memory.profiles(scope)
-        hits = await memory.recall(scope, query, recipe=TOOL_RECALL, top_k=top_k, filters=filters)
+        hits = await memory.recall(scope, query, recipe=recipe, filters=filters)
         return {
             "session_profile": profile_text(profiles.session),
             "speaker_profile": profile_text(profiles.speaker) if profiles.speaker else "",

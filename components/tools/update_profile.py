@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.common.memory_tool import MemoryTool
-from components.common.render import profile_text
+from components.common.memory_views import profile_text
 from ltm import MemoryScope, MemoryService
 
 

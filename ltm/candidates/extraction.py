@@ -7,7 +7,7 @@ In order, for the user's own message text (never the assistant's reply):
 3. with a candidate model: one bounded request (`selection.py`); a failed request or an
    answer that does not validate proposes nothing (the reason is returned, never the text),
    and the rules are not used as a substitute;
-4. otherwise the rules (`rules.py`), which scan at most their own `MAX_TEXT_CHARS`.
+4. otherwise the rules (`engine.py`), which scan at most their own `MAX_TEXT_CHARS`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 from ..errors import LTMError
 from ..ports import LanguageModel
+from ..secrets import secret_kind
 from ..timefields import now_iso
+from .engine import extract_candidates
+from .kinds import ProposedMemory, ignore_candidate
 from .records import CandidateOrigin
-from .rules import SECRET_RULE, CandidateKind, ProposedMemory, credential_kind, extract_candidates, redacted_text
 from .selection import MAX_INPUT_CHARS, MAX_OUTPUT_CHARS, TIMEOUT_S, parse_selection, request_messages
 
 
@@ -36,11 +38,10 @@ async def extract(user_text: str, *, max_candidates: int, model_uuid: str, llm: 
         return Extraction(origin, skipped="the message has no text")
     if len(user_text) > MAX_INPUT_CHARS:
         return Extraction(origin, skipped=f"the message is longer than {MAX_INPUT_CHARS} characters")
-    kind = credential_kind(user_text)
+    kind = secret_kind(user_text)
     if kind is not None:
         # Kept only as a redacted note (a rule's finding); with a model configured the text is never sent.
-        ignore = ProposedMemory(CandidateKind.IGNORE, redacted_text(kind), "", SECRET_RULE)
-        return Extraction(CandidateOrigin.RULES, [ignore])
+        return Extraction(CandidateOrigin.RULES, [ignore_candidate(kind)])
     if not model_uuid:
         return Extraction(origin, extract_candidates(user_text, max_candidates=max_candidates))
     try:

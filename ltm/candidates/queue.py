@@ -10,8 +10,8 @@ Bound (docs/ARCHITECTURE.md, "Limits"): at most `MAX_CANDIDATES` per scope. When
 candidate does not fit, the oldest rejected candidates are dropped first, then the oldest
 accepted ones (their memory, if any, stays: it was written and audited when accepted).
 Pending candidates are never dropped: when the queue holds only pending ones, new
-candidates are refused, counted in the record (`refused`) and logged, so the command and
-the console can say so.
+candidates are refused, counted in the record (`refused`) and logged, so every review
+surface can say so.
 
 Decisions (accept, reject, auto-apply) are serialized per scope by `deciding(scope)`, held
 across "check pending, apply, mark decided", so one candidate is never applied twice.
@@ -26,14 +26,15 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from .. import params
+from .._gate import WriteGate
 from .._storage import JsonStore, KeyedLocks, candidates_key
 from ..errors import NotFound, ValidationError
-from ..gate import WriteGate
 from ..identity import MemoryScope
 from ..spaces import Space
 from ..timefields import now_iso
+from .kinds import CandidateKind
 from .records import Candidate, CandidateStatus, new_candidate_id
-from .rules import CandidateKind
 
 log = logging.getLogger("LongTermMemory")
 
@@ -139,8 +140,7 @@ class CandidateQueue:
             counts[candidate.status.value] += 1
         chosen = [c for c in reversed(record.items) if c.status in statuses]
         pages = max(1, -(-len(chosen) // page_size))
-        if page > pages:
-            raise ValidationError(f"page {page} is past the end (last page is {pages})")
+        params.check_page(page, pages)
         start = (page - 1) * page_size
         return CandidatePage(chosen[start:start + page_size], page, pages, len(chosen), counts, record.refused,
                              record.last_refused_at)

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..identity import Identity
 from ..timefields import now_iso
-from .rules import CandidateKind, ProfileField, ProposedMemory
+from .kinds import CandidateKind, ProfileField, ProposedMemory
 
 USER_STATEMENT = "user_statement"
 INFERENCE = "inference"
@@ -87,7 +87,7 @@ class Candidate:
     field: ProfileField | None = None  # profile candidates: name | traits | preferences
     status: CandidateStatus = CandidateStatus.PENDING
     decided_at: str | None = None
-    decided_by: str = ""  # a sender id, "console" or "auto"
+    decided_by: str = ""  # a sender id, the name a caller without a chat identity gave, or "auto"
     applied_type: str | None = None  # "episode", "speaker_profile" or "session_profile"
     applied_id: str | None = None  # the episode id, the speaker's sender id or "session"
 
@@ -169,7 +169,7 @@ class Candidate:
             raise ValidationError(f"a stored candidate cannot be read ({type(exc).__name__})") from None
 
     def to_public(self) -> dict[str, Any]:
-        """The view the console and `!memory candidates` show."""
+        """The public view every review surface shows."""
         return {
             "id": self.candidate_id, "kind": self.kind.value, "content": self.content,
             "evidence": self.evidence, "rule": self.rule, "origin": self.origin.value,

@@ -1,25 +1,46 @@
-"""Accepting a candidate: how it maps onto the ordinary profile and episode writes (Q2).
+"""The candidate review flow (Q1-Q3): propose from one message, list, accept, reject, auto-apply.
 
-The facade (`MemoryService.accept_candidate`) does the writing through its usual
-`update_profile` and `remember` paths; this module only says what to write, and as whom:
+Accepting goes through the ordinary profile and episode writes (`ProfileBook.update`,
+`EpisodeLifecycle.remember`, audited there), then marks the candidate decided in the queue
+(audited as `candidate_accept`, `candidate_auto_apply` or `candidate_reject`):
 - the write is attributed to the person who said it (the candidate's speaker), not to the
   reviewer, inside the reviewer's own scope (same `scope_key`, `user_key` and KB);
 - an episode keeps its provenance: `source=candidate`, `source_ref=query:<id>`,
   `claim_type` (`user_statement` from the rules, `inference` from a model);
 - a profile candidate merges its one value into the field (a name replaces the name).
+
+Accepting is apply, then mark, under the scope's decision lock, so one candidate is never
+applied twice; the queue's fence is checked before memory changes, and a mark that still fails
+becomes `PartialWrite` naming what was written (reject the candidate rather than accept it again).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import ValidationError
+from .. import params
+from .._fences import FenceRegistry
+from ..episodes.lifecycle import EpisodeLifecycle
+from ..errors import FencedError, HostError, LTMError, PartialWrite, ValidationError
 from ..identity import MemoryScope
-from .records import Candidate, CandidateOrigin
-from .rules import CandidateKind, ProfileField
+from ..kb_settings import KBSettings
+from ..ports import LanguageModel
+from ..profiles.book import ProfileBook
+from ..spaces import Space
+from .extraction import extract
+from .kinds import SPEAKER, CandidateKind, ProfileField
+from .queue import CandidatePage, CandidateQueue
+from .records import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
+
+log = logging.getLogger("LongTermMemory")
 
 EPISODE_SOURCE = "candidate"
+AUTO_REVIEWER = "auto"
+
+OpenKb = Callable[[MemoryScope], Awaitable[KBSettings]]
 
 
 @dataclass(frozen=True)
@@ -55,3 +76,100 @@ def profile_change(candidate: Candidate) -> tuple[str, dict[str, Any]]:
     if candidate.field is ProfileField.NAME:
         return candidate.target, {"name": candidate.content}
     return candidate.target, {candidate.field.value: [candidate.content]}
+
+
+class CandidateReview:
+    def __init__(self, queue: CandidateQueue, fences: FenceRegistry, llm: LanguageModel, profiles: ProfileBook,
+                 lifecycle: EpisodeLifecycle, open_kb: OpenKb) -> None:
+        self._queue = queue
+        self._fences = fences
+        self._llm = llm
+        self._profiles = profiles
+        self._lifecycle = lifecycle
+        self._open_kb = open_kb  # the KB settings an accepted episode is written with
+
+    async def propose(self, scope: MemoryScope, settings: KBSettings, user_text: str) -> CandidateRun:
+        """The candidates one user message proposes, queued as pending in the scope of that turn; with
+        `candidate_auto_apply`, rule candidates are accepted at once (model candidates never are)."""
+        origin = CandidateOrigin.MODEL if settings.candidate_model_uuid else CandidateOrigin.RULES
+        if not settings.candidate_extraction_enabled:
+            return CandidateRun(origin, skipped="candidate extraction is off for this memory knowledge base")
+        identity, query_id = scope.identity, scope.query_id
+        if identity is None or query_id is None:
+            raise ValidationError("candidates come from a live turn: its speaker and query id are required")
+        result = await extract(user_text, max_candidates=settings.candidate_max_per_turn,
+                               model_uuid=settings.candidate_model_uuid, llm=self._llm)
+        if result.rejected:
+            log.warning("[LongTermMemory] candidate model answer rejected query=%s scope=%s: %s", query_id,
+                        scope.scope_key, result.rejected)
+        usable = [p for p in result.proposals if identity.sender_id or p.target != SPEAKER]
+        speaker = Speaker.of(identity)
+        queued = await self._queue.propose(scope, [
+            Candidate.proposed(p, origin=result.origin, speaker=speaker, query_id=query_id, candidate_id="")
+            for p in usable])
+        applied: list[Candidate] = []
+        if settings.candidate_auto_apply:
+            for candidate in queued.added:
+                if candidate.origin is not CandidateOrigin.RULES or candidate.kind is CandidateKind.IGNORE:
+                    continue
+                try:
+                    applied.append(await self._accept(scope, candidate.candidate_id, "candidate_auto_apply",
+                                                      AUTO_REVIEWER))
+                except LTMError as exc:
+                    log.warning("[LongTermMemory] candidate %s not auto-applied scope=%s: %s",
+                                candidate.candidate_id, scope.scope_key, exc.code)
+        return CandidateRun(result.origin, queued.added, applied, queued.refused, queued.duplicates,
+                            len(result.proposals) - len(usable), result.skipped, result.rejected)
+
+    async def page(self, scope: MemoryScope, *, all_statuses: bool, page: int, page_size: int) -> CandidatePage:
+        """Newest first: pending candidates, or every status."""
+        statuses = ALL_STATUSES if all_statuses else (CandidateStatus.PENDING,)
+        return await self._queue.page(scope, statuses, page, page_size)
+
+    async def get(self, scope: MemoryScope, candidate_id: Any) -> Candidate:
+        return await self._queue.get(scope, params.record_id(candidate_id, "candidate_id"))
+
+    async def accept(self, scope: MemoryScope, candidate_id: Any, reviewer: str) -> Candidate:
+        cid = params.record_id(candidate_id, "candidate_id")
+        return await self._accept(scope, cid, "candidate_accept", _reviewer(scope, reviewer))
+
+    async def reject(self, scope: MemoryScope, candidate_id: Any, reviewer: str) -> Candidate:
+        """Writes no memory; the candidate stays listed (all statuses) as rejected."""
+        cid = params.record_id(candidate_id, "candidate_id")
+        async with self._queue.deciding(scope):
+            return await self._queue.decide(scope, cid, CandidateStatus.REJECTED, "candidate_reject",
+                                            by=_reviewer(scope, reviewer))
+
+    async def _accept(self, scope: MemoryScope, candidate_id: str, operation: str, by: str) -> Candidate:
+        async with self._queue.deciding(scope):
+            candidate = await self._queue.get(scope, candidate_id)
+            self._queue.check_decidable(candidate, accepting=True)
+            as_speaker = speaker_scope(scope, candidate)
+            # The queue must take the mark before memory changes, or the candidate would stay pending.
+            await self._fences.check(Space.l1(scope.scope_key))
+            applied_type, applied_id = await self._apply(as_speaker, candidate)
+            try:
+                return await self._queue.decide(scope, candidate_id, CandidateStatus.ACCEPTED, operation,
+                                                by=by, applied_type=applied_type, applied_id=applied_id)
+            except (HostError, FencedError) as exc:
+                raise PartialWrite(
+                    f"candidate {candidate_id} was applied ({applied_type} {applied_id}) but could not be marked "
+                    f"accepted ({exc.message}); it still shows as pending, so reject it instead of accepting it "
+                    "again", applied=[f"{applied_type}:{applied_id}"], cause=exc.code) from exc
+
+    async def _apply(self, as_speaker: MemoryScope, candidate: Candidate) -> tuple[str, str]:
+        """The ordinary write a candidate stands for: (what was written, its id)."""
+        if candidate.kind is CandidateKind.EPISODE:
+            settings = await self._open_kb(as_speaker)
+            episode = await self._lifecycle.remember(as_speaker, settings, episode_fields(candidate),
+                                                     source=EPISODE_SOURCE)
+            return "episode", episode.episode_id
+        target, change = profile_change(candidate)
+        await self._profiles.update(as_speaker, target, change)
+        return f"{target}_profile", candidate.speaker.sender_id if target == SPEAKER else "session"
+
+
+def _reviewer(scope: MemoryScope, reviewer: str) -> str:
+    """Who decided: the caller's own name for itself (a page without a chat identity names its
+    surface), else the chat sender who ran the review."""
+    return reviewer or scope.sender_id or "unknown"

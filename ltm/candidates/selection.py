@@ -22,8 +22,8 @@ from typing import Any
 from ..errors import ValidationError
 from ..params import is_blank
 from ..ports import ChatMessage
+from .kinds import SESSION, SPEAKER, CandidateKind, ProfileField, ProposedMemory
 from .records import MODEL_RULE
-from .rules import SESSION, SPEAKER, CandidateKind, ProfileField, ProposedMemory
 
 MAX_INPUT_CHARS = 8000
 TIMEOUT_S = 30.0
@@ -75,7 +75,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _loads(reply: str) -> Any:
     text = reply.strip()
-    # The one wrapper tolerated: a single Markdown code fence around the JSON object.
+    # The one wrapper tolerated: a single ``` code fence around the JSON object.
     if text.startswith("```") and text.endswith("```") and len(text) >= 6:
         text = text[3:-3]
         if text.startswith("json"):

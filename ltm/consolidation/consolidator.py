@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .. import params
+from .._gate import WriteGate, WriteTx
 from ..episodes.lifecycle import write_episodes
 from ..episodes.model import (
     MAX_RECORD_CHARS,
@@ -36,11 +37,10 @@ from ..episodes.model import (
 )
 from ..episodes.store import EpisodeStore
 from ..errors import HostFailure, LTMError, StateError, ValidationError
-from ..gate import WriteGate, WriteTx
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
-from ..ports import LanguageModel, VectorIndex
+from ..ports import LanguageModel
 from ..profiles.book import ProfileBook
 from ..spaces import Space
 from ..timefields import now_iso, utc_now
@@ -67,11 +67,8 @@ from .records import DraftBook
 
 log = logging.getLogger("LongTermMemory")
 
-MAX_PROPOSAL_ID_CHARS = 100
-
-
 def clean_proposal_id(value: object) -> str:
-    text = params.text(value, "proposal_id", max_chars=MAX_PROPOSAL_ID_CHARS)
+    text = params.record_id(value, "proposal_id")
     try:
         return str(uuid.UUID(text))
     except ValueError:
@@ -140,11 +137,10 @@ def _over_budget(episode: Episode) -> int:
 
 
 class Consolidator:
-    def __init__(self, gate: WriteGate, store: EpisodeStore, index: VectorIndex, llm: LanguageModel,
-                 drafts: DraftBook, profiles: ProfileBook) -> None:
+    def __init__(self, gate: WriteGate, store: EpisodeStore, llm: LanguageModel, drafts: DraftBook,
+                 profiles: ProfileBook) -> None:
         self._gate = gate
         self._store = store
-        self._index = index
         self._llm = llm
         self._drafts = drafts
         self._profiles = profiles
@@ -155,7 +151,7 @@ class Consolidator:
         model = settings.consolidation_model_uuid
         # K8: the KB is held against removal for the whole preview; a removed KB is refused here,
         # before any model call, and its removal waits until this preview has finished.
-        async with self._gate.collection_in_use(kb_id):
+        async with self._gate.kb_in_use(kb_id):
             listing = await self._store.enumerate(kb_id, user_key)
             archival, total = archival_candidates(listing.episodes, settings, utc_now())
             result = ConsolidationPreview(
@@ -352,8 +348,8 @@ class Consolidator:
     async def _verify(self, kb_id: str, staged: Episode) -> str:
         """Read the staged record back: it must be there, as written, and within the record budget
         counting whatever the host keeps with it. Returns the problem, or "" when it is fine."""
-        record = await self._index.get(kb_id, staged.user_key, staged.episode_id)
-        if record is None or record.space != staged.user_key:
+        record = await self._store.get_record(kb_id, staged.user_key, staged.episode_id)
+        if record is None:
             return "the staged summary could not be read back"
         if Episode.from_record(record).to_record() != staged.to_record():
             return "the store did not keep the staged summary as written"
@@ -386,7 +382,7 @@ class Consolidator:
 
     async def discard(self, scope: MemoryScope, proposal_id: object) -> Draft:
         pid = clean_proposal_id(proposal_id)
-        async with self._gate.collection_in_use(scope.kb_id), \
+        async with self._gate.kb_in_use(scope.kb_id), \
                 self._gate.hold(Space.l2(scope.kb_id, scope.user_key)), \
                 self._gate.write(scope, Space.l1(scope.scope_key), "draft_discard") as tx:
             draft = await self._drafts.find(scope, pid)

@@ -188,7 +188,7 @@ class Draft:
             return None
 
     def to_public(self) -> dict[str, Any]:
-        """The console's view: everything a reviewer compares, nothing internal (hashes stay inside)."""
+        """The reviewer's view: everything a reviewer compares, nothing internal (hashes stay inside)."""
         data = self.to_dict()
         data.pop("version", None)
         for source in data["sources"]:

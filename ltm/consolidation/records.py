@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
+from .._gate import WriteTx
 from .._storage import (
     DRAFT_PREFIX,
     JsonStore,
@@ -31,7 +32,6 @@ from .._storage import (
     parse_draft_key,
 )
 from ..episodes.store import EpisodeStore
-from ..gate import WriteTx
 from ..identity import MemoryScope
 from ..timefields import now_iso
 from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft, ProposalRejected

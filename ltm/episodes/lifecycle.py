@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
+from .. import params
+from .._gate import WriteGate, WriteTx
 from ..errors import HostError, NotFound, ValidationError
-from ..gate import WriteGate, WriteTx
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
@@ -31,6 +32,8 @@ from .model import Episode, EpisodeDraft, EpisodeStatus, new_episode_id
 from .store import UPSERT_BATCH, EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
+
+MAX_SUPERSEDES = 20  # corrected episodes per `remember`
 
 
 def new_episode(scope: MemoryScope, draft: EpisodeDraft) -> Episode:
@@ -130,10 +133,23 @@ class EpisodeLifecycle:
             raise NotFound(f"episode {episode_id} not found in this scope", episode_id=episode_id)
         return episode
 
-    async def remember(self, scope: MemoryScope, settings: KBSettings, draft: EpisodeDraft,
-                       supersedes: Sequence[str]) -> Episode:
-        """T1 / E4-E5: every supersede target is checked before any write; a correction whose second
-        step is refused is rolled back, so two active versions of a fact never stay behind."""
+    async def episode(self, scope: MemoryScope, episode_id: Any) -> Episode:
+        """One episode of the scope's space; an id of another space is not found, like one of none."""
+        return await self._get(scope, params.record_id(episode_id, "episode_id"))
+
+    async def remember(self, scope: MemoryScope, settings: KBSettings, raw: dict[str, Any], *,
+                       source: str = "tool") -> Episode:
+        """T1 / E4-E5: the fields as a caller sent them (`supersedes`: the ids this corrects), all
+        validated before any write."""
+        draft = EpisodeDraft.parse(raw, source=source)
+        supersedes = params.word_list(raw.get("supersedes"), "supersedes", max_items=MAX_SUPERSEDES,
+                                      item_chars=params.MAX_ID_CHARS)
+        return await self._remember(scope, settings, draft, supersedes)
+
+    async def _remember(self, scope: MemoryScope, settings: KBSettings, draft: EpisodeDraft,
+                        supersedes: Sequence[str]) -> Episode:
+        """Every supersede target is checked before any write; a correction whose second step is
+        refused is rolled back, so two active versions of a fact never stay behind."""
         refuse_secrets(draft.texts())
         space = Space.l2(scope.kb_id, scope.user_key)
         async with self._gate.write(scope, space, "remember") as tx:
@@ -178,9 +194,19 @@ class EpisodeLifecycle:
                  len(targets))
         return episode
 
-    async def set_status(self, scope: MemoryScope, settings: KBSettings, episode_id: str,
-                         allowed: tuple[EpisodeStatus, ...], new_status: EpisodeStatus, operation: str
-                         ) -> RestoreResult:
+    async def archive(self, scope: MemoryScope, settings: KBSettings, episode_id: Any) -> Episode:
+        result = await self._set_status(scope, settings, params.record_id(episode_id, "episode_id"),
+                                        (EpisodeStatus.ACTIVE,), EpisodeStatus.ARCHIVED, "archive")
+        return result.episode
+
+    async def restore(self, scope: MemoryScope, settings: KBSettings, episode_id: Any) -> RestoreResult:
+        return await self._set_status(scope, settings, params.record_id(episode_id, "episode_id"),
+                                      (EpisodeStatus.ARCHIVED, EpisodeStatus.SUPERSEDED), EpisodeStatus.ACTIVE,
+                                      "restore")
+
+    async def _set_status(self, scope: MemoryScope, settings: KBSettings, episode_id: str,
+                          allowed: tuple[EpisodeStatus, ...], new_status: EpisodeStatus, operation: str
+                          ) -> RestoreResult:
         space = Space.l2(scope.kb_id, scope.user_key)
         correction: Episode | None = None
         async with self._gate.write(scope, space, operation) as tx:
@@ -198,8 +224,9 @@ class EpisodeLifecycle:
                 correction = found if found is not None and found.is_active else None
         return RestoreResult(updated, episode.status, correction)
 
-    async def forget(self, scope: MemoryScope, episode_id: str, *, operation: str = "forget") -> Episode:
+    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: str = "forget") -> Episode:
         space = Space.l2(scope.kb_id, scope.user_key)
+        episode_id = params.record_id(episode_id, "episode_id")
         async with self._gate.write(scope, space, operation) as tx:
             episode = await self._get(scope, episode_id)
             await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)

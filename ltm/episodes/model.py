@@ -279,7 +279,7 @@ class Episode:
         )
 
     def to_public(self) -> dict[str, Any]:
-        """Plain JSON view used by tools, export and the console."""
+        """Plain JSON view used by every surface and by export."""
         data: dict[str, Any] = {
             "id": self.episode_id,
             "content": self.content,

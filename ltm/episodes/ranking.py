@@ -1,6 +1,6 @@
 """Recall ranking as an explicit, tunable recipe (E6, E7 in docs/REQUIREMENTS.md).
 
-The backend gives a bounded candidate window (vector hits, filtered on one
+The backend gives a bounded recall window (vector hits, filtered on one
 isolation key). Everything after that happens here, over the whole window, before
 `top_k` is cut:
 
@@ -44,82 +44,98 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
+from .. import params
 from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
 from ..timefields import parse_stored
 from .model import Episode, EpisodeStatus
 from .question_cues import date_cues, date_match, named
 from .terms import STOPWORDS, stem, tokenize, words
 
-__all__ = ["STOPWORDS", "Candidate", "ScoredEpisode", "SearchRecipe", "rank", "stem", "time_weight", "tokenize",
-           "words"]
+__all__ = ["MAX_TOP_K", "STOPWORDS", "RecallRecipe", "ScoredEpisode", "WindowEntry", "rank", "stem", "time_weight",
+           "tokenize", "words"]
 
+MAX_TOP_K = 20  # every surface's recall, and automatic recall per turn
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
-class SearchRecipe:
-    """Every default below was chosen on the LoCoMo tuning split only (MiniLM, asked as of each
-    conversation's end; R@5 / R@10 with every other default as shipped, bench/RESULTS.md "What was
-    tried"). Figures marked ~ come from the offline grid over the same split (a replica of this
-    ranking, agreeing with the full run within .005); the others from
-    `bench/locomo_recall.py --split tuning --recipe FIELD=VALUE`."""
+class RecallRecipe:
+    """How one kind of recall works: its `top_k` and the range a caller may ask for, the candidate
+    windows, and the ranking weights. The named recipes are in `recipes.py`; `resolved_for` applies a
+    memory KB's settings. Every default was chosen on the LoCoMo tuning split only; the figures behind
+    each are in bench/RESULTS.md ("How the shipped defaults were chosen")."""
 
-    top_k: int = 5
-    # Vector hits of the space. The word index supplies whole-space word candidates, so the window can
-    # be small: 200 .735/.810, 100 .722/.803, 50 .721/.795, 30 .713/.783 (20 ~.693/.762). 50 keeps the
-    # host's search (and the rows it moves to the plugin) a quarter of 200's for .014/.015.
+    name: str = "recall"
+    top_k: int | None = 5  # None: the KB's `auto_recall_top_k` (automatic recall)
+    max_top_k: int = MAX_TOP_K
+    # Vector hits of the space; the word index supplies whole-space word candidates, so it can be small.
     candidate_window: int = 50
     speaker_window: int = 20
     full_text_window: int = 20  # only with retrieval_strategy "hybrid" (the host's substring search)
-    # Whole-space BM25 candidates from the in-process word index (lexical.py): 50 .722/.795, 100
-    # .721/.795 (~20 to 100 equal with a 200-row vector window); 100 keeps R@10 at smaller windows (~).
+    # Whole-space BM25 candidates from the in-process word index (lexical.py).
     lexical_window: int = 100
     strategy: RetrievalStrategy = RetrievalStrategy.AUTO
-    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized): vector weight ~.3 .696/.789,
-    # ~.4 .720/.789, ~.5 .718/.787, ~.6 .717/.785. Weighted RRF of the two orders lost at every weight.
+    # Fusion of min-max vector similarity and whole-space BM25 (max-normalized).
     vector_weight: float = 0.4
     lexical_weight: float = 0.6
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
-    # an exchange) gains context_weight x that neighbour's relevance. Neighbours = the adjacent candidates
-    # in time, if within context_seconds: ~.3 .715/.790, ~.5 .720/.789, ~.6 .722/.787; 60 s = 3,600 s.
+    # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds.
     context_weight: float = 0.5
     context_seconds: float = 600.0
     # Session context: the best relevance in the candidate's conversation burst (gaps of at most
-    # session_gap_seconds): ~off .702/.791 (window 200), ~.2 .722/.786, ~.3 .723/.790, ~.5 .715/.789.
+    # session_gap_seconds).
     session_weight: float = 0.3
     session_gap_seconds: float = 3600.0
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
-    # The time weight (0.5 at the half-life) is added, never multiplied: recall is the same from 0 to .05
-    # (0: .722/.795, .05: .721/.795) and falls beyond (~.1: .710/.801 with window 200). .05 is the largest
-    # weight that costs nothing: among comparable matches the newer ranks first.
+    # The time weight (0.5 at the half-life) is added, never multiplied: among comparable matches the
+    # newer ranks first.
     recency_weight: float = 0.05
     importance_weight: float = 0.05
     exact_match_boost: bool = True
     id_bonus: float = 10.0
     snippet_bonus: float = 0.5
     tag_bonus: float = 0.25
-    # A speaker the question names (question_cues.py): ~.15 .690/.796 (window 200), ~.3 .714/.785, ~.4
-    # .720/.789, ~.5 .723/.790, ~.6 .723/.789. The name is also left out of the embedded text: ~off .702/.777.
+    # A speaker the question names (question_cues.py); the name is also left out of the embedded text.
     sender_bonus: float = 0.5
     strip_named_speakers: bool = True
     speaker_bonus: float = 0.05
-    # A day or month the question names: ~off .697/.784 (window 200), ~.5 .716/.789, ~.7 .720/.789, ~1 .722/.788.
+    # A day or month the question names.
     date_weight: float = 0.7
-    # A record that is itself a question: ~off .694/.797 (window 200), ~.1 .714/.788, ~.2 .720/.789, ~.3 .722/.789.
+    # A record that is itself a question holds less of an answer than a statement.
     question_penalty: float = 0.2
     # A superseded record (asked for with a status filter) ranks below its correction whatever the wording.
     superseded_penalty: float = 1.0
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    resolved: bool = False  # the KB's settings are applied (a tuned benchmark recipe is resolved already)
 
-    @classmethod
-    def from_settings(cls, settings: KBSettings, top_k: int) -> SearchRecipe:
-        recipe = cls(
-            top_k=top_k,
+    def with_top_k(self, value: Any) -> RecallRecipe:
+        """This recipe with a caller's `top_k` (None: the recipe's own), validated against its range; the
+        same bad value gets the same message on every surface (`ltm.params`)."""
+        default = self.top_k if self.top_k is not None else 1
+        return replace(self, top_k=params.bounded_int(value, "top_k", low=1, high=self.max_top_k, default=default))
+
+    def with_host_top_k(self, value: Any) -> RecallRecipe:
+        """This recipe with a `top_k` the host sent (not a user's): out-of-range values are brought into range."""
+        try:
+            number = max(1, min(int(value), self.max_top_k))
+        except (TypeError, ValueError):
+            return self
+        return replace(self, top_k=number)
+
+    def resolved_for(self, settings: KBSettings) -> RecallRecipe:
+        """The recipe as one memory KB runs it; `top_k` is then always a number."""
+        if self.resolved:
+            return self
+        recipe = replace(
+            self,
+            top_k=settings.auto_recall_top_k if self.top_k is None else self.top_k,
             strategy=settings.retrieval_strategy,
             half_life_days=settings.recency_half_life_days,
             exact_match_boost=settings.exact_match_boost,
+            resolved=True,
         )
         if settings.retrieval_strategy is RetrievalStrategy.VECTOR:
             recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0,
@@ -132,7 +148,9 @@ class SearchRecipe:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class WindowEntry:
+    """One episode of the recall window, before ranking."""
+
     episode: Episode
     distance: float | None  # None: found by words only, outside the vector window
     from_speaker_search: bool = False
@@ -156,7 +174,7 @@ def time_weight(age_days: float, half_life_days: float) -> float:
     return float(0.5 ** (max(0.0, age_days) / max(half_life_days, 1e-6)))
 
 
-def _vector_scores(candidates: list[Candidate]) -> list[float]:
+def _vector_scores(candidates: list[WindowEntry]) -> list[float]:
     """Min-max similarity inside the vector window. A candidate found by words only lies outside
     that window, so it is at most as similar as the window's farthest hit: it scores 0."""
     distances = [c.distance for c in candidates if c.distance is not None]
@@ -191,7 +209,7 @@ def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: f
     return [s / top for s in scores] if top > 0 else scores
 
 
-def _exact_bonus(recipe: SearchRecipe, query: str, query_words: set[str], episode: Episode) -> float:
+def _exact_bonus(recipe: RecallRecipe, query: str, query_words: set[str], episode: Episode) -> float:
     if not recipe.exact_match_boost:
         return 0.0
     bonus = 0.0
@@ -206,7 +224,7 @@ def _exact_bonus(recipe: SearchRecipe, query: str, query_words: set[str], episod
     return bonus
 
 
-def _named_sender(query: str, candidates: list[Candidate]) -> set[str]:
+def _named_sender(query: str, candidates: list[WindowEntry]) -> set[str]:
     """Ids of the candidates' speakers the question names (by name or id), each speaker checked once."""
     out: set[str] = set()
     seen: set[tuple[str, str]] = set()
@@ -255,7 +273,7 @@ def _is_question(content: str) -> bool:
     return content.rstrip().endswith(("?", "？"))
 
 
-def _lexical_scores(candidates: list[Candidate], query_tokens: list[str], recipe: SearchRecipe,
+def _lexical_scores(candidates: list[WindowEntry], query_tokens: list[str], recipe: RecallRecipe,
                     lexical_scores: dict[str, float] | None) -> list[float]:
     if not recipe.uses_lexical:
         return [0.0] * len(candidates)
@@ -269,9 +287,9 @@ def _lexical_scores(candidates: list[Candidate], query_tokens: list[str], recipe
 
 
 def rank(
-    candidates: list[Candidate],
+    candidates: list[WindowEntry],
     query: str,
-    recipe: SearchRecipe,
+    recipe: RecallRecipe,
     now: datetime,
     preferred_sender: str = "",
     lexical_scores: dict[str, float] | None = None,

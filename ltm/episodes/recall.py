@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from ..errors import HostError, HostFailure
@@ -16,7 +16,7 @@ from ..timefields import parse_stored, utc_now
 from .lexical import SpaceIndex
 from .model import Episode, EpisodeStatus
 from .question_cues import named_speakers, without_speakers
-from .ranking import Candidate, ScoredEpisode, SearchRecipe, rank, tokenize
+from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank, tokenize
 from .store import EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
@@ -59,18 +59,17 @@ class Recaller:
     def __init__(self, store: EpisodeStore) -> None:
         self._store = store
 
-    async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, *, top_k: int,
-                     filters: RecallFilters, recipe: SearchRecipe | None = None,
-                     now: datetime | None = None) -> list[ScoredEpisode]:
+    async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, recipe: RecallRecipe, *,
+                     filters: RecallFilters, now: datetime | None = None) -> list[ScoredEpisode]:
         """Host calls per recall, whatever the space holds: one embedding (of the question without the
         names of speakers it names, found in the space's word index), then concurrently the
         space's vector window and (with a sender) the speaker's window; with `hybrid` also the
         store's full-text search. Lexical candidates come from the in-process word index of the
         whole space (`lexical.py`, no host call once built). `now` is the moment the question is
-        asked (benchmarks replay old conversations); surfaces never pass it."""
-        if top_k <= 0:
+        asked (benchmarks replay old conversations, through `testhost/hooks.py`); surfaces never pass it."""
+        recipe = recipe.resolved_for(settings)
+        if not recipe.top_k or recipe.top_k <= 0:
             return []
-        recipe = replace(recipe or SearchRecipe.from_settings(settings, top_k), top_k=top_k)
         text = (query or "").strip()
         if len(text) == _UUID_LEN and text.count("-") == 4:
             episode = await self._store.get(scope.kb_id, scope.user_key, text)
@@ -80,14 +79,14 @@ class Recaller:
             text = " ".join(filters.tags) or "*"
         index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
         vector = (await self._store.embed(settings.embedding_model_uuid, [self._embedded_text(text, recipe, index)]))[0]
-        searches: list[Awaitable[list[Candidate]]] = [
+        searches: list[Awaitable[list[WindowEntry]]] = [
             self._vector(scope, vector, recipe.candidate_window)]
         if scope.sender_id and recipe.speaker_window > 0:
             # S6: the speaker's own episodes first, even when the space is crowded.
             searches.append(self._vector(scope, vector, recipe.speaker_window, scope.sender_id))
         if recipe.strategy is RetrievalStrategy.HYBRID:
             searches.append(self._full_text(scope, text, vector, recipe))
-        candidates: dict[str, Candidate] = {}
+        candidates: dict[str, WindowEntry] = {}
         for found in await asyncio.gather(*searches):
             for cand in found:
                 candidates.setdefault(cand.episode.episode_id, cand)
@@ -105,13 +104,13 @@ class Recaller:
         """The space's word index; None when it could not be built now (a big space is built in the
         background): ranking then scores words inside the vector window only, and no speaker is named."""
         try:
-            return await self._store.lexical.space(scope.kb_id, scope.user_key)
+            return await self._store.word_index(scope.kb_id, scope.user_key)
         except HostFailure as exc:
             log.info("[LongTermMemory] lexical index of a space not built (%s); vector window only", exc.code)
             return None
 
     @staticmethod
-    def _embedded_text(text: str, recipe: SearchRecipe, index: SpaceIndex | None) -> str:
+    def _embedded_text(text: str, recipe: RecallRecipe, index: SpaceIndex | None) -> str:
         """The question as embedded: without the names of the space's speakers it names (their records
         are preferred by ranking instead; see question_cues.py)."""
         if not recipe.strip_named_speakers or index is None:
@@ -119,22 +118,22 @@ class Recaller:
         return without_speakers(text, named_speakers(text, index.speaker_names()))
 
     @staticmethod
-    def _lexical(index: SpaceIndex, text: str, recipe: SearchRecipe, filters: RecallFilters,
-                 candidates: dict[str, Candidate]) -> dict[str, float]:
+    def _lexical(index: SpaceIndex, text: str, recipe: RecallRecipe, filters: RecallFilters,
+                 candidates: dict[str, WindowEntry]) -> dict[str, float]:
         """Whole-space BM25: adds the best `lexical_window` records the filters accept as candidates
         (without a vector distance) and returns every candidate's raw score."""
         hits, scores = index.search(tokenize(text), recipe.lexical_window, filters.accepts, also=candidates)
         for hit in hits:
-            candidates.setdefault(hit.episode.episode_id, Candidate(hit.episode, None))
+            candidates.setdefault(hit.episode.episode_id, WindowEntry(hit.episode, None))
         return scores
 
     async def _vector(self, scope: MemoryScope, vector: list[float], top_k: int,
-                      sender_id: str = "") -> list[Candidate]:
+                      sender_id: str = "") -> list[WindowEntry]:
         hits = await self._store.search(scope.kb_id, scope.user_key, vector, top_k=top_k, sender_id=sender_id)
-        return [Candidate(h.episode, h.distance, bool(sender_id)) for h in hits]
+        return [WindowEntry(h.episode, h.distance, bool(sender_id)) for h in hits]
 
     async def _full_text(self, scope: MemoryScope, text: str, vector: list[float],
-                         recipe: SearchRecipe) -> list[Candidate]:
+                         recipe: RecallRecipe) -> list[WindowEntry]:
         """E7 `hybrid`: widen the window with the backend's verbatim-text matches.
 
         Only candidates are taken from it: scores always come from vector distances and the
@@ -149,4 +148,4 @@ class Recaller:
         if rows is None:
             return []
         # A verbatim match carries no distance of its own: it enters like a lexical candidate.
-        return [Candidate(h.episode, None) for h in rows]
+        return [WindowEntry(h.episode, None) for h in rows]

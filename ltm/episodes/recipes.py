@@ -1,45 +1,22 @@
-"""Named recall recipes: how each surface recalls, and the limits it accepts.
+"""The named recall recipes: one per way of recalling, each with its limits and its ranking.
 
-The same `top_k` means the same thing everywhere; a value outside a recipe's range
-gets the same message from every surface (it comes from `ltm.params`).
+A recipe is named after what the recall is for, never after the surface that runs it (in the
+manner of Graphiti's search recipes). Every surface asks for a recipe and, where the caller may
+choose, `recipe.with_top_k(value)` (a user's value, validated: the same bad value gets the same
+message everywhere) or `recipe.with_host_top_k(value)` (the host's, clamped); the service then
+applies the memory KB's settings once (`RecallRecipe.resolved_for`). Tuned variants for
+benchmarks are `dataclasses.replace` of a resolved recipe.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from .ranking import MAX_TOP_K, RecallRecipe
 
-from .. import params
+# Before every model call, the turn's context: `top_k` is the KB setting `auto_recall_top_k`.
+AUTO_RECALL = RecallRecipe("auto recall", top_k=None)
+# A question put to memory (the model's recall tool, a host retrieval of the memory KB): the best few.
+QUERY_RECALL = RecallRecipe("query recall", top_k=5)
+# A person looking through memory (an operator's or an admin's search): a longer list.
+REVIEW_SEARCH = RecallRecipe("review search", top_k=10)
 
-MAX_TOP_K = 20
-
-
-@dataclass(frozen=True)
-class RecallRecipe:
-    name: str
-    default_top_k: int
-    max_top_k: int = MAX_TOP_K
-
-    def top_k(self, value: Any) -> int:
-        """A caller's `top_k`, validated against this recipe's range."""
-        return params.bounded_int(value, "top_k", low=1, high=self.max_top_k, default=self.default_top_k)
-
-    def clamp_top_k(self, value: Any) -> int:
-        """A host-supplied `top_k` (not a user's): out-of-range values are brought into range."""
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            return self.default_top_k
-        return max(1, min(number, self.max_top_k))
-
-
-# Before every model call; its top_k comes from the KB setting `auto_recall_top_k`.
-AUTO_RECALL = RecallRecipe("auto recall", default_top_k=5)
-# The `recall_memory` tool.
-TOOL_RECALL = RecallRecipe("tool recall", default_top_k=5)
-# `!memory search`.
-COMMAND_SEARCH = RecallRecipe("command search", default_top_k=10)
-# The console's Episodes search.
-CONSOLE_SEARCH = RecallRecipe("console search", default_top_k=10)
-# Host RAG asking the knowledge engine (naive RAG, AgenticRAG's query_knowledge).
-ENGINE_RETRIEVE = RecallRecipe("engine retrieve", default_top_k=5)
+__all__ = ["AUTO_RECALL", "MAX_TOP_K", "QUERY_RECALL", "REVIEW_SEARCH", "RecallRecipe"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
-from .lexical import LexicalIndexes
+from .lexical import LexicalIndexes, SpaceIndex
 from .model import Episode
 
 log = logging.getLogger("LongTermMemory")
@@ -41,7 +41,7 @@ class EpisodeStore:
         self._index = index
         self._embedder = embedder
         # The per-space word index recall uses (episodes/lexical.py): every write below keeps it current.
-        self.lexical = LexicalIndexes(self._page_of)
+        self._lexical = LexicalIndexes(self._page_of)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -62,10 +62,21 @@ class EpisodeStore:
         return own
 
     async def get(self, kb_id: str, user_key: str, episode_id: str) -> Episode | None:
+        record = await self.get_record(kb_id, user_key, episode_id)
+        return None if record is None else Episode.from_record(record)
+
+    async def get_record(self, kb_id: str, user_key: str, episode_id: str) -> IndexRecord | None:
+        """One record as the index returned it (with whatever the host keeps), re-checked for its space."""
         record = await self._index.get(kb_id, user_key, episode_id)
-        if record is None or record.space != user_key:
-            return None
-        return Episode.from_record(record)
+        return None if record is None or record.space != user_key else record
+
+    async def word_index(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The space's word index for recall; None while a big space is indexed in the background."""
+        return await self._lexical.space(kb_id, user_key)
+
+    async def word_indexes_built(self) -> None:
+        """Wait until background index builds are done (benchmarks and tests; recall never waits)."""
+        await self._lexical.settled()
 
     def _hits(self, rows: Sequence[IndexHit], user_key: str) -> list[Hit]:
         hits = [Hit(Episode.from_record(h.record), h.distance) for h in rows if h.record.space == user_key]
@@ -110,9 +121,9 @@ class EpisodeStore:
         except BaseException:
             # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
             for user_key in {e.user_key for e in episodes}:
-                self.lexical.drop_space(kb_id, user_key)
+                self._lexical.drop_space(kb_id, user_key)
             raise
-        self.lexical.upserted(kb_id, episodes)
+        self._lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
     async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
@@ -121,17 +132,17 @@ class EpisodeStore:
         try:
             await self._index.delete(kb_id, user_key, episode_ids)
         except BaseException:
-            self.lexical.drop_space(kb_id, user_key)
+            self._lexical.drop_space(kb_id, user_key)
             raise
-        self.lexical.deleted(kb_id, user_key, episode_ids)
+        self._lexical.deleted(kb_id, user_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
-    async def drop_collection(self, kb_id: str) -> None:
+    async def drop_kb(self, kb_id: str) -> None:
         try:
             await self._index.drop_collection(kb_id)
         finally:
-            self.lexical.drop_kb(kb_id)
+            self._lexical.drop_kb(kb_id)
 
     def records_rewritten(self, kb_id: str) -> None:
         """Records of `kb_id` were written by another path (the layout migration): rebuild on next use."""
-        self.lexical.drop_kb(kb_id)
+        self._lexical.drop_kb(kb_id)

@@ -19,9 +19,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import params
+from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, document_key
 from ..errors import ValidationError
-from ..gate import WriteGate, WriteTx
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
@@ -43,7 +43,6 @@ log = logging.getLogger("LongTermMemory")
 
 MAX_IMPORT_RECORDS = 5000
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
-MAX_ID_CHARS = 100
 _IMPORTABLE = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
 
 
@@ -119,13 +118,13 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     status = parse_status(item.get("status") or "active")
     if status not in _IMPORTABLE:
         raise ValidationError(f"status {status.value} cannot be imported")
-    original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=MAX_ID_CHARS,
+    original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=params.MAX_ID_CHARS,
                               required=False) or None
     if original_id:
         if original_id in seen_ids:
             raise ValidationError(f"duplicate id {original_id}")
         seen_ids.add(original_id)
-    supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=MAX_ID_CHARS)
+    supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=params.MAX_ID_CHARS)
     sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
     sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
     refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or "")])
@@ -137,13 +136,13 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
         sender_name=sender_name,
         original_id=original_id,
         supersedes=tuple(supersedes),
-        superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=MAX_ID_CHARS,
+        superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=params.MAX_ID_CHARS,
                                   required=False) or None,
         superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
     )
 
 
-def _materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
+def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
                  keep_senders: bool) -> list[Episode]:
     """New ids in the caller's space; links inside the batch are carried over to the new ids."""
     id_map = {r.original_id: new_episode_id() for r in records if r.original_id}
@@ -191,7 +190,7 @@ class EpisodeTransfer:
                               operation: str = "import", keep_senders: bool = True) -> list[Episode]:
         if not records:
             raise ValidationError("the import has no episodes")
-        episodes = _materialize(scope, records, None, keep_senders)
+        episodes = materialize(scope, records, None, keep_senders)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
             await write_episodes(tx, self._store, settings, episodes, _audit_import(operation, None))
         log.info("[LongTermMemory] import scope=%s user_key=%s records=%d", scope.scope_key, scope.user_key,
@@ -200,7 +199,7 @@ class EpisodeTransfer:
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
                               document_id: str) -> list[Episode]:
-        episodes = _materialize(scope, records, document_id, keep_senders=True)
+        episodes = materialize(scope, records, document_id, keep_senders=True)
         key = document_key(scope.kb_id, document_id)
         index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
                  "isolation": scope.isolation.value, "ids": [e.episode_id for e in episodes]}

@@ -23,12 +23,12 @@ from ..errors import HostError, OutcomeUnknown
 log = logging.getLogger("LongTermMemory")
 T = TypeVar("T")
 
-_UNKNOWN_OUTCOME = (ActionCallTimeoutError, ConnectionClosedError, asyncio.TimeoutError, TimeoutError)
+UNKNOWN_OUTCOME = (ActionCallTimeoutError, ConnectionClosedError, asyncio.TimeoutError, TimeoutError)
 # What a host call through the SDK can raise (the query APIs also raise RuntimeError outside an invocation).
-SDK_CALL_ERRORS = (ActionCallError, RuntimeError, *_UNKNOWN_OUTCOME)
+SDK_CALL_ERRORS = (ActionCallError, RuntimeError, *UNKNOWN_OUTCOME)
 
 
-def _short(message: str, limit: int = 240) -> str:
+def shorten(message: str, limit: int = 240) -> str:
     message = " ".join(str(message).split())
     return message if len(message) <= limit else message[: limit - 3] + "..."
 
@@ -42,14 +42,15 @@ def relayed_unknown(exc: ActionCallError) -> bool:
     return str(exc.message or "").lstrip().startswith(_RELAYED_UNKNOWN)
 
 
-async def _call(what: str, call: Awaitable[T]) -> T:
+async def host_call(what: str, call: Awaitable[T]) -> T:
+    """One host call through the SDK, its failures mapped onto the port failure contract."""
     try:
         return await call
     except ActionCallError as exc:
         if relayed_unknown(exc):
             raise OutcomeUnknown(f"no answer from the host on {what} (relayed by the plugin runtime)") from None
-        raise HostError(f"host error on {what}: {_short(exc.message)}") from None
-    except _UNKNOWN_OUTCOME as exc:
+        raise HostError(f"host error on {what}: {shorten(exc.message)}") from None
+    except UNKNOWN_OUTCOME as exc:
         raise OutcomeUnknown(f"no answer from the host on {what} ({type(exc).__name__})") from None
 
 

@@ -33,6 +33,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..ports import IndexRecord
@@ -46,6 +47,16 @@ FLAT_ROUTING_KEYS = frozenset({"user_key", "speaker_key", "file_id", "uuid", "te
 _RECORD_NAMESPACE = uuid.UUID("6f1d3c52-8f0e-4c1b-9a59-2f7e4b8d0c11")
 _LEGACY_FILE_ID = re.compile(r"^(?P<space>.+)#(?P<id>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                              r"[0-9a-fA-F]{12})$")
+
+
+@dataclass(frozen=True)
+class LegacyPage:
+    """Records of layout 1, each with the key that deletes exactly it (what the core's layout
+    migration reads, `ltm/migrations/layout.py`)."""
+
+    records: list[tuple[IndexRecord, str]]
+    scanned: int  # rows looked at (of any layout)
+    more: bool
 
 
 def space_token(space: str) -> str:

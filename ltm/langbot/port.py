@@ -1,6 +1,6 @@
 """The LangBot adapter: the core's ports implemented over the plugin SDK.
 
-Every host call goes through `_call`, which maps SDK failures onto the port
+Every host call goes through `host_call`, which maps SDK failures onto the port
 failure contract the write fences depend on (docs/HOST-FACTS.md, errors):
 
 - the host answered with an error (`ActionCallError`)  -> `HostError`, authoritative;
@@ -20,7 +20,7 @@ from langbot_plugin.entities.io.errors import ActionCallError
 
 from ..errors import HostError, OutcomeUnknown, ValidationError
 from ..ports import ChatMessage, HostPorts
-from .calls import _UNKNOWN_OUTCOME, _call, _short, relayed_unknown
+from .calls import UNKNOWN_OUTCOME, host_call, relayed_unknown, shorten
 from .vector_index import HostVectorIndex
 
 log = logging.getLogger("LongTermMemory")
@@ -42,18 +42,18 @@ class PluginStorage:
                     from None
             if "not found" in exc.message.lower():
                 return None
-            raise HostError(f"host error on storage read: {_short(exc.message)}") from None
-        except _UNKNOWN_OUTCOME as exc:
+            raise HostError(f"host error on storage read: {shorten(exc.message)}") from None
+        except UNKNOWN_OUTCOME as exc:
             raise OutcomeUnknown(f"no answer from the host on storage read ({type(exc).__name__})") from None
 
     async def set(self, key: str, value: bytes) -> None:
-        await _call("storage write", self._plugin.set_plugin_storage(key, value))
+        await host_call("storage write", self._plugin.set_plugin_storage(key, value))
 
     async def delete(self, key: str) -> None:
-        await _call("storage delete", self._plugin.delete_plugin_storage(key))
+        await host_call("storage delete", self._plugin.delete_plugin_storage(key))
 
     async def keys(self, prefix: str = "") -> list[str]:
-        keys = await _call("storage keys", self._plugin.get_plugin_storage_keys())
+        keys = await host_call("storage keys", self._plugin.get_plugin_storage_keys())
         return [str(k) for k in keys if str(k).startswith(prefix)]
 
 
@@ -62,7 +62,7 @@ class HostEmbedder:
         self._plugin = plugin
 
     async def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
-        vectors = await _call("embedding", self._plugin.invoke_embedding(model, list(texts)))
+        vectors = await host_call("embedding", self._plugin.invoke_embedding(model, list(texts)))
         return [list(v) for v in vectors]
 
 
@@ -75,7 +75,7 @@ class HostLanguageModel:
         request = [Message(role=m.role, content=m.content) for m in messages]
         try:
             reply = await asyncio.wait_for(
-                _call("model call", self._plugin.invoke_llm(model, request, timeout=timeout_s)), timeout_s + 5)
+                host_call("model call", self._plugin.invoke_llm(model, request, timeout=timeout_s)), timeout_s + 5)
         except TimeoutError:
             raise OutcomeUnknown(f"the model did not answer within {timeout_s:g} s") from None
         content = getattr(reply, "content", "")
@@ -91,7 +91,7 @@ class HostKnowledgeBases:
         self._plugin = plugin
 
     async def knowledge_base_ids(self) -> list[str]:
-        kbs = await _call("knowledge base list", self._plugin.list_knowledge_bases())
+        kbs = await host_call("knowledge base list", self._plugin.list_knowledge_bases())
         return [str(kb.get("uuid")) for kb in kbs or [] if isinstance(kb, dict) and kb.get("uuid")]
 
 

@@ -24,90 +24,29 @@ of a process. Every record read back is checked for its space (fail closed).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import math
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
-from ..ports import IndexHit, IndexPage, IndexRecord, LegacyPage, StoreProfile, Vector, reports_writes, write_sent
+from ..ports import IndexHit, IndexPage, IndexRecord, Vector, reports_writes, write_sent
 from . import layout
-from .calls import _call
+from .calls import host_call as _call
+from .store_probe import SCAN_LIMIT, SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX, StoreProbing, Traits
 
 log = logging.getLogger("LongTermMemory")
 
-PROBE_TEXT = "LongTermMemory isolation probe"
 LIST_PAGE = 200
-SCAN_LIMIT = 20_000  # a scan of one space for a record (stores without a uuid filter) stops here
-SPEAKER_OVERFETCH = 25  # speaker search without a speaker filter: the space's best top_k x this ...
-SPEAKER_OVERFETCH_MAX = 500  # ... but never more than this many rows
 DROP_ROUNDS = 400
-
-
-@dataclasses.dataclass(frozen=True)
-class Traits:
-    keeps_metadata: bool
-    filters_metadata: bool
-    filters_uuid: bool
-    similarity: bool
-    replaces: bool
-    single_delete: bool
-    dimension: int
-    text_search: bool = False
-
-    @property
-    def rewrite_deletes_first(self) -> bool:
-        """A store that keeps only text/file_id/uuid (Milvus inserts; pgvector would not need it but
-        cannot be told apart reliably) or that kept both rows of a rewrite."""
-        return not self.keeps_metadata or not self.replaces
-
-    def profile(self, problems: Sequence[str]) -> StoreProfile:
-        if self.keeps_metadata and self.filters_metadata:
-            kind = "keeps and filters plugin metadata (like Chroma, Qdrant or SeekDB)"
-        elif self.keeps_metadata:
-            kind = "keeps plugin metadata but filters on file_id only (like Valkey Search)"
-        elif self.similarity:
-            kind = "fixed schema (text, file_id, uuid), scores by similarity (like Milvus)"
-        else:
-            kind = "fixed schema (text, file_id, uuid), scores by distance (like pgvector)"
-        can = ["isolates every memory space on file_id"]
-        cannot: list[str] = []
-        can.append("speaker-first recall by filter" if self.filters_metadata else
-                   f"speaker-first recall from the space's best {SPEAKER_OVERFETCH}x matches (at most "
-                   f"{SPEAKER_OVERFETCH_MAX})")
-        if self.filters_uuid:
-            can.append("opens and deletes one memory by its key")
-        else:
-            cannot.append(f"open one memory by its key: it scans the memory's space (up to {SCAN_LIMIT:,} "
-                          "records), so show/forget/archive slow down as a space grows")
-            if self.single_delete:
-                can.append("deletes one memory by moving it to its space's graveyard, then deleting that "
-                           "(two writes)")
-        if not self.single_delete:
-            cannot.append("delete one memory: forget and single deletes are refused; deleting a whole "
-                          "scope and archiving still work")
-        can.append("widens recall with the store's full-text matches" if self.text_search else
-                   "recalls by vector similarity (the store has no full-text search)")
-        if not self.rewrite_deletes_first:
-            can.append("changes a memory in one write")
-        elif self.filters_uuid:
-            can.append("changes a memory by writing the new row under its second key, then deleting the "
-                       "old row (a failure in between leaves two rows; reads keep the newer)")
-        else:
-            can.append("changes a memory by deleting the old row, then writing the new one (a lost answer "
-                       "in between pauses the space until an admin checks it)")
-        return StoreProfile(kind, supported=not problems and self.single_delete, can=tuple(can),
-                            cannot=tuple(cannot))
 
 
 def _unit(dimension: int) -> list[float]:
     return [1.0] + [0.0] * (dimension - 1)
 
 
-class HostVectorIndex:
-    """VectorIndex (and the optional `LayoutMigrationIndex`, `DescribedIndex`) over the host's API."""
+class HostVectorIndex(StoreProbing):
+    """VectorIndex (and the optional `DescribedIndex`, and the layout migration's `LegacyIndex`) over the host's API."""
 
     def __init__(self, plugin: Any) -> None:
         self._plugin = plugin
@@ -165,113 +104,6 @@ class HostVectorIndex:
         if foreign:
             log.warning("[LongTermMemory] vector %s returned %d record(s) outside the scope; dropped", what, foreign)
         return found
-
-    # ------------------------------------------------------------------ what the store can do
-    async def _traits_for(self, collection: str, vector: Vector) -> Traits:
-        traits = self._traits.get(collection)
-        if traits is not None:
-            return traits
-        async with self._probing.setdefault(collection, asyncio.Lock()):  # one probe for concurrent first calls
-            traits = self._traits.get(collection)
-            if traits is None:
-                traits, problems = await self._probe(collection, vector)
-                if traits is None:
-                    raise HostError("the vector store could not be probed: " + "; ".join(problems))
-        return traits
-
-    async def prepare(self, collection: str, vector: Vector) -> StoreProfile:
-        """Probe a new collection; raises HostError when the probe could not run (on Milvus the first
-        call fixes a collection's dimension, so a KB whose first write failed must not be kept)."""
-        traits, problems = await self._probe(collection, vector)
-        if traits is None:
-            raise HostError("the vector store could not be probed: " + "; ".join(problems))
-        return traits.profile(problems)
-
-    def profile(self, collection: str) -> StoreProfile | None:
-        traits = self._traits.get(collection)
-        return traits.profile(self._problems.get(collection, [])) if traits is not None else None
-
-    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
-        """Two archived probe records in two fresh spaces, asked with exactly the filters and deletes
-        the plugin uses: any way one space saw or removed the other is reported (empty: isolated)."""
-        _, problems = await self._probe(collection, vector)
-        return problems
-
-    async def _probe(self, collection: str, vector: Vector) -> tuple[Traits | None, list[str]]:
-        run = uuid.uuid4().hex[:12]
-        a, b = (IndexRecord(rid, f"health-probe:{run}:{side}", f"probe-{side}", PROBE_TEXT,
-                            {"episode_id": rid, "content": PROBE_TEXT, "status": "archived", "source": "health_probe",
-                             "status_changed_at": "0"})
-                for rid, side in ((str(uuid.uuid4()), "a"), (str(uuid.uuid4()), "b")))
-        id_a, id_b = layout.host_id(a.space, a.record_id), layout.host_id(b.space, b.record_id)
-        problems: list[str] = []
-        traits: Traits | None = None
-        try:
-            await self._upsert_rows(collection, [a, b], [vector, vector])
-            rows = await self._search_rows(collection, vector, 10, layout.space_filter(a.space))
-            if id_b in {str(r.get("id")) for r in rows}:
-                problems.append("search filtered on one scope returned another scope's record")
-            mine = [r for r in rows if str(r.get("id")) == id_a]
-            if not mine:
-                problems.append("search filtered on a scope did not return that scope's record")
-            similarity = bool(mine) and float(mine[0].get("distance") or 0.0) > 0.5
-            items = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
-            if id_b in {str(i.get("id")) for i in items}:
-                problems.append("list filtered on one scope returned another scope's record")
-            item_a = next((i for i in items if str(i.get("id")) == id_a), None)
-            meta_a = self._meta(item_a) if item_a is not None else None
-            if layout.from_metadata(meta_a, a.space) is None:
-                problems.append("the store did not keep the record's text, file_id and uuid")
-            keeps = isinstance(meta_a, dict) and meta_a.get("user_key") == a.space
-            by_speaker = await self._list_rows(collection, layout.speaker_filter(a.space, a.speaker), 10, 0)
-            filters_metadata = keeps and {str(i.get("id")) for i in by_speaker} == {id_a}
-            by_key = await self._list_rows(collection, layout.keys_filter(b.space, [b.record_id]), 10, 0)
-            filters_uuid = {str(i.get("id")) for i in by_key} == {id_b}
-            rewritten = dataclasses.replace(a, fields={**a.fields, "status_changed_at": "1"})
-            await self._upsert_rows(collection, [rewritten], [vector])
-            again = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
-            replaces = sum(1 for i in again if str(i.get("id")) == id_a) == 1
-            text_search = await self._probe_text_search(collection, a.space, id_a, vector)
-            traits = Traits(keeps, filters_metadata, filters_uuid, similarity, replaces, False, len(vector),
-                            text_search)
-            await self._delete_records(collection, traits, a.space, [a.record_id])
-            left_a = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
-            left_b = await self._list_rows(collection, layout.space_filter(b.space), 10, 0)
-            if id_b not in {str(i.get("id")) for i in left_b}:
-                problems.append("deleting one scope's record removed another scope's record")
-            traits = dataclasses.replace(traits, single_delete=id_a not in {str(i.get("id")) for i in left_a})
-            await self._delete_rows(collection, file_ids=[layout.space_token(a.space)])
-            if id_b not in {str(i.get("id")) for i in await self._list_rows(
-                    collection, layout.space_filter(b.space), 10, 0)}:
-                problems.append("deleting one scope removed another scope's record")
-        except (HostError, OutcomeUnknown) as exc:
-            problems.append(f"probe failed: {exc}")
-            traits = None
-        finally:
-            try:
-                await self._delete_rows(collection, file_ids=[
-                    layout.space_token(a.space), layout.space_token(b.space),
-                    layout.gone_token(a.space), layout.gone_token(b.space)])
-            except (HostError, OutcomeUnknown):
-                problems.append("probe records could not be removed")
-        if traits is not None:
-            self._traits[collection] = traits
-            self._problems[collection] = problems
-            self._dims[collection] = len(vector)
-            log.info("[LongTermMemory] vector store of kb=%s: %s; problems=%d", collection,
-                     traits.profile(problems).kind, len(problems))
-        return traits, problems
-
-    async def _probe_text_search(self, collection: str, space: str, host_id: str, vector: Vector) -> bool:
-        """A full-text search for the probe's text with the opposite vector: a store that answers by
-        text returns the record at distance 0; one that ignores the mode answers by vector (far away);
-        pgvector refuses the mode."""
-        try:
-            rows = await self._search_rows(collection, [-x for x in vector], 5, layout.space_filter(space),
-                                           search_type="full_text", query_text=PROBE_TEXT)
-        except HostError:
-            return False
-        return any(str(r.get("id")) == host_id and abs(float(r.get("distance") or 0.0)) < 1e-6 for r in rows)
 
     # ------------------------------------------------------------------ reads
     async def search(self, collection: str, space: str, vector: Vector, top_k: int, *,
@@ -448,7 +280,7 @@ class HostVectorIndex:
             dimension = self._dims.get(collection)
             if dimension is None:
                 raise HostError("the vector store kept the record after a delete by its key (it cannot filter on "
-                                "uuid); run a recall or `!memory health` once, then retry")
+                                "uuid); run a recall or the health check once, then retry")
             await self._move_and_delete(collection, space, sorted(left), dimension)
 
     async def _delete_records(self, collection: str, traits: Traits, space: str, record_ids: Sequence[str]) -> None:
@@ -479,10 +311,10 @@ class HostVectorIndex:
             await self._delete_rows(collection, file_ids=file_ids)
 
     # ------------------------------------------------------------------ layout migration
-    async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyPage:
+    async def legacy_page(self, collection: str, limit: int, offset: int) -> layout.LegacyPage:
         rows = await self._list_rows(collection, None, limit, offset)
         found = [layout.legacy_record(self._meta(r), str(r.get("id") or "")) for r in rows]
-        return LegacyPage([f for f in found if f is not None], scanned=len(rows), more=len(rows) >= limit)
+        return layout.LegacyPage([f for f in found if f is not None], scanned=len(rows), more=len(rows) >= limit)
 
     async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None:
         safe = [k for k in keys if layout.legacy_deletable(k)]

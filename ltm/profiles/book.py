@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import params
+from .._gate import WriteGate
 from .._storage import JsonStore, profile_key, sender_of_profile_key, speaker_profile_prefix
 from ..errors import ValidationError
-from ..gate import WriteGate
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..spaces import Space
@@ -43,7 +43,7 @@ class ProfileBook:
         return Profiles(session, speaker)
 
     async def speakers(self, scope: MemoryScope) -> dict[str, Profile]:
-        """Every speaker profile of one session (export and console)."""
+        """Every speaker profile of one session (export, and an admin looking at the session)."""
         prefix = speaker_profile_prefix(scope.scope_key)
         result: dict[str, Profile] = {}
         for key in await self._store.keys(prefix):

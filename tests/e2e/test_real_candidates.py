@@ -88,3 +88,22 @@ def test_a_question_proposes_nothing_a_plan_does(e2e):
         _wait_for_candidate(chat, f"present the {tag} roadmap")
         listing = chat.send("!memory candidates --all-statuses")
         assert listing.count(tag) == 1, listing  # the question was declined
+
+
+def test_a_past_tense_move_and_a_japanese_fact_each_leave_one_pending_candidate(e2e):
+    """Issue 22 items 3 and 4: a life event in the past tense and a Japanese statement are found."""
+    tag = f"fig{uuid.uuid4().hex[:8]}"
+    move, home = f"I moved to Osaka {tag} last month", f"{tag}市在住"
+    with e2e.chat("person") as chat:
+        chat.send(move)
+        chat.send(f"私は{tag}市に住んでいます")
+        deadline, listing = time.monotonic() + 60.0, ""
+        while time.monotonic() < deadline and not (move in listing and home in listing):
+            time.sleep(0.5)
+            listing = chat.send("!memory candidates")
+        assert move in listing and home in listing, listing
+        assert "rules en.life" in listing and "rules ja.trait" in listing, listing
+        # One candidate each: the move is an episode only (no "lives in Osaka" beside it).
+        every = chat.send("!memory candidates --all-statuses")
+        tagged = [line.strip() for line in every.splitlines() if tag in line]
+        assert sorted(tagged) == sorted([move, home, f"said: '私は{tag}市に住んでいます'"]), every

@@ -252,7 +252,7 @@ async def test_run_refuses_missing_replayed_and_foreign_proposals(cmemory: Memor
     # A draft left behind by another memory KB (its removal could not clear it) is told apart too.
     other_key = next(iter(draft_keys(fake))).replace(f"v2/draft/{KB}/", "v2/draft/kb-0/")
     # Written through the service's own store (the plugin is the only writer, and its store keeps what it wrote).
-    await cmemory._fences._store.set(other_key.replace(draft.proposal_id, "11111111-1111-4111-8111-111111111111"),
+    await cmemory.parts.fences._store.set(other_key.replace(draft.proposal_id, "11111111-1111-4111-8111-111111111111"),
                                      json.loads(fake.store.data[draft_keys(fake)[0]]))
     assert await reason(calice, "11111111-1111-4111-8111-111111111111") == "cross_kb"
     await cmemory.consolidation_run(calice, draft.proposal_id)
@@ -549,8 +549,8 @@ async def test_a_removed_collection_refuses_the_preview_before_the_model(cmemory
                                                                           calice: MemoryScope) -> None:
     await seed(cmemory, calice, "fact one", "fact two")
     fake.llm.script = one_per_source
-    gate = cmemory._gate  # the KB's config is still cached, but the collection is gone
-    async with gate.removing_collection(KB):
+    gate = cmemory.parts.gate  # the KB's config is still cached, but the collection is gone
+    async with gate.removing_kb(KB):
         pass
     with pytest.raises(NoKnowledgeBase):
         await cmemory.consolidation_preview(calice)

@@ -14,6 +14,7 @@ from ltm.episodes.lexical import LexicalIndexes, SpaceIndex
 from ltm.episodes.lifecycle import DeleteCriteria
 from ltm.episodes.model import Episode, EpisodeStatus
 from ltm.errors import HostError, OutcomeUnknown
+from testhost.hooks import top
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import KB, MODEL, import_many, remember
 
@@ -23,7 +24,7 @@ def ids(hits: list[Any]) -> list[str]:
 
 
 def lexical(memory: MemoryService) -> LexicalIndexes:
-    return memory._episodes.lexical  # the service's one index registry (white-box on purpose)
+    return memory.parts.episodes._lexical  # the service's one index registry (white-box on purpose)
 
 
 def held(memory: MemoryService, scope: MemoryScope) -> dict[str, EpisodeStatus]:
@@ -46,12 +47,12 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
     assert target.episode_id not in {h.record.record_id for h in window}  # beyond the vector window
     # A space bigger than one page is indexed in the background: the first recall does not wait for it.
     # (The build may finish while that recall awaits the host; the recall itself went on without it.)
-    assert ids(await memory.recall(alice, query, top_k=1)) != [target.episode_id]
+    assert ids(await memory.recall(alice, query, recipe=top(1))) != [target.episode_id]
     await lexical(memory).settled()
-    assert ids(await memory.recall(alice, query, top_k=1)) == [target.episode_id]
+    assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
     # Built once: the next recall pages nothing and asks for no full-text search.
     fake.calls.reset()
-    assert ids(await memory.recall(alice, query, top_k=1)) == [target.episode_id]
+    assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
     assert fake.calls.count("index.page") == 0 and fake.calls.count("index.search_text") == 0
     assert lexical(memory).builds == 1
 
@@ -68,14 +69,14 @@ async def test_the_index_follows_every_write_without_a_rebuild(memory: MemorySer
 
     await memory.archive(alice, second.episode_id)
     assert held(memory, alice)[second.episode_id] is EpisodeStatus.ARCHIVED
-    assert second.episode_id not in ids(await memory.recall(alice, "kayak paddle", top_k=10))
+    assert second.episode_id not in ids(await memory.recall(alice, "kayak paddle", recipe=top(10)))
     archived_only = RecallFilters(statuses=(EpisodeStatus.ARCHIVED,))
-    assert ids(await memory.recall(alice, "kayak paddle", top_k=10, filters=archived_only)) == [second.episode_id]
+    assert ids(await memory.recall(alice, "kayak paddle", recipe=top(10), filters=archived_only)) == [second.episode_id]
 
     newer = await remember(memory, alice, "the kayak is stored in the garage now", supersedes=[first.episode_id])
     assert held(memory, alice)[first.episode_id] is EpisodeStatus.SUPERSEDED
     assert held(memory, alice)[newer.episode_id] is EpisodeStatus.ACTIVE
-    assert first.episode_id not in ids(await memory.recall(alice, "kayak stored", top_k=10))
+    assert first.episode_id not in ids(await memory.recall(alice, "kayak stored", recipe=top(10)))
 
     await memory.forget(alice, imported[0].episode_id)
     assert imported[0].episode_id not in held(memory, alice)
@@ -94,7 +95,7 @@ async def test_an_unknown_write_outcome_drops_the_index_and_the_rebuild_matches_
         await remember(memory, alice, "the lighthouse tour was moved to ten")
     assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None  # in doubt: dropped
     await memory.clear_fences(alice)
-    hits = await memory.recall(alice, "lighthouse tour moved", top_k=5)
+    hits = await memory.recall(alice, "lighthouse tour moved", recipe=top(5))
     assert lexical(memory).builds == 2
     # The rebuilt index holds exactly what the host holds.
     on_host = {r.record_id for r in fake.index.records(alice.kb_id, alice.user_key)}
@@ -119,7 +120,7 @@ async def test_two_spaces_with_the_same_words_never_meet(memory: MemoryService, 
     mine = [await remember(memory, alice, f"the orchid greenhouse code is {n}") for n in range(5)]
     theirs = [await remember(memory, stranger, f"the orchid greenhouse code is {n}") for n in range(5)]
     for scope, own in ((alice, mine), (stranger, theirs)):
-        got = await memory.recall(scope, "orchid greenhouse code", top_k=20)
+        got = await memory.recall(scope, "orchid greenhouse code", recipe=top(20))
         assert {h.episode.episode_id for h in got} == {e.episode_id for e in own}
         assert set(held(memory, scope)) == {e.episode_id for e in own}
         assert {h.episode.user_key for h in got} == {scope.user_key}
@@ -145,7 +146,7 @@ async def test_a_write_during_a_build_is_not_lost(fake: InMemoryPorts, memory: M
                                                   alice: MemoryScope) -> None:
     await remember(memory, alice, "the violin lesson is on monday")
     pause = fake.faults.pause("index.page")
-    recall = asyncio.create_task(memory.recall(alice, "violin lesson", top_k=5))
+    recall = asyncio.create_task(memory.recall(alice, "violin lesson", recipe=top(5)))
     await pause.wait_reached()  # the build is reading the space
     added = await remember(memory, alice, "the violin lesson moved to tuesday")
     pause.release()

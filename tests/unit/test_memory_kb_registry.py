@@ -16,6 +16,7 @@ from ltm import (
     parse_records,
 )
 from ltm._storage import document_key
+from testhost.hooks import installation_audit
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import KB, MODEL, fenced, ident, kv_json, l1, l2, remember
 
@@ -36,7 +37,7 @@ async def test_registration_survives_a_restart_and_is_audited(fake: InMemoryPort
     restarted = MemoryService(fake.ports)
     found = await restarted.memory_kb()
     assert found is not None and found[0] == KB and found[1].embedding_model_uuid == MODEL
-    assert [(e["operation"], e["target_id"]) for e in reversed((await restarted.installation_audit(1, 100)).entries)] == [("kb_register", KB)]
+    assert [(e["operation"], e["target_id"]) for e in reversed((await installation_audit(restarted, 1, 100)).entries)] == [("kb_register", KB)]
 
 
 async def test_episodes_need_a_memory_kb_while_profiles_do_not(fake: InMemoryPorts) -> None:
@@ -69,7 +70,7 @@ async def test_unregister_clears_that_kbs_vectors_documents_and_l2_fences_only(
     assert fake.index.records(KB) == []
     assert kv_json(fake, document_key(KB, "doc-1")) is None and kv_json(fake, document_key("kb-other", "doc-9")) is not None
     assert await memory.memory_kb() is None
-    audit = [(e["operation"], e["target_id"]) for e in reversed((await memory.installation_audit(1, 100)).entries)]
+    audit = [(e["operation"], e["target_id"]) for e in reversed((await installation_audit(memory, 1, 100)).entries)]
     assert ("kb_unregister", KB) in audit
     assert {t for op, t in audit if op == "fence_clear"} == {l2(alice).key, l2(stranger).key}
     # A restarted plugin agrees, and a new memory KB can now be registered.

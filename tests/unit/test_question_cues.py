@@ -8,6 +8,7 @@ from ltm import MemoryScope, MemoryService
 from ltm.episodes.lexical import SpaceIndex
 from ltm.episodes.model import Episode
 from ltm.episodes.question_cues import DateCue, date_cues, date_match, named_speakers, without_speakers
+from testhost.hooks import top
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import import_many
 
@@ -72,10 +73,10 @@ async def test_recall_embeds_the_question_without_the_speakers_it_names(fake: In
         {"content": "Wow, Caroline! Pottery sounds fun", "sender_id": "mel", "sender_name": "Mel"},
     ])
     fake.calls.reset()
-    hits = await memory.recall(alice, "What class did Caroline start?", top_k=2)
+    hits = await memory.recall(alice, "What class did Caroline start?", recipe=top(2))
     embedded = [c.args["texts"] for c in fake.calls.of("embedder.embed")]
     assert embedded == [("What class did start?",)]
     assert hits[0].episode.sender_name == "Caroline"  # her own record, not the one addressing her
     fake.calls.reset()
-    await memory.recall(alice, "What class did Dora start?", top_k=2)  # not a speaker here: kept
+    await memory.recall(alice, "What class did Dora start?", recipe=top(2))  # not a speaker here: kept
     assert [c.args["texts"] for c in fake.calls.of("embedder.embed")] == [("What class did Dora start?",)]

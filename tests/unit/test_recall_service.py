@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from ltm import TOOL_RECALL, MemoryScope, MemoryService, RecallFilters
+from ltm import QUERY_RECALL, MemoryScope, MemoryService, RecallFilters
 from ltm.episodes.model import EpisodeStatus
+from testhost.hooks import index_space, top
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import MODEL, ident, import_many, memory_with_kb, remember
 
@@ -27,7 +28,7 @@ async def test_whole_window_is_ranked_before_top_k(fake: InMemoryPorts, memory: 
     vector = (await fake.embedder.embed(MODEL, [query]))[0]
     first_by_index = await fake.index.search(alice.kb_id, alice.user_key, vector, 1)
     assert first_by_index[0].record.record_id != target.episode_id  # the backend alone would not pick it
-    assert ids(await memory.recall(alice, query, top_k=1)) == [target.episode_id]
+    assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
 
 
 async def test_a_query_that_is_an_episode_id_returns_it_without_embedding(fake: InMemoryPorts,
@@ -36,7 +37,7 @@ async def test_a_query_that_is_an_episode_id_returns_it_without_embedding(fake: 
     target = await remember(memory, alice, "the spare key is under the blue pot")
     await remember(memory, alice, "something else entirely")
     fake.calls.reset()
-    assert ids(await memory.recall(alice, f"  {target.episode_id} ", top_k=5)) == [target.episode_id]
+    assert ids(await memory.recall(alice, f"  {target.episode_id} ", recipe=top(5))) == [target.episode_id]
     assert fake.calls.count("embedder.embed") == 0
     assert fake.calls.count("index.search") == 0 and fake.calls.count("index.get") == 1
 
@@ -96,8 +97,8 @@ async def test_automatic_recall_takes_top_k_from_the_kb_setting(fake: InMemoryPo
     for n in range(6):
         await remember(memory, scope, f"holiday idea number {n}")
     assert len(await memory.recall(scope, "holiday idea")) == 2
-    assert len(await memory.recall(scope, "holiday idea", recipe=TOOL_RECALL)) == TOOL_RECALL.default_top_k
-    assert len(await memory.recall(scope, "holiday idea", top_k=4)) == 4
+    assert len(await memory.recall(scope, "holiday idea", recipe=QUERY_RECALL)) == QUERY_RECALL.top_k
+    assert len(await memory.recall(scope, "holiday idea", recipe=top(4))) == 4
 
 
 async def test_automatic_recall_with_top_k_zero_asks_the_host_nothing(fake: InMemoryPorts) -> None:
@@ -117,9 +118,9 @@ async def _recall_calls(size: int) -> dict[str, int]:
               "sender_name": "Alice" if n % 3 else "Bob"} for n in range(size)]
     await import_many(memory, scope, items)
     await memory.recall(scope, "quarterly budget")  # the first recall of a space builds its word index
-    await memory.index_space(scope)  # (a big space in the background)
+    await index_space(memory, scope)  # (a big space in the background)
     fake.calls.reset()
-    hits = await memory.recall(scope, "quarterly budget", top_k=5)
+    hits = await memory.recall(scope, "quarterly budget", recipe=top(5))
     assert len(hits) == 5
     return dict(fake.calls.counts())
 
@@ -159,11 +160,11 @@ async def _literal_match_setup(fake: InMemoryPorts, **settings: Any) -> tuple[Me
 async def test_hybrid_text_search_widens_the_window_with_literal_matches() -> None:
     # The whole ranked window comes back (top_k above its size): is the literal match a candidate at all?
     memory, scope, target = await _literal_match_setup(InMemoryPorts(), retrieval_strategy="hybrid")
-    assert target in ids(await memory.recall(scope, "zq-77", top_k=1000))
+    assert target in ids(await memory.recall(scope, "zq-77", recipe=top(1000)))
     without = InMemoryPorts(text_search=False)
     memory, scope, target = await _literal_match_setup(without, retrieval_strategy="hybrid")
     # Neither in the vector window nor among the best word matches (250 shorter "zq 77" notes score higher).
-    assert target not in ids(await memory.recall(scope, "zq-77", top_k=1000))
+    assert target not in ids(await memory.recall(scope, "zq-77", recipe=top(1000)))
 
 
 # `auto` no longer asks the store's full-text search (a substring match of the whole message on

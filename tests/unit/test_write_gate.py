@@ -25,8 +25,9 @@ from ltm import (
 )
 from ltm._audit import AuditLog
 from ltm._fences import FenceRegistry
+from ltm._gate import WriteGate
 from ltm._storage import JsonStore, fence_key
-from ltm.gate import WriteGate
+from testhost.hooks import installation_audit
 from testhost.memory_ports import Call, InMemoryPorts
 from tests.unit.support import KB, audit_ops, fenced, kv_json, l1, l2, remember, stored
 
@@ -273,7 +274,7 @@ async def test_installation_fence_is_cleared_only_when_named(fake: InMemoryPorts
     assert await fenced(memory) == ["installation"]
     assert await memory.clear_fences(None, installation=True) == ["installation"]
     assert ("fence_clear", "installation") in [(e["operation"], e["target_id"])
-                                               for e in reversed((await memory.installation_audit(1, 100)).entries)]
+                                               for e in reversed((await installation_audit(memory, 1, 100)).entries)]
     await memory.register_kb(KB, {"embedding_model_uuid": "emb-1"})
 
 

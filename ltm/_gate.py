@@ -32,6 +32,7 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from ._audit import AuditEntry, AuditLog
@@ -40,13 +41,10 @@ from ._storage import KeyedLocks
 from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, UnrecordedChange
 from .identity import MemoryScope
 from .ports import stop_watching, watch_writes
-from .spaces import Space, SpaceKind
+from .spaces import INSTALLATION_KEY, Space, SpaceKind
 
 log = logging.getLogger("LongTermMemory")
 T = TypeVar("T")
-
-INSTALLATION_LOG = "installation"
-
 
 class WriteTx:
     """One gated write: its host calls and what it applied."""
@@ -78,7 +76,7 @@ class WriteTx:
         scope = self.scope
         return AuditEntry(
             operation=operation, target_type=target_type, target_id=target_id,
-            scope_key=scope.scope_key if scope else INSTALLATION_LOG,
+            scope_key=scope.scope_key if scope else INSTALLATION_KEY,
             user_key=scope.user_key if scope else "",
             sender_id=scope.sender_id if scope else "", sender_name=scope.sender_name if scope else "",
             query_id=scope.query_id if scope else None, summary=summary, meta=meta,
@@ -109,10 +107,10 @@ ScopeHook = Callable[[MemoryScope], Awaitable[None]]
 _HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("ltm_held_barriers", default=frozenset())
 
 
-class _CollectionBarrier:
+class _KbBarrier:
     """Writes of one memory KB share it; removing the KB takes it alone. Removal waits for the
     writes in flight, and writes that arrive meanwhile wait for it (then find the KB gone).
-    Re-entrant within one task: a write inside `collection_in_use` does not wait for itself."""
+    Re-entrant within one task: a write inside `kb_in_use` does not wait for itself."""
 
     def __init__(self) -> None:
         self._writers = 0
@@ -164,7 +162,7 @@ class WriteGate:
         self._audit = audit
         self._locks = KeyedLocks()
         self._on_scope_write = on_scope_write
-        self._barriers: dict[str, _CollectionBarrier] = {}
+        self._barriers: dict[str, _KbBarrier] = {}
         self._removed: set[str] = set()
 
     @contextlib.asynccontextmanager
@@ -183,7 +181,7 @@ class WriteGate:
                 yield tx
 
     @contextlib.asynccontextmanager
-    async def collection_in_use(self, kb_id: str) -> AsyncIterator[None]:
+    async def kb_in_use(self, kb_id: str) -> AsyncIterator[None]:
         """Hold a memory KB against its removal without writing (e.g. a bounded model call whose
         result will be stored in that KB's spaces, K8). Raises NoKnowledgeBase once it is removed."""
         async with self._barrier(kb_id).shared():
@@ -192,7 +190,7 @@ class WriteGate:
             yield
 
     @contextlib.asynccontextmanager
-    async def removing_collection(self, kb_id: str) -> AsyncIterator[None]:
+    async def removing_kb(self, kb_id: str) -> AsyncIterator[None]:
         """Removing a memory KB: waits for its writes in flight, refuses every later one."""
         async with self._barrier(kb_id).alone():
             try:
@@ -204,14 +202,14 @@ class WriteGate:
         """A KB LangBot no longer has (a registration rolled back): its writes are refused from now on."""
         self._removed.add(kb_id)
 
-    def collection_registered(self, kb_id: str) -> None:
+    def kb_registered(self, kb_id: str) -> None:
         self._removed.discard(kb_id)
 
-    def collection_removed(self, kb_id: str) -> bool:
+    def kb_removed(self, kb_id: str) -> bool:
         return kb_id in self._removed
 
-    def _barrier(self, kb_id: str) -> _CollectionBarrier:
-        return self._barriers.setdefault(kb_id, _CollectionBarrier())
+    def _barrier(self, kb_id: str) -> _KbBarrier:
+        return self._barriers.setdefault(kb_id, _KbBarrier())
 
     @contextlib.asynccontextmanager
     async def _write(self, scope: MemoryScope | None, space: Space, operation: str,
@@ -300,6 +298,25 @@ class WriteGate:
         except LTMError as exc:
             log.error("[LongTermMemory] audit of a failed %s not written (%s); fencing", tx.operation, exc.code)
             await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
+
+    async def clear_fences(self, scope: MemoryScope | None, *, installation: bool = False) -> list[str]:
+        """F4: the scope's L1 and L2 fences; the installation-wide fence only when asked for by name.
+        Returns the spaces that were fenced and are now clear; each clear is audited in its space."""
+        targets: list[Space] = []
+        if scope is not None:
+            targets.append(Space.l1(scope.scope_key))
+            if scope.kb_id:
+                targets.append(Space.l2(scope.kb_id, scope.user_key))
+        if installation:
+            targets.append(Space.installation())
+        cleared: list[str] = []
+        for space in targets:
+            async with self.write(scope, space, "fence_clear", enforce_fence=False) as tx:
+                if await self._fences.get(space) is not None:
+                    await tx.call("storage delete", partial(self._fences.clear, space))
+                    tx.applied("fence_clear", "fence", space.key, f"cleared write fence {space.key}")
+                    cleared.append(space.key)
+        return cleared
 
     @staticmethod
     def logs_of(scope: MemoryScope) -> list[str]:

@@ -1,9 +1,10 @@
-"""The record-layout migration of a memory knowledge base, and its preparation at creation.
+"""The record-layout migration of a memory knowledge base (record layout 1 -> 2).
 
 Records written before layout 2 (`file_id = <user_key>#<episode id>`, fields as metadata) are
-found by the index (`LayoutMigrationIndex.legacy_page`) and rewritten, one memory space at a
-time, inside that space's write gate as the operation `migration` (serialized with the space's
-other writes, refused while it is fenced, audited in the installation log):
+found by an index that can list them (`LegacyIndex`, implemented by the LangBot adapter) and
+rewritten, one memory space at a time, inside that space's write gate as the operation
+`migration` (serialized with the space's other writes, refused while it is fenced, audited in
+the installation log):
 
 1. records whose layout-2 copy already exists are not written again (an earlier run wrote them,
    or the record has changed since: the newer copy wins);
@@ -12,38 +13,56 @@ other writes, refused while it is fenced, audited in the installation log):
 4. are the old rows deleted (by their old `file_id`, which names exactly one record).
 
 A crash or an unknown outcome between two steps loses nothing: the next run finds the old rows
-again and goes on from step 1. When a whole pass of the collection finds no old row the
-knowledge base is marked migrated in plugin storage (`migration:<kb>:layout2`) and is never
-scanned again; until then every process checks it once, at the first use of the knowledge base
-(`ensure`), or when asked (`migrate`).
+again and goes on from step 1. When a whole pass of the KB finds no old row, the KB is marked
+migrated in plugin storage (`layout_marker_key`, built in `_storage.py`) and is never scanned
+again; a KB created by this release is marked at creation (`mark_current`). Until then every
+process checks it once, at the first use of the KB (`ensure`), or when asked (`migrate`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Protocol, runtime_checkable
 
-from ._storage import JsonStore
-from .errors import FencedError, HostError, LTMError
-from .gate import WriteGate
-from .kb_settings import KBSettings
-from .ports import DescribedIndex, Embedder, IndexRecord, LayoutMigrationIndex, StoreProfile, VectorIndex
-from .spaces import Space
-from .timefields import now_iso
+from .._gate import WriteGate
+from .._storage import JsonStore, layout_marker_key, legacy_layout_marker_key
+from ..episodes.store import EpisodeStore
+from ..errors import FencedError, HostError, LTMError
+from ..kb_settings import KBSettings
+from ..ports import IndexRecord, VectorIndex
+from ..spaces import Space
+from ..timefields import now_iso
 
 log = logging.getLogger("LongTermMemory")
 
 SCAN_PAGE = 500
 MAX_ROUNDS = 20
 BATCH = 64  # records per gated write (one host upsert)
-PROBE_TEXT = "LongTermMemory isolation probe"
 
 
-def marker_key(kb_id: str) -> str:
-    return f"migration:{kb_id}:layout2"
+class LegacyRows(Protocol):
+    """Records of the older layout, each with the key that deletes exactly it."""
+
+    records: list[tuple[IndexRecord, str]]
+    scanned: int  # rows looked at (of any layout)
+    more: bool
+
+
+@runtime_checkable
+class LegacyIndex(Protocol):
+    """The capability this migration needs from an index whose host may still hold layout-1 records."""
+
+    async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyRows: ...
+
+    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None: ...
+
+    async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
+        """Which of these records of `space` the index returns now (read-back after a write)."""
+        ...
 
 
 @dataclass
@@ -62,46 +81,31 @@ class MigrationReport:
 
 
 class LayoutMigrations:
-    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, embedder: Embedder,
-                 on_rewrite: Callable[[str], None] | None = None) -> None:
+    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, episodes: EpisodeStore) -> None:
         self._gate = gate
-        # Told after every pass over a KB: records were written outside EpisodeStore (lexical indexes).
-        self._on_rewrite = on_rewrite
         self._store = store
         self._index = index
-        self._embedder = embedder
+        # Embeds the rewritten records, and is told after every pass over a KB: records were written
+        # around it, so its word indexes of that KB are rebuilt.
+        self._episodes = episodes
         self._done: set[str] = set()
         self._locks: dict[str, asyncio.Lock] = {}
 
     # ------------------------------------------------------------------ creation
-    async def prepare(self, kb_id: str, settings: KBSettings) -> StoreProfile | None:
-        """At KB creation: probe the store with a real vector, so the first call on a new collection is a
-        write of the embedding model's dimension, and the index knows what the store can do. A KB
-        created now has nothing to migrate. A marker that cannot be written is logged (creation goes
-        on); a probe that cannot run raises HostError (the caller withdraws the registration)."""
+    async def mark_current(self, kb_id: str) -> None:
+        """A KB created by this release has nothing to migrate. A marker that cannot be written is
+        logged (creation goes on): the next process scans once and finds nothing."""
         self._done.add(kb_id)
         try:
-            await self._store.set(marker_key(kb_id), {"layout": 2, "at": now_iso(), "new": True})
+            await self._store.set(layout_marker_key(kb_id), {"layout": 2, "at": now_iso(), "new": True})
         except LTMError as exc:
             log.warning("[LongTermMemory] migration marker of kb=%s not written (%s)", kb_id, exc.code)
             self._done.discard(kb_id)
-        if not isinstance(self._index, DescribedIndex):
-            return None
-        try:
-            vector = (await self._embedder.embed(settings.embedding_model_uuid, [PROBE_TEXT]))[0]
-            return await self._index.prepare(kb_id, vector)
-        except LTMError as exc:
-            # The first write must carry the model's dimension (a Milvus collection created by any other
-            # call gets the host's default one for ever): a KB that could not be prepared is refused.
-            log.warning("[LongTermMemory] could not prepare the vector store of kb=%s: %s", kb_id, exc.code)
-            raise HostError(f"the memory knowledge base cannot be used: its vector store could not be prepared "
-                            f"({exc.message}). LangBot removes it again; create it once more when the "
-                            "embedding model and the vector store answer") from None
 
     # ------------------------------------------------------------------ first use
     async def ensure(self, kb_id: str, settings: KBSettings) -> None:
         """Migrate once per knowledge base; later calls cost nothing. Never raises: a migration that
-        cannot finish now is retried by the next process (or `migrate`)."""
+        cannot finish now is retried by the next process (or by `migrate`, which the test host calls)."""
         if kb_id in self._done:
             return
         lock = self._locks.setdefault(kb_id, asyncio.Lock())
@@ -109,7 +113,8 @@ class LayoutMigrations:
             if kb_id in self._done:
                 return
             try:
-                if await self._store.get(marker_key(kb_id)):
+                if await self._store.get(layout_marker_key(kb_id)) or await self._store.get(
+                        legacy_layout_marker_key(kb_id)):
                     self._done.add(kb_id)
                     return
                 report = await self.migrate(kb_id, settings)
@@ -125,13 +130,12 @@ class LayoutMigrations:
         try:
             return await self._migrate(kb_id, settings)
         finally:
-            if self._on_rewrite is not None:
-                self._on_rewrite(kb_id)
+            self._episodes.records_rewritten(kb_id)
 
     async def _migrate(self, kb_id: str, settings: KBSettings) -> MigrationReport:
         report = MigrationReport(kb_id)
         index = self._index
-        if not isinstance(index, LayoutMigrationIndex):
+        if not isinstance(index, LegacyIndex):
             report.done = True
             self._done.add(kb_id)
             return report
@@ -175,8 +179,8 @@ class LayoutMigrations:
             if not progressed:
                 break
         if report.done:
-            await self._store.set(marker_key(kb_id), {"layout": 2, "at": now_iso(), "rewritten": report.rewritten,
-                                                      "removed": report.removed})
+            await self._store.set(layout_marker_key(kb_id), {"layout": 2, "at": now_iso(),
+                                                             "rewritten": report.rewritten, "removed": report.removed})
             self._done.add(kb_id)
         log.info("[LongTermMemory] layout migration kb=%s done=%s rewritten=%d removed=%d fenced=%d", kb_id,
                  report.done, report.rewritten, report.removed, len(report.fenced))
@@ -185,13 +189,13 @@ class LayoutMigrations:
     async def _migrate_space(self, kb_id: str, settings: KBSettings, space: str,
                              items: Sequence[tuple[IndexRecord, str]]) -> tuple[int, int]:
         index = self._index
-        assert isinstance(index, LayoutMigrationIndex)
+        assert isinstance(index, LegacyIndex)
         async with self._gate.write(None, Space.l2(kb_id, space), "migration") as tx:
             ids = [record.record_id for record, _ in items]
             already = await index.present(kb_id, space, ids)
             to_write = list({r.record_id: r for r, _ in items if r.record_id not in already}.values())
             if to_write:
-                vectors = await self._embed(settings, [r.text for r in to_write])
+                vectors = await self._episodes.embed(settings.embedding_model_uuid, [r.text for r in to_write])
                 await tx.call("vector upsert", partial(self._index.upsert, kb_id, to_write, vectors))
                 back = await index.present(kb_id, space, [r.record_id for r in to_write])
                 missing = [r.record_id for r in to_write if r.record_id not in back]
@@ -204,13 +208,3 @@ class LayoutMigrations:
             await tx.call("vector delete", partial(index.delete_legacy, kb_id, keys))
             tx.applied("migration", "space", space, f"{len(keys)} row(s) of the old record layout removed")
         return len(to_write), len(keys)
-
-    async def _embed(self, settings: KBSettings, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), 32):
-            batch = list(texts[start:start + 32])
-            got = await self._embedder.embed(settings.embedding_model_uuid, batch)
-            if len(got) != len(batch) or any(not v for v in got):
-                raise HostError("the embedding model returned a different number of vectors than texts")
-            vectors.extend(got)
-        return vectors

@@ -23,8 +23,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._audit import AuditEntry, AuditLog
-from ._storage import (
+from .._audit import AuditEntry, AuditLog
+from .._storage import (
     KB_CONFIGS_KEY,
     LAYOUT_KEY,
     LAYOUT_VERSION,
@@ -36,10 +36,10 @@ from ._storage import (
     profile_key,
     snapshot_key,
 )
-from .timefields import now_iso
+from ..spaces import INSTALLATION_KEY
+from ..timefields import now_iso
 
 log = logging.getLogger("LongTermMemory")
-INSTALLATION_LOG = "installation"
 
 
 @dataclass
@@ -50,7 +50,7 @@ class MigrationPlan:
 
 
 def _audit_log_id(old_log: str) -> str:
-    return INSTALLATION_LOG if old_log == INSTALLATION_LOG else f"l1:{old_log}"
+    return INSTALLATION_KEY if old_log == INSTALLATION_KEY else f"l1:{old_log}"
 
 
 def plan_move(key: str, value: Any, plan: MigrationPlan) -> None:
@@ -102,9 +102,9 @@ async def migrate_storage(store: JsonStore) -> MigrationPlan | None:
     for old in plan.moves:
         await store.delete(old)
     if plan.moves or plan.unknown:
-        await AuditLog(store).append_many(INSTALLATION_LOG, [AuditEntry(
+        await AuditLog(store).append_many(INSTALLATION_KEY, [AuditEntry(
             operation="storage_migration", target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
-            scope_key=INSTALLATION_LOG, summary=f"moved {len(plan.moves)} records to the escaped key layout",
+            scope_key=INSTALLATION_KEY, summary=f"moved {len(plan.moves)} records to the escaped key layout",
             meta={"moved": len(plan.moves), "ambiguous": plan.ambiguous, "left": len(plan.unknown)},
         )])
         log.info("[LongTermMemory] storage layout migrated: moved=%d ambiguous=%d left=%d", len(plan.moves),

@@ -1,0 +1,88 @@
+"""Console endpoints about the installation and its spaces: overview, key derivation, health, fences (M1, H, F4)."""
+
+from __future__ import annotations
+
+import logging
+
+from components.pages.console.requests import Body, Result, allowed, text
+from components.pages.console.routes import Endpoints
+from components.pages.console.spaces import fence_entry, memory_kb, optional_space, resolve_space, space_entry
+from ltm import Identity, Isolation, MemoryService, ValidationError, now_iso, params, user_key_for
+from ltm.langbot import split_session_name
+
+log = logging.getLogger("LongTermMemory")
+
+ROUTES = Endpoints()
+
+
+@ROUTES("/overview", read_only=True)
+async def overview(memory: MemoryService, body: Body) -> Result:
+    allowed(body, set())
+    found = await memory.memory_kb()
+    kb_id, isolation = (found[0], found[1].isolation) if found else ("", Isolation.SESSION)
+    fences = await memory.list_fences()
+    return {
+        "kb": {"id": kb_id, "settings": found[1].to_dict()} if found else None,
+        "isolation": isolation.value,
+        # The installation pseudo-scope holds only installation-level audit (fence clears).
+        "scopes": [space_entry(key, isolation) for key in await memory.known_scopes()],
+        "fences": [fence_entry(f, kb_id) for f in fences],
+    }
+
+
+@ROUTES("/derive", read_only=True)
+async def derive(memory: MemoryService, body: Body) -> Result:
+    allowed(body, {"bot_uuid", "session_name", "isolation"})
+    bot_uuid = text(body.get("bot_uuid"), "bot_uuid", required=False, limit=200)
+    session_name = text(body.get("session_name"), "session_name", limit=300)
+    parts = split_session_name(session_name)
+    if parts is None:
+        raise ValidationError("session_name must look like group_<id> or person_<id>")
+    kind, launcher_id = parts
+    kb_id, kb_isolation = await memory_kb(memory)
+    raw_isolation = body.get("isolation")
+    if raw_isolation in (None, ""):
+        isolation = kb_isolation
+    else:
+        try:
+            isolation = Isolation(text(raw_isolation, "isolation", limit=20).lower())
+        except ValueError:
+            raise ValidationError("isolation must be 'session' or 'bot'") from None
+    identity = Identity.from_host(launcher_type=kind, launcher_id=launcher_id, bot_uuid=bot_uuid)
+    note = ""
+    if kb_id and isolation is not kb_isolation:
+        note = f"the memory knowledge base uses {kb_isolation.value} isolation"
+    return {
+        "scope_key": identity.session_key,
+        "user_key": user_key_for(identity, isolation),
+        "bot_uuid": identity.bot_uuid,
+        "session_name": identity.session_name,
+        "isolation": isolation.value,
+        "note": note,
+    }
+
+
+@ROUTES("/health", read_only=True)
+async def health(memory: MemoryService, body: Body) -> Result:
+    allowed(body, {"space"})
+    space = await optional_space(memory, body)
+    report = await memory.health(space.scope if space else None)
+    return {"space": space.to_dict() if space else None, "report": report.to_dict(), "checked_at": now_iso()}
+
+
+@ROUTES("/fence/clear")
+async def fence_clear(memory: MemoryService, body: Body) -> Result:
+    """F4: the selected space (L1 + L2 on the memory KB); the installation fence only when named."""
+    allowed(body, {"space", "installation"})
+    installation = params.flag(body.get("installation"), "installation")
+    space = (await optional_space(memory, body) if installation else await resolve_space(memory, body))
+    cleared = await memory.clear_fences(space.scope if space else None, installation=installation)
+    if cleared:
+        log.warning("[LongTermMemory] console cleared fences %s", cleared)
+    remaining = await memory.fences_of(space.scope) if space else {}
+    return {
+        "space": space.to_dict() if space else None,
+        "cleared": cleared,
+        "fenced": any(v is not None for v in remaining.values()),
+        "installation": installation,
+    }

@@ -1,0 +1,105 @@
+"""The memory space a console request is about, and the views of spaces and fences it returns.
+
+The console has no end-user identity (the host route is admin-only and `PageRequest.caller` is
+always None). Every space-scoped endpoint takes the selected memory space from the body,
+`{"space": {"scope_key", "user_key"}}`, and builds a `MemoryScope` on the installation's memory
+knowledge base. The service filters every read and write on that scope's `user_key` /
+`scope_key`, so an id of another space comes back as "not found".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from components.pages.console.requests import Body, Result, allowed, text
+from ltm import (
+    Fence,
+    Isolation,
+    MemoryScope,
+    MemoryService,
+    SpaceKind,
+    ValidationError,
+    params,
+    split_session_key,
+    user_key_for_session_key,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SelectedSpace:
+    """The space a request names, as a scope, with a warning when its keys do not belong together."""
+
+    scope: MemoryScope
+    warning: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "scope_key": self.scope.scope_key,
+            "user_key": self.scope.user_key,
+            "kb_id": self.scope.kb_id,
+            "isolation": self.scope.isolation.value,
+            "warning": self.warning,
+        }
+
+
+async def memory_kb(memory: MemoryService) -> tuple[str, Isolation]:
+    found = await memory.memory_kb()
+    if found is None:
+        return "", Isolation.SESSION
+    return found[0], found[1].isolation
+
+
+async def optional_space(memory: MemoryService, body: Body) -> SelectedSpace | None:
+    """The selected space, or None when the body names none."""
+    if body.get("space") is None:
+        return None
+    return await resolve_space(memory, body)
+
+
+async def resolve_space(memory: MemoryService, body: Body) -> SelectedSpace:
+    raw = body.get("space")
+    if not isinstance(raw, dict):
+        raise ValidationError("space is required: an object {scope_key, user_key}; select a memory space first")
+    unknown = sorted(set(raw) - {"scope_key", "user_key"})
+    if unknown:
+        raise ValidationError(f"unknown field(s) in space: {', '.join(unknown)}; allowed: scope_key, user_key")
+    scope_key = text(raw.get("scope_key"), "space.scope_key")
+    user_key = text(raw.get("user_key"), "space.user_key")
+    kb_id, isolation = await memory_kb(memory)
+    warning = ""
+    expected = user_key_for_session_key(scope_key, isolation)
+    if kb_id and user_key != expected:
+        warning = (f"user_key {user_key} is not the key this plugin derives for scope_key {scope_key} "
+                   f"in {isolation.value} isolation ({expected})")
+    return SelectedSpace(MemoryScope(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=isolation),
+                         warning)
+
+
+def space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:
+    bot_uuid, session_name = split_session_key(scope_key)
+    return {"scope_key": scope_key, "user_key": user_key_for_session_key(scope_key, isolation),
+            "bot_uuid": bot_uuid, "session_name": session_name}
+
+
+def fence_entry(fence: Fence, kb_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = {**fence.to_dict(), **fence.space.describe()}
+    if fence.space.kind is SpaceKind.L2:
+        data["current_kb"] = fence.space.kb_id == kb_id
+    return data
+
+
+def one_record(id_field: str, reply_field: str, act: Callable[[MemoryService, MemoryScope, str], Awaitable[T]],
+               view: Callable[[T], dict[str, Any]]) -> Callable[[MemoryService, Body], Awaitable[Result]]:
+    """An endpoint that acts on one record of the selected space: `{"space", <id_field>}` in,
+    `{"space", <reply_field>: view(result)}` out."""
+    async def endpoint(memory: MemoryService, body: Body) -> Result:
+        allowed(body, {"space", id_field})
+        space = await resolve_space(memory, body)
+        result = await act(memory, space.scope, params.record_id(body.get(id_field), id_field))
+        return {"space": space.to_dict(), reply_field: view(result)}
+
+    return endpoint

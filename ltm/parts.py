@@ -1,0 +1,82 @@
+"""The memory core assembled over one set of host ports: every module, built once, wired once.
+
+`MemoryService` (the facade) delegates to these parts; the test host and the benchmarks reach
+them through `MemoryService.parts` (`testhost/hooks.py`) for what no surface does: the
+installation's audit log, an explicit layout migration, waiting for a word index, recall at a
+replayed moment. Components never do (they call the facade's methods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._audit import AuditLog
+from ._fences import FenceRegistry
+from ._gate import WriteGate
+from ._storage import JsonStore
+from .candidates.queue import CandidateQueue
+from .candidates.review import CandidateReview
+from .consolidation import Consolidator, DraftBook
+from .diagnostics import Diagnostics
+from .episodes.lifecycle import EpisodeLifecycle
+from .episodes.listing import EpisodeListing
+from .episodes.recall import Recaller
+from .episodes.store import EpisodeStore
+from .episodes.transfer import EpisodeTransfer
+from .kb_registry import KnowledgeBaseRegistry
+from .migrations.layout import LayoutMigrations
+from .migrations.storage import migrate_storage
+from .ports import HostPorts
+from .profiles.book import ProfileBook
+from .profiles.model import ProfileLimits
+
+
+@dataclass(frozen=True)
+class MemoryParts:
+    store: JsonStore
+    fences: FenceRegistry
+    audit: AuditLog
+    gate: WriteGate
+    episodes: EpisodeStore
+    profiles: ProfileBook
+    layouts: LayoutMigrations
+    kbs: KnowledgeBaseRegistry
+    recaller: Recaller
+    listing: EpisodeListing
+    drafts: DraftBook
+    lifecycle: EpisodeLifecycle
+    transfer: EpisodeTransfer
+    consolidator: Consolidator
+    diagnostics: Diagnostics
+    candidates: CandidateReview
+
+
+def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
+    store = JsonStore(ports.store)
+    raw = store.raw()
+
+    async def migrate() -> None:  # the release-0.1 key layout, once, before the first storage access
+        await migrate_storage(raw)
+
+    store.before_first_use(migrate)
+    fences = FenceRegistry(store)
+    audit = AuditLog(store)
+    diagnostics = Diagnostics(store, fences, ports.index, ports.embedder, ports.directory)
+    gate = WriteGate(fences, audit, diagnostics.note_scope)
+    episodes = EpisodeStore(ports.index, ports.embedder)
+    # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
+    profiles = ProfileBook(gate, store, limits)
+    layouts = LayoutMigrations(gate, store, ports.index, episodes)
+    kbs = KnowledgeBaseRegistry(gate, store, fences, episodes, ports.index, layouts, ports.directory)
+    # Summaries and review drafts derived from episodes are removed before their sources change (K5).
+    drafts = DraftBook(store, episodes)
+    lifecycle = EpisodeLifecycle(gate, episodes, drafts)
+    return MemoryParts(
+        store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
+        kbs=kbs, recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        transfer=EpisodeTransfer(gate, episodes, store, drafts),
+        consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
+        diagnostics=diagnostics,
+        candidates=CandidateReview(CandidateQueue(gate, store), fences, ports.llm, profiles, lifecycle, kbs.open),
+    )

@@ -1,0 +1,81 @@
+"""The command's subcommands and the console's endpoints are wired by one explicit table each.
+
+Nothing registers by being imported: a feature module declares its group (`Subcommands`,
+`Endpoints`) and the surface lists the groups (`components/commands/memory.py: REGISTRY`,
+`components/pages/console/api.py: ROUTES`). These tests fail when a module declares a group that
+the table does not list, so a new subcommand or endpoint module cannot silently go unwired.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import types
+from typing import Any
+
+import pytest
+
+import components.commands
+import components.pages.console
+from components.commands import memory as command
+from components.commands.registry import Subcommands
+from components.common.declarations import Declarations
+from components.pages.console import api
+from components.pages.console.routes import Endpoints
+
+
+def modules_of(package: types.ModuleType) -> list[types.ModuleType]:
+    return [importlib.import_module(f"{package.__name__}.{info.name}") for info in pkgutil.iter_modules(package.__path__)]
+
+
+def groups_in(modules: list[types.ModuleType], kind: type[Declarations[Any]]) -> dict[str, Declarations[Any]]:
+    """module.attribute -> every group of `kind` the modules declare."""
+    return {f"{m.__name__}.{name}": value for m in modules for name, value in vars(m).items()
+            if isinstance(value, kind)}
+
+
+def unlisted(modules: list[types.ModuleType], kind: type[Declarations[Any]], listed: list[Any]) -> list[str]:
+    return sorted(where for where, group in groups_in(modules, kind).items() if not any(group is g for g in listed))
+
+
+def test_every_subcommand_module_is_in_the_command_registry() -> None:
+    modules = modules_of(components.commands)
+    assert unlisted(modules, Subcommands, list(command.REGISTRY.groups)) == []
+    # ... and the registry has no group the package does not hold.
+    assert len(command.REGISTRY.groups) == len(groups_in(modules, Subcommands))
+
+
+def test_every_endpoint_module_is_in_the_console_routes() -> None:
+    modules = modules_of(components.pages.console)
+    groups = groups_in(modules, Endpoints)
+    listed = [g for g in groups.values() if all(api.ROUTES.get(path) is entry for path, entry in g.entries.items())]
+    assert unlisted(modules, Endpoints, listed) == []
+    assert sum(len(g.entries) for g in groups.values()) == len(api.ROUTES)
+
+
+def test_an_unlisted_group_is_found() -> None:
+    stray = types.ModuleType("components.commands.stray")
+    stray.SUBCOMMANDS = Subcommands()  # type: ignore[attr-defined]  # a module built here, to be caught
+    modules = [*modules_of(components.commands), stray]
+    assert unlisted(modules, Subcommands, list(command.REGISTRY.groups)) == ["components.commands.stray.SUBCOMMANDS"]
+
+
+def test_help_lists_every_subcommand_once_in_table_order() -> None:
+    help_text = command.REGISTRY.help_text()
+    usages = list(dict.fromkeys(command.REGISTRY.entries.values()))
+    positions = [help_text.index(entry.usage) for entry in usages]
+    assert positions == sorted(positions)
+    assert [entry.name for entry in usages][:3] == ["overview", "help", "profile"]  # views first, as before
+
+
+def test_a_name_declared_twice_is_refused() -> None:
+    group = Subcommands()
+
+    async def handler(call: Any) -> str:
+        return ""
+
+    group("x", "!memory x")(handler)
+    with pytest.raises(RuntimeError, match="declared twice"):
+        group("x", "!memory x again")(handler)
+    with pytest.raises(RuntimeError, match="declared twice"):
+        Subcommands.table([command.REGISTRY.groups[0], command.REGISTRY.groups[0]])

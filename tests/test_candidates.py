@@ -294,6 +294,32 @@ async def test_a_credential_never_reaches_the_model_or_storage(harness: PluginHa
     assert "ignore (looked like a credential" in listing and secret not in listing
 
 
+GLUED_KEY_MESSAGE = "our billing note: acctsk_live_51HqLyjWDarjtT1zdp7dcXYZ0123 for the shop"
+QUOTED_KEY = "sk_live_51HqLyjWDarjtT1zdp7dcXYZ0123"
+
+
+async def test_a_credential_the_model_quotes_is_never_queued(harness: PluginHarness) -> None:
+    """The key glued to a word passes the whole-message check; the model's quote of it alone does not."""
+    await harness.create_memory_kb(**ON, candidate_model_uuid="llm-1")
+    harness.host.llm_script = [json.dumps({"candidates": [
+        {"kind": "episode", "evidence_quote": QUOTED_KEY},
+        {"kind": "profile", "target": "speaker", "field": "preferences", "evidence_quote": QUOTED_KEY + " for"},
+        {"kind": "episode", "evidence_quote": "for the shop"},
+    ]})]
+    await responded(harness, GLUED_KEY_MESSAGE)
+    assert len(harness.host.llm_requests) == 1  # the message itself was not refused
+    records = queue_records(harness.host)
+    assert sorted(r["kind"] for r in records) == ["episode", "ignore"]
+    (ignored,) = [r for r in records if r["kind"] == "ignore"]
+    assert ignored["content"] == "[redacted: looks like an API key]" and ignored["evidence"] == ""
+    assert all(b"51HqLyjWDarjtT1zdp7dcXYZ0123" not in value for value in harness.host.storage.values())
+    for listing in (await open_chat(harness).run("!memory candidates"),
+                    await open_chat(harness).run("!memory candidates --all-statuses")):
+        assert "51HqLyjWDarjtT1zdp7dcXYZ0123" not in listing and "for the shop" in listing
+    console = await api(harness, "/candidates", {"space": SPACE, "all_statuses": True})
+    assert "51HqLyjWDarjtT1zdp7dcXYZ0123" not in json.dumps(console)
+
+
 @pytest.mark.parametrize("failure", [
     ActionCallTimeoutError("no answer within 30 s"),
     "not json at all",

@@ -24,9 +24,11 @@ from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
 from .episodes.store import EpisodeStore
 from .episodes.transfer import EpisodeTransfer
+from .kb_overrides import SettingsOverrides
 from .kb_registry import KnowledgeBaseRegistry
 from .migrations.layout import LayoutMigrations
 from .migrations.storage import migrate_storage
+from .person import PersonRegistry
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
@@ -42,6 +44,7 @@ class MemoryParts:
     profiles: ProfileBook
     layouts: LayoutMigrations
     kbs: KnowledgeBaseRegistry
+    overrides: SettingsOverrides
     recaller: Recaller
     listing: EpisodeListing
     drafts: DraftBook
@@ -50,6 +53,7 @@ class MemoryParts:
     consolidator: Consolidator
     diagnostics: Diagnostics
     candidates: CandidateReview
+    people: PersonRegistry
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -72,11 +76,14 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     # Summaries and review drafts derived from episodes are removed before their sources change (K5).
     drafts = DraftBook(store, episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, drafts)
+    queue = CandidateQueue(gate, store)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
-        kbs=kbs, recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
+        listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
         transfer=EpisodeTransfer(gate, episodes, store, drafts),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
-        candidates=CandidateReview(CandidateQueue(gate, store), fences, ports.llm, profiles, lifecycle, kbs.open),
+        candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open),
+        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
     )

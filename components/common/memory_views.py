@@ -23,9 +23,10 @@ def profile_text(profile: Profile) -> str:
 
 def episode_for_model(episode: Episode) -> dict[str, Any]:
     """What `recall_memory` returns per episode (T2): the public view with the speaker as one
-    object; status and source are left out because recall returns active episodes only."""
+    object; status, when it last changed and source are left out because recall returns active episodes only."""
     view = episode.to_public()
     view["sender"] = {"id": view.pop("sender_id"), "name": view.pop("sender_name")}
     view.pop("status")
+    view.pop("status_changed_at", None)
     view.pop("source")
     return view

@@ -205,6 +205,26 @@ class CandidateQueue:
                      scope.scope_key, dropped)
         return ProposeResult(added, refused, duplicates, dropped)
 
+    async def redact_applied(self, tx: WriteTx, scope: MemoryScope, episode_ids: set[str]) -> int:
+        """Accepted candidates of this scope that became one of `episode_ids` lose their text and quote,
+        audited as `candidate_redact`. Part of `tx`, the L2 change deleting those episodes (like the
+        drafts it clears, so a fenced chat never blocks a forget); the queue's own lock is held for it."""
+        if not any(c.applied_as_episode(episode_ids) for c in (await self._read(scope)).items):
+            return 0
+        async with self._gate.hold(Space.l1(scope.scope_key)):
+            record = await self._read(scope)
+            hits = [c for c in record.items if c.applied_as_episode(episode_ids)]
+            if not hits:
+                return 0
+            chosen = {c.candidate_id for c in hits}
+            record.items = [c.without_text() if c.candidate_id in chosen else c for c in record.items]
+            await tx.call("storage write", partial(self._write, scope, record))
+            for candidate in hits:
+                tx.applied("candidate_redact", "candidate", candidate.candidate_id,
+                           f"text of the accepted {candidate.describe()} candidate removed: its episode "
+                           f"{candidate.applied_id} was deleted", applied_id=candidate.applied_id)
+        return len(hits)
+
     @contextlib.asynccontextmanager
     async def deciding(self, scope: MemoryScope) -> AsyncIterator[None]:
         """One decision at a time per scope, held from the pending check to the mark."""

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..identity import Identity
 from ..timefields import now_iso
-from .kinds import CandidateKind, ProfileField, ProposedMemory
+from .kinds import FORGOTTEN_TEXT, CandidateKind, ProfileField, ProposedMemory
 
 USER_STATEMENT = "user_statement"
 INFERENCE = "inference"
@@ -118,6 +118,15 @@ class Candidate:
                 applied_id: str | None = None) -> Candidate:
         return replace(self, status=status, decided_at=now_iso(), decided_by=by, applied_type=applied_type,
                        applied_id=applied_id)
+
+    def applied_as_episode(self, episode_ids: set[str]) -> bool:
+        """Accepted as one of these episodes, and still holding its text."""
+        return (self.applied_type == "episode" and self.applied_id in episode_ids
+                and (self.content, self.evidence) != (FORGOTTEN_TEXT, ""))
+
+    def without_text(self) -> Candidate:
+        """The candidate once its memory is deleted: the decision stays, the words go (content and quote)."""
+        return replace(self, content=FORGOTTEN_TEXT, evidence="")
 
     def describe(self) -> str:
         """What the candidate proposes, without its content (safe for audit summaries and logs)."""

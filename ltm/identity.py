@@ -147,6 +147,35 @@ def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> st
     return session_key
 
 
+def chat_of_session_key(session_key: str) -> Identity | None:
+    """The chat a session key names, when it is a key this plugin derives: `<bot uuid>:group_<id>`,
+    `<bot uuid>:person_<id>` or the session name alone, every id in the kept form (None otherwise)."""
+    bot_uuid, session_name = split_session_key(session_key)
+    launcher_type, sep, launcher_id = session_name.partition("_")
+    if not sep or launcher_type not in LAUNCHER_TYPES or not launcher_id:
+        return None
+    try:
+        chat = Identity.build(launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid)
+    except ValidationError:
+        return None
+    return chat if chat.session_key == session_key else None
+
+
+def derived_pair_problem(scope_key: str, user_key: str, isolation: Isolation | str) -> str | None:
+    """Why `(scope_key, user_key)` is not a pair this plugin derives for one chat (None when it is).
+    A surface that takes raw keys (an admin page) checks this before it builds a `MemoryScope`, so
+    no pair of keys can read one chat's records and write them into another's space."""
+    chat = chat_of_session_key(scope_key)
+    if chat is None:
+        return ("scope_key is not a chat's key this plugin derives: <bot uuid>:group_<id>, "
+                "<bot uuid>:person_<id>, or group_<id> / person_<id> without a bot")
+    expected = user_key_for(chat, isolation)
+    if user_key != expected:
+        return (f"user_key {user_key} is not the key this plugin derives for scope_key {scope_key} "
+                f"in {Isolation(isolation).value} isolation ({expected})")
+    return None
+
+
 @dataclass(frozen=True)
 class MemoryScope:
     """Everything the service needs to keep one call inside its own memory.

@@ -457,6 +457,20 @@ async def test_console_refuses_foreign_ids_and_bad_bodies(harness: PluginHarness
     assert queue_records(harness.host)[0]["status"] == "pending"
 
 
+async def test_console_cannot_accept_a_candidate_into_another_chats_memory(harness: PluginHarness) -> None:
+    """Issue 21, finding 3: g1's scope_key with g2's user_key answered ok and wrote g1's text into g2."""
+    await harness.create_memory_kb(**ON)
+    await responded(harness, "Remember that the demo is on Friday.")
+    (record,) = queue_records(harness.host)
+    crossed = {"scope_key": f"{BOT}:group_g1", "user_key": f"{BOT}:group_g2"}
+    data = await api(harness, "/candidate/accept", {"space": crossed, "candidate_id": record["id"]})
+    assert data["ok"] is False and data["code"] == "invalid_input"
+    assert f"user_key {BOT}:group_g2 is not the key this plugin derives" in data["error"]
+    g2 = {"scope_key": f"{BOT}:group_g2", "user_key": f"{BOT}:group_g2"}
+    assert (await api(harness, "/episodes", {"space": g2}))["total"] == 0
+    assert queue_records(harness.host)[0]["status"] == "pending"
+
+
 def test_seen_queries_is_bounded_and_expires() -> None:
     now = [0.0]
     seen = SeenQueries(ttl=10.0, limit=3, clock=lambda: now[0])

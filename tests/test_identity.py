@@ -14,7 +14,15 @@ from ltm.host_values import (
     id_problem,
     unescape_id,
 )
-from ltm.identity import Identity, Isolation, MemoryScope, clean_id, split_session_key, user_key_for
+from ltm.identity import (
+    Identity,
+    Isolation,
+    MemoryScope,
+    clean_id,
+    derived_pair_problem,
+    split_session_key,
+    user_key_for,
+)
 from ltm.langbot.identity import identity_from_retrieval, split_session_name
 
 
@@ -24,6 +32,22 @@ def test_session_keys_with_and_without_bot():
     assert ident.session_key == "b1:group_123"
     no_bot = Identity.build(launcher_type="person", launcher_id="u9", bot_uuid=None)
     assert no_bot.session_key == "person_u9"
+
+
+def test_derived_pairs_are_exactly_the_plugins_keys_of_one_chat():
+    """The console's one space check (issue 21, finding 3): a pair selects a space only when it is the
+    pair the plugin derives for one chat in the KB's isolation mode."""
+    hostile = Identity.from_host(launcher_type="group", launcher_id="g\u202e1", bot_uuid="bot-1")
+    for chat in (Identity.build(launcher_type="group", launcher_id="g1", bot_uuid="bot-1"),
+                 Identity.build(launcher_type="person", launcher_id="p:1", bot_uuid="bot-1"),
+                 Identity.build(launcher_type="group", launcher_id="g1"), hostile):
+        for isolation in Isolation:
+            assert derived_pair_problem(chat.session_key, user_key_for(chat, isolation), isolation) is None
+    assert "is not the key this plugin derives" in str(derived_pair_problem("bot-1:group_g1", "bot-1:group_g2",
+                                                                            "session"))
+    assert "(bot:bot-1)" in str(derived_pair_problem("bot-1:group_g1", "bot-1:group_g1", "bot"))
+    for not_a_chat in ("bot-1:anything", "bot-1:group_", "bot-1:group_g\u202e1", "nobody", ""):
+        assert "scope_key is not a chat's key" in str(derived_pair_problem(not_a_chat, not_a_chat, "session"))
 
 
 def test_user_key_by_isolation_mode():

@@ -95,6 +95,9 @@ class Chat:
         self.launcher_id = f"load-{index}"
         self.speakers = (f"u{index}-a", f"u{index}-b")
         self.active: dict[str, str] = {}  # episode id -> content, as acknowledged
+        # episode id -> who said it (or imported it): the forget tool deletes only the speaker's own
+        # episodes or episodes with no speaker (docs/GUARANTEES.md), so a turn forgets only those
+        self.owner: dict[str, str] = {}
         self.forgotten: set[str] = set()
         self.soak_ids: list[str] = []  # soak memories, oldest first
         self.traits: dict[str, list[str]] = {s: [] for s in self.speakers}
@@ -105,6 +108,9 @@ class Chat:
     def space(self) -> dict[str, str]:
         key = f"{BOT}:group_{self.launcher_id}"
         return {"scope_key": key, "user_key": key}
+
+    def forgettable_by(self, speaker: str) -> list[str]:
+        return sorted(i for i in self.active if self.owner.get(i, "") in ("", speaker))
 
     def text(self, what: str) -> str:
         self.turn += 1
@@ -167,7 +173,7 @@ class Load:
         async with chat.lock:
             speaker = chat.rng.choice(chat.speakers)
             kind = chat.rng.choices([k for k, _ in mix], weights=[w for _, w in mix])[0]
-            if kind == "forget" and not chat.active:
+            if kind == "forget" and not chat.forgettable_by(speaker):
                 kind = "remember"
             message = chat.text(f"{speaker} says")
             query_id = self._open(chat, speaker, message)
@@ -176,15 +182,31 @@ class Load:
                 await getattr(self, f"_{kind}")(chat, query_id, speaker, soak)
                 if soak:
                     while len(chat.soak_ids) > keep:
-                        await self._forget_id(chat, query_id, chat.soak_ids[0])
+                        await self._forget_oldest(chat, query_id, speaker)
             finally:
                 self.host.close_query(query_id)
+
+    async def _forget_oldest(self, chat: Chat, query_id: int, speaker: str) -> None:
+        """The chat's oldest soak memory, forgotten by whoever may (its speaker, in a turn of theirs)."""
+        oldest = chat.soak_ids[0]
+        owner = chat.owner.get(oldest, "")
+        if owner in ("", speaker):
+            await self._forget_id(chat, query_id, oldest)
+        else:
+            their_query = self._open(chat, owner, chat.text(f"{owner} says"))
+            try:
+                await self._forget_id(chat, their_query, oldest)
+            finally:
+                self.host.close_query(their_query)
+        if oldest in chat.soak_ids:  # refused: counted as a failed operation; never retried for ever
+            chat.soak_ids.remove(oldest)
 
     async def _remember(self, chat: Chat, query_id: int, speaker: str, soak: bool) -> None:
         content = chat.text(f"{speaker} likes")
         result = await self.tool("remember", chat, query_id, "remember", {"content": content})
         if result.get("episode_id"):
             chat.active[result["episode_id"]] = content
+            chat.owner[result["episode_id"]] = speaker
             if soak:
                 chat.soak_ids.append(result["episode_id"])
 
@@ -202,7 +224,7 @@ class Load:
             chat.traits[speaker] = traits[-20:]  # max_profile_traits: the newest are kept
 
     async def _forget(self, chat: Chat, query_id: int, speaker: str, soak: bool) -> None:
-        await self._forget_id(chat, query_id, chat.rng.choice(sorted(chat.active)))
+        await self._forget_id(chat, query_id, chat.rng.choice(chat.forgettable_by(speaker)))
 
     async def _forget_id(self, chat: Chat, query_id: int, episode_id: str) -> None:
         result = await self.tool("forget", chat, query_id, "forget", {"episode_id": episode_id})
@@ -223,6 +245,7 @@ class Load:
             return
         for episode_id, item in zip(ids, items, strict=True):
             chat.active[episode_id] = item["content"]
+            chat.owner[episode_id] = speaker  # kept without a speaker, or the importer's: either may forget it
             if soak:
                 chat.soak_ids.append(episode_id)
 

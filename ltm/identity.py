@@ -23,6 +23,7 @@ from typing import Any
 
 from .errors import ValidationError
 from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
+from .wording import Phrase
 
 LAUNCHER_TYPES = ("group", "person")
 
@@ -30,6 +31,9 @@ LAUNCHER_TYPES = ("group", "person")
 class Isolation(str, enum.Enum):
     SESSION = "session"
     BOT = "bot"
+
+
+ISOLATION = {i: Phrase(f"isolation.{i.value}", i.value) for i in Isolation}
 
 
 def clean_id(value: Any) -> str:

@@ -27,9 +27,11 @@ from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import normalize_time
+from ..wording import Phrase
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
 from .model import (
     MAX_SENDER_CHARS,
+    STATUS_LABEL,
     Episode,
     EpisodeDraft,
     EpisodeStatus,
@@ -40,6 +42,8 @@ from .model import (
 from .store import EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
+IMPORTED = Phrase("audit.episode_imported", "imported ({status})")
+DOCUMENT_DELETED = Phrase("audit.document_deleted", "document {document_id} deleted")
 
 MAX_IMPORT_RECORDS = 5000
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
@@ -176,7 +180,7 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
 
 def _audit_import(operation: str, document_id: str | None) -> Any:
     def audit(tx: WriteTx, e: Episode) -> None:
-        tx.applied(operation, "episode", e.episode_id, f"imported ({e.status.value})",
+        tx.applied(operation, "episode", e.episode_id, IMPORTED(status=STATUS_LABEL[e.status]()),
                    original_id=e.original_id or "", document_id=document_id or "")
     return audit
 
@@ -233,7 +237,7 @@ class EpisodeTransfer:
                 await self._derived.before_change(tx, scope, present, removed=True)
                 await tx.call("vector delete", lambda: self._store.delete(kb_id, scope.user_key, present))
                 for episode_id in present:
-                    tx.applied("document_delete", "episode", episode_id, f"document {document_id} deleted")
+                    tx.applied("document_delete", "episode", episode_id, DOCUMENT_DELETED(document_id=document_id))
             await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
         return len(present)
 

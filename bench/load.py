@@ -66,7 +66,7 @@ BOT = "load-bot"
 WORDS = ("tea", "hiking", "chess", "rust", "piano", "garden", "cycling", "sushi", "jazz", "kayak", "lamps", "maps")
 BURST_MIX = (("remember", 50), ("recall", 22), ("profile", 14), ("forget", 7), ("import", 7))
 SOAK_MIX = (("remember", 40), ("recall", 30), ("profile", 20), ("forget", 5), ("import", 5))
-_NEW_ID = re.compile(r"^new: (\S+)$", re.MULTILINE)
+_NEW_ID = re.compile(r"^new: (\S+)\s*$", re.MULTILINE)  # a reply line may end in a Markdown break
 _TAG = re.compile(r"^\[chat (\d+)\]")
 
 

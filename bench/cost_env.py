@@ -74,12 +74,22 @@ class ThreadedBackend:
         self.name = inner.name
         self.thread_cpu = 0.0
         self._lock = threading.Lock()
+        # Local-mode Qdrant is one in-process data structure, not safe across threads (two overlapping
+        # calls raise IndexError inside qdrant_client); the host's Qdrant is a server that keeps each
+        # request atomic. Such a store's calls still run off the event loop, one at a time.
+        self._one_at_a_time = threading.Lock() if not getattr(inner, "thread_safe", True) else None
 
     async def _run(self, method: str, *args: Any, **kw: Any) -> Any:
+        def call() -> Any:
+            if self._one_at_a_time is None:
+                return _drive(getattr(self.inner, method)(*args, **kw))
+            with self._one_at_a_time:
+                return _drive(getattr(self.inner, method)(*args, **kw))
+
         def work() -> Any:
             start = time.thread_time()
             try:
-                return _drive(getattr(self.inner, method)(*args, **kw))
+                return call()
             finally:
                 with self._lock:
                     self.thread_cpu += time.thread_time() - start

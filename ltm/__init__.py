@@ -69,10 +69,12 @@ from .errors import (
     UnrecordedChange,
     ValidationError,
 )
+from .host_values import clean_host_text
 from .identity import (
     Identity,
     Isolation,
     MemoryScope,
+    derived_pair_problem,
     split_session_key,
     user_key_for,
     user_key_for_session_key,
@@ -173,7 +175,9 @@ __all__ = [
     "Statement",
     "UnrecordedChange",
     "ValidationError",
+    "clean_host_text",
     "clean_tags",
+    "derived_pair_problem",
     "load_json",
     "now_iso",
     "params",

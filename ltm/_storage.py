@@ -178,6 +178,9 @@ def legacy_layout_marker_key(kb_id: str) -> str:
 
 
 # ---- candidate extraction (Q): the review queue of one session scope
+CANDIDATES_PREFIX = _key("candidates", "")
+
+
 def candidates_key(scope_key: str) -> str:
     """Every memory candidate of one session scope, with its review state, in one bounded record."""
     return _key("candidates", escape(scope_key))

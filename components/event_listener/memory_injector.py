@@ -25,7 +25,7 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm import AUTO_RECALL, Episode, Identity, LTMError, MemoryScope, MemoryService, Profile, now_iso
+from ltm import AUTO_RECALL, Episode, Identity, LTMError, MemoryScope, MemoryService, Profile, clean_host_text, now_iso
 
 log = logging.getLogger("LongTermMemory")
 
@@ -75,7 +75,7 @@ class MemoryInjector(EventListener):
                 variables, bot_uuid = await ctx.get_query_vars(), None
             else:  # two independent reads of the turn: one round trip instead of two
                 variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
-            text = str(variables.get("user_message_text") or "")
+            text = clean_host_text(variables.get("user_message_text"))
             if found is None or not _attached(variables, found[0]):
                 # I4: automatic memory only in pipelines whose runner was given the memory KB. Nothing
                 # is read; `_ltm_context` is set to None ("no memory here"), because a consumer written
@@ -87,7 +87,7 @@ class MemoryInjector(EventListener):
                 # Command turns never reach a model: no recall, just an empty context (I3).
                 await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))
                 return
-            identity = Identity.build(
+            identity = Identity.from_host(
                 launcher_type=variables.get("launcher_type") or ctx.event.session_name.partition("_")[0],
                 launcher_id=variables.get("launcher_id") or ctx.event.session_name.partition("_")[2],
                 bot_uuid=bot_uuid,

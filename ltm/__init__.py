@@ -39,7 +39,7 @@ from .consolidation import (
 
 # ---
 from .diagnostics import HealthItem, HealthReport, Level
-from .episodes.lifecycle import DeleteCriteria, RestoreResult
+from .episodes.lifecycle import DeleteCriteria, Remembered, RestoreResult
 from .episodes.listing import EpisodePage
 from .episodes.model import (
     LISTED_STATUSES,
@@ -53,7 +53,7 @@ from .episodes.model import (
 from .episodes.ranking import ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL, MAX_TOP_K, QUERY_RECALL, REVIEW_SEARCH, RecallRecipe
-from .episodes.transfer import ImportRecord, load_json, parse_records
+from .episodes.transfer import BatchDuplicate, BatchSimilar, ImportRecord, ImportResult, load_json, parse_records
 from .errors import (
     FencedError,
     HostError,
@@ -93,6 +93,8 @@ __all__ = [
     "REVIEW_SEARCH",
     "ArchivalCandidate",
     "AuditPage",
+    "BatchDuplicate",
+    "BatchSimilar",
     "ClaimType",
     "ConsolidationDisabled",
     "ConsolidationPreview",
@@ -112,6 +114,7 @@ __all__ = [
     "HostPorts",
     "Identity",
     "ImportRecord",
+    "ImportResult",
     "InputError",
     "Isolation",
     "KBSettings",
@@ -130,6 +133,7 @@ __all__ = [
     "ProposalRejected",
     "RecallFilters",
     "RecallRecipe",
+    "Remembered",
     "RestoreResult",
     "RetrievalStrategy",
     "ScoredEpisode",

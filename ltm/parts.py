@@ -19,6 +19,7 @@ from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
 from .consolidation import Consolidator, DraftBook
 from .diagnostics import Diagnostics
+from .episodes.duplicates import DuplicateFinder
 from .episodes.lifecycle import EpisodeLifecycle
 from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
@@ -71,12 +72,15 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     kbs = KnowledgeBaseRegistry(gate, store, fences, episodes, ports.index, layouts, ports.directory)
     # Summaries and review drafts derived from episodes are removed before their sources change (K5).
     drafts = DraftBook(store, episodes)
-    lifecycle = EpisodeLifecycle(gate, episodes, drafts)
+    # One fact, one record: every write path and the candidate check ask the same finder.
+    duplicates = DuplicateFinder(episodes)
+    lifecycle = EpisodeLifecycle(gate, episodes, drafts, duplicates)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
-        transfer=EpisodeTransfer(gate, episodes, store, drafts),
+        transfer=EpisodeTransfer(gate, episodes, store, drafts, duplicates),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
-        candidates=CandidateReview(CandidateQueue(gate, store), fences, ports.llm, profiles, lifecycle, kbs.open),
+        candidates=CandidateReview(CandidateQueue(gate, store), fences, ports.llm, profiles, lifecycle, kbs.open,
+                                   duplicates),
     )

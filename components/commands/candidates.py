@@ -67,7 +67,8 @@ def candidate_lines(number: int, candidate: Candidate) -> list[str]:
     if candidate.evidence and candidate.evidence.strip() != candidate.content:
         lines.append(f"   said: {clip(candidate.evidence, 80)!r}")
     if candidate.applied_type:
-        lines.append(f"   applied as {candidate.applied_type} {candidate.applied_id}")
+        held = " (already remembered)" if candidate.applied_existing else ""
+        lines.append(f"   applied as {candidate.applied_type} {candidate.applied_id}{held}")
     return lines
 
 
@@ -98,6 +99,9 @@ def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, 
 
 
 def candidate_accepted(candidate: Candidate) -> str:
+    if candidate.applied_type == "episode" and candidate.applied_existing:
+        return (f"Accepted candidate {candidate.candidate_id}: already remembered as episode {candidate.applied_id}; "
+                f"nothing new was stored.\n   {clip(candidate.content)}\nDetails: !memory show {candidate.applied_id}")
     if candidate.applied_type == "episode":
         return (f"Accepted candidate {candidate.candidate_id}: stored episode {candidate.applied_id} "
                 f"(claim {candidate.claim_type}, source {candidate.source_ref}).\n   {clip(candidate.content)}\n"

@@ -16,7 +16,7 @@ from components.commands.args import UsageError, as_usage, page_of, parse_args, 
 from components.commands.registry import Call, Subcommands
 from components.commands.text import clip, json_or_summary, page_title, plural, short_time, statuses_label
 from components.commands.views import LIST_FLAGS
-from ltm import AuditPage, Episode, EpisodeStatus, MemoryScope, load_json, parse_records
+from ltm import AuditPage, EpisodeStatus, ImportResult, MemoryScope, load_json, parse_records
 
 PAGE_SIZE = 10
 
@@ -49,9 +49,8 @@ async def import_(call: Call) -> str:
     payload = as_usage("import", lambda: load_json(raw_json))
     # The whole batch is validated before anything is written (parse_records raises on the first bad record).
     records = as_usage("import", lambda: parse_records(payload, source="import"))
-    episodes = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
-    return imported(call.scope, episodes, _foreign_user_keys(payload, call.scope.user_key),
-                           senders_kept=call.is_admin)
+    result = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
+    return imported(call.scope, result, _foreign_user_keys(payload, call.scope.user_key), senders_kept=call.is_admin)
 
 
 @SUBCOMMANDS("audit", "!memory audit [page]\n!memory audit export")
@@ -123,7 +122,8 @@ def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payloa
 IMPORT_PREVIEW = 5
 
 
-def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[str], *, senders_kept: bool) -> str:
+def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *, senders_kept: bool) -> str:
+    episodes = result.episodes
     lines = [
         f"Imported {plural(len(episodes), 'episode')} into {scope.user_key} "
         f"({status_tally(e.status.value for e in episodes)}); new IDs, original IDs kept as original_id.",
@@ -139,7 +139,33 @@ def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[
         lines.append(origin + episode.episode_id)
     if len(episodes) > IMPORT_PREVIEW:
         lines.append(f"... and {len(episodes) - IMPORT_PREVIEW} more (!memory list)")
+    lines += _not_imported(result)
     return "\n".join(lines)
+
+
+def _record_label(position: int, original_id: str | None) -> str:
+    return f"#{position}" + (f" ({original_id})" if original_id else "")
+
+
+def _not_imported(result: ImportResult) -> list[str]:
+    """Records the import did not write because the fact is stored already, and near-identical ones."""
+    lines: list[str] = []
+    if result.duplicates:
+        lines.append(f"Already remembered, not imported: {plural(len(result.duplicates), 'record')} "
+                     "(record -> the episode that holds the fact):")
+        for dup in result.duplicates[:IMPORT_PREVIEW]:
+            where = " (an earlier record of this import)" if dup.in_batch else ""
+            lines.append(f"{_record_label(dup.position, dup.original_id)} -> {dup.existing_id}{where}")
+        if len(result.duplicates) > IMPORT_PREVIEW:
+            lines.append(f"... and {len(result.duplicates) - IMPORT_PREVIEW} more (!memory audit)")
+    if result.similar:
+        lines.append(f"Similar to stored episodes, imported anyway: {plural(len(result.similar), 'record')} "
+                     "(archive or forget the outdated one):")
+        for near in result.similar[:IMPORT_PREVIEW]:
+            lines.append(f"#{near.position} {near.episode_id} ~ {', '.join(near.similar_ids)}")
+        if len(result.similar) > IMPORT_PREVIEW:
+            lines.append(f"... and {len(result.similar) - IMPORT_PREVIEW} more")
+    return lines
 
 
 def audit_page(result: AuditPage) -> str:

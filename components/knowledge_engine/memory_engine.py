@@ -111,8 +111,12 @@ class MemoryEngine(KnowledgeEngine):
             log.exception("[LongTermMemory] document import failed document=%s", document_id)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED,
                                    error_message=f"could not import the document: {type(exc).__name__}")
-        log.info("[LongTermMemory] document import document=%s records=%d", document_id, len(written))
-        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED, chunks_created=len(written))
+        # Records that repeat a stored fact are not written (audited as document_duplicate); the host shows
+        # the count of what this document created.
+        log.info("[LongTermMemory] document import document=%s records=%d duplicates=%d similar=%d", document_id,
+                 len(written.episodes), len(written.duplicates), len(written.similar))
+        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED,
+                               chunks_created=len(written.episodes))
 
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         removed = await self.plugin.memory.delete_document(kb_id, document_id)

@@ -202,7 +202,8 @@ class CandidateQueue:
                                   "credential; there is nothing to apply. Reject it to dismiss it")
 
     async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: str, *,
-                     by: str, applied_type: str | None = None, applied_id: str | None = None) -> Candidate:
+                     by: str, applied_type: str | None = None, applied_id: str | None = None,
+                     applied_existing: bool = False) -> Candidate:
         """Mark a pending candidate accepted or rejected, audited as `operation`."""
         async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
             record = await self._read(scope)
@@ -210,10 +211,11 @@ class CandidateQueue:
             if candidate is None:
                 raise NotFound(f"candidate {candidate_id} not found in this scope", candidate_id=candidate_id)
             self.check_decidable(candidate, accepting=False)
-            decided = candidate.decided(status, by, applied_type, applied_id)
+            decided = candidate.decided(status, by, applied_type, applied_id, applied_existing)
             record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
             await tx.call("storage write", partial(self._write, scope, record))
             applied = f" -> {applied_type} {applied_id}" if applied_type else ""
+            applied += " (already remembered)" if applied_existing else ""
             tx.applied(operation, "candidate", candidate_id,
                        f"{status.value} {candidate.describe()} candidate ({candidate.origin.value}){applied}",
                        decided_by=by, source_ref=candidate.source_ref, claim_type=candidate.claim_type,

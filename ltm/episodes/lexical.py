@@ -22,7 +22,9 @@ of each space and find lexical candidates anywhere in the space with **no host c
 - Holds every status; callers filter (`accept`), so archived or superseded records are found
   only when the recall's filters ask for them.
 - Tokens are `ranking.tokenize` (stopwords dropped, CJK bigrams) over content, tags and the
-  speaker's name, the same text `ranking.rank` scores.
+  speaker's name, the same text `ranking.rank` scores. Each record's normalized content
+  (`sameness.fact_key`) is kept too, so a write finds a record stating the same fact without
+  reading the space (`duplicates.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from functools import partial
 
 from .model import Episode
 from .ranking import tokenize
+from .sameness import fact_key
 
 log = logging.getLogger("LongTermMemory")
 
@@ -74,6 +77,7 @@ class SpaceIndex:
         self._postings: dict[str, dict[str, int]] = {}
         self._total_length = 0
         self._speakers: Counter[str] = Counter()  # sender name -> records (question cues, ranking.py)
+        self._facts: dict[str, set[str]] = {}  # fact key -> records (write-time de-duplication, duplicates.py)
 
     def __len__(self) -> int:
         return len(self._episodes)
@@ -83,6 +87,10 @@ class SpaceIndex:
 
     def episode(self, episode_id: str) -> Episode | None:
         return self._episodes.get(episode_id)
+
+    def with_fact_key(self, key: str) -> list[Episode]:
+        """Every record (of any status) whose content has this `sameness.fact_key`."""
+        return [self._episodes[i] for i in self._facts.get(key, ()) if i in self._episodes]
 
     def speaker_names(self) -> list[str]:
         """The sender names of the space's records (a question naming one gives a cue)."""
@@ -98,6 +106,7 @@ class SpaceIndex:
         self._lengths[episode.episode_id] = len(tokens)
         self._total_length += len(tokens)
         self._speakers[episode.sender_name] += 1
+        self._facts.setdefault(fact_key(episode.content), set()).add(episode.episode_id)
         for term, tf in Counter(tokens).items():
             self._postings.setdefault(term, {})[episode.episode_id] = tf
 
@@ -109,6 +118,11 @@ class SpaceIndex:
         self._speakers[old.sender_name] -= 1
         if self._speakers[old.sender_name] <= 0:
             del self._speakers[old.sender_name]
+        same = self._facts.get(fact_key(old.content))
+        if same is not None:
+            same.discard(episode_id)
+            if not same:
+                del self._facts[fact_key(old.content)]
         for term in set(document_tokens(old)):
             posting = self._postings.get(term)
             if posting is not None:

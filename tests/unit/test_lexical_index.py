@@ -45,6 +45,9 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
     vector = (await fake.embedder.embed(MODEL, [query]))[0]
     window = await fake.index.search(alice.kb_id, alice.user_key, vector, 200)
     assert target.episode_id not in {h.record.record_id for h in window}  # beyond the vector window
+    # The imports' duplicate check built the space's index; a process that has not read the space yet:
+    lexical(memory).drop_space(alice.kb_id, alice.user_key)
+    builds = lexical(memory).builds
     # A space bigger than one page is indexed in the background: the first recall does not wait for it.
     # (The build may finish while that recall awaits the host; the recall itself went on without it.)
     assert ids(await memory.recall(alice, query, recipe=top(1))) != [target.episode_id]
@@ -54,7 +57,7 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
     fake.calls.reset()
     assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
     assert fake.calls.count("index.page") == 0 and fake.calls.count("index.search_text") == 0
-    assert lexical(memory).builds == 1
+    assert lexical(memory).builds == builds + 1
 
 
 async def test_the_index_follows_every_write_without_a_rebuild(memory: MemoryService, alice: MemoryScope) -> None:

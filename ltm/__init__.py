@@ -46,6 +46,7 @@ from .episodes.model import (
     ClaimType,
     Episode,
     EpisodeStatus,
+    Validity,
     clean_tags,
     parse_status,
     parse_statuses,
@@ -83,7 +84,7 @@ from .profiles.model import Profile, ProfileLimits
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .spaces import Space, SpaceKind
-from .timefields import now_iso
+from .timefields import now_iso, utc_now
 
 __all__ = [
     "AUTO_RECALL",
@@ -143,6 +144,7 @@ __all__ = [
     "Statement",
     "UnrecordedChange",
     "ValidationError",
+    "Validity",
     "clean_tags",
     "load_json",
     "now_iso",
@@ -155,6 +157,7 @@ __all__ = [
     "split_session_key",
     "user_key_for",
     "user_key_for_session_key",
+    "utc_now",
 ]
 
 # ---- candidate extraction (Q)

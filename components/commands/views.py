@@ -10,7 +10,7 @@ from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 from components.commands.args import UsageError, as_usage, page_of, statuses_of
 from components.commands.registry import Call, Subcommands
 from components.commands.text import clip, page_title, plural, short_time, speaker_label, statuses_label
-from components.common.memory_views import profile_text
+from components.common.memory_views import profile_text, validity_label
 from ltm import (
     REVIEW_SEARCH,
     Episode,
@@ -139,6 +139,9 @@ def episode_lines(number: int, episode: Episode) -> list[str]:
     meta.append(f"imp {episode.importance}")
     if episode.status is not EpisodeStatus.ACTIVE:
         meta.append(f"[{episode.status.value}]")
+    validity = validity_label(episode)
+    if validity:
+        meta.append(f"[{validity}]")
     if episode.tags:
         meta.append(" ".join(f"#{t}" for t in episode.tags[:4]))
     return [f"{number}) " + " · ".join(meta), f"   {clip(episode.content)}"]
@@ -160,6 +163,9 @@ def episode_detail(episode: Episode) -> str:
     lines = [f"Episode {episode.episode_id}", f"Status: {episode.status.value}"]
     if episode.status_changed_at:
         lines[-1] += f" (since {episode.status_changed_at})"
+    validity = validity_label(episode)
+    if validity:
+        lines[-1] += f" · {validity}"
     lines += [
         f"Content: {episode.content}",
         f"Stored: {episode.timestamp or '-'}",

@@ -22,10 +22,31 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
-from ltm import QUERY_RECALL, LTMError, MemoryService, ValidationError, load_json, parse_records, redact_for_log
+from components.common.memory_views import validity_label
+from ltm import (
+    QUERY_RECALL,
+    Episode,
+    LTMError,
+    MemoryService,
+    ValidationError,
+    load_json,
+    parse_records,
+    redact_for_log,
+)
 from ltm.langbot import identity_from_retrieval, identity_from_scope_spec
 
 log = logging.getLogger("LongTermMemory")
+
+
+def retrieved_text(episode: Episode) -> str:
+    """The text a runner puts into the prompt: the memory, and, when its validity ended or has not
+    begun, that too (a host retrieval finds expired facts like `recall_memory`, and the runner shows
+    the text only)."""
+    validity = validity_label(episode)
+    if not validity:
+        return episode.content
+    bound = episode.fact.valid_until if validity == "expired" else episode.fact.valid_from
+    return f"[{validity}: {bound}] {episode.content}"
 
 
 class MemoryEngine(KnowledgeEngine):
@@ -78,7 +99,7 @@ class MemoryEngine(KnowledgeEngine):
         entries = [
             RetrievalResultEntry(
                 id=hit.episode.episode_id,
-                content=[ContentElement.from_text(hit.episode.content)],
+                content=[ContentElement.from_text(retrieved_text(hit.episode))],
                 metadata=hit.episode.to_public(),
                 distance=max(0.0, 1.0 - min(hit.score, 1.0)),
                 score=hit.score,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,7 +14,7 @@ from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
 from .lexical import SpaceIndex
-from .model import Episode, EpisodeStatus
+from .model import Episode, EpisodeStatus, Validity
 from .question_cues import named_speakers, without_speakers
 from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank, tokenize
 from .store import EpisodeStore
@@ -70,10 +70,12 @@ class Recaller:
         recipe = recipe.resolved_for(settings)
         if not recipe.top_k or recipe.top_k <= 0:
             return []
+        moment = now or utc_now()
+        accepts = _accepting(filters, recipe, moment)
         text = (query or "").strip()
         if len(text) == _UUID_LEN and text.count("-") == 4:
             episode = await self._store.get(scope.kb_id, scope.user_key, text)
-            if episode is not None and filters.accepts(episode):
+            if episode is not None and accepts(episode):
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
         if not text:
             text = " ".join(filters.tags) or "*"
@@ -92,10 +94,9 @@ class Recaller:
                 candidates.setdefault(cand.episode.episode_id, cand)
         lexical: dict[str, float] | None = None
         if recipe.uses_lexical and index is not None:
-            lexical = self._lexical(index, text, recipe, filters, candidates)
-        window = [c for c in candidates.values() if filters.accepts(c.episode)]
-        ranked = rank(window, text, recipe, now or utc_now(), preferred_sender=scope.sender_id,
-                      lexical_scores=lexical)
+            lexical = self._lexical(index, text, recipe, accepts, candidates)
+        window = [c for c in candidates.values() if accepts(c.episode)]
+        ranked = rank(window, text, recipe, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
                  scope.scope_key, scope.user_key, len(window), len(ranked))
         return ranked
@@ -118,11 +119,11 @@ class Recaller:
         return without_speakers(text, named_speakers(text, index.speaker_names()))
 
     @staticmethod
-    def _lexical(index: SpaceIndex, text: str, recipe: RecallRecipe, filters: RecallFilters,
+    def _lexical(index: SpaceIndex, text: str, recipe: RecallRecipe, accepts: Callable[[Episode], bool],
                  candidates: dict[str, WindowEntry]) -> dict[str, float]:
         """Whole-space BM25: adds the best `lexical_window` records the filters accept as candidates
         (without a vector distance) and returns every candidate's raw score."""
-        hits, scores = index.search(tokenize(text), recipe.lexical_window, filters.accepts, also=candidates)
+        hits, scores = index.search(tokenize(text), recipe.lexical_window, accepts, also=candidates)
         for hit in hits:
             candidates.setdefault(hit.episode.episode_id, WindowEntry(hit.episode, None))
         return scores
@@ -149,3 +150,13 @@ class Recaller:
             return []
         # A verbatim match carries no distance of its own: it enters like a lexical candidate.
         return [WindowEntry(h.episode, None) for h in rows]
+
+
+def _accepting(filters: RecallFilters, recipe: RecallRecipe, moment: datetime) -> Callable[[Episode], bool]:
+    """The filters, and for a recipe that hands on current facts only, validity at `moment` (a fact whose
+    `valid_until` has passed is left out; one that starts later still holds something about the future and
+    stays, its `valid_from` shown with it)."""
+    if not recipe.current_only:
+        return filters.accepts
+    return lambda e: filters.accepts(e) and e.validity_at(moment) is not Validity.EXPIRED
+

@@ -18,6 +18,7 @@ from ltm import (
     RecallFilters,
     now_iso,
     params,
+    utc_now,
 )
 
 EXPORT_FORMAT = "longterm-memory-console-export"
@@ -26,7 +27,8 @@ ROUTES = Endpoints()
 
 
 def episode_view(episode: Episode) -> dict[str, Any]:
-    return episode.to_public()
+    """The public view, and whether the fact still holds ("current", "expired", "not yet valid")."""
+    return {**episode.to_public(), "validity": episode.validity_at(utc_now()).value}
 
 
 @ROUTES("/profiles", read_only=True)

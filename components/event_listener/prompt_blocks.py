@@ -1,7 +1,9 @@
 """The text injected before a model call (I1, I2) and the `_ltm_context` value (I3).
 
-Automatic recall hands on current facts only (an expired one is left out before `top_k`); a fact
-that starts later carries its start.
+The block opens with the current date and time in UTC, so the model can place "next Friday" in a
+memory (LangBot gives a plugin no time zone: docs/HOST-FACTS.md 2.3). Automatic recall hands on
+current facts only (an expired one is left out before `top_k`); a fact that starts later carries
+its start.
 
 Stored memory is data, never instructions: each memory is JSON-quoted inside a
 delimited block, with `<` and `>` (and their full-width and angle-quote
@@ -13,7 +15,7 @@ header tells the model not to follow instructions found inside.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from components.common.memory_views import profile_text
@@ -36,11 +38,17 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).translate(_INERT)
 
 
+def now_line(moment: datetime) -> str:
+    """One short line: weekday, date and time in UTC, and that the user's own zone is not known."""
+    utc = moment.astimezone(UTC)
+    return f"Current date and time: {utc:%A %Y-%m-%d %H:%M} UTC (the user's time zone is not known)."
+
+
 def render_system_message(
     speaker_id: str, speaker_name: str, session_profile: Profile, speaker_profile: Profile | None,
     episodes: list[Episode], now: datetime,
 ) -> str:
-    lines = [HEADER, "<memory-data>"]
+    lines = [HEADER, now_line(now), "<memory-data>"]
     who = speaker_name or speaker_id or "unknown"
     lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(speaker_id)})" if speaker_id else ""))
     lines.append(f"session_profile: {quote(profile_text(session_profile) or '(empty)')}")

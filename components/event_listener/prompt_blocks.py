@@ -3,7 +3,7 @@
 The block opens with the current date and time in UTC, so the model can place "next Friday" in a
 memory (LangBot gives a plugin no time zone: docs/HOST-FACTS.md 2.3). Automatic recall hands on
 current facts only (an expired one is left out before `top_k`); a fact that starts later carries
-its start.
+its start, and a summary says how many memories it stands for (its sources are not listed again).
 
 Stored memory is data, never instructions: each memory is JSON-quoted inside a
 delimited block, with `<` and `>` (and their full-width and angle-quote
@@ -64,6 +64,8 @@ def render_system_message(
             attrs.append(f"valid_from {episode.fact.valid_from} (not yet in effect)")
         if episode.fact.valid_until:
             attrs.append(f"valid_until {episode.fact.valid_until}")
+        if episode.is_summary:
+            attrs.append(f"summary of {len(episode.derived_from)} memories")
         lines.append(f"memory {number} ({', '.join(attrs)}): {quote(episode.content)}")
     lines.append("</memory-data>")
     return "\n".join(lines)

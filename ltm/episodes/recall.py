@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ..errors import HostError, HostFailure
@@ -96,7 +96,13 @@ class Recaller:
         if recipe.uses_lexical and index is not None:
             lexical = self._lexical(index, text, recipe, accepts, candidates)
         window = [c for c in candidates.values() if accepts(c.episode)]
-        ranked = rank(window, text, recipe, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
+        if recipe.fold_summary_sources:
+            # The whole window is ranked, then a summary takes the place of its sources before top_k is cut.
+            ranked = fold_summary_sources(rank(window, text, replace(recipe, top_k=max(1, len(window))), moment,
+                                               preferred_sender=scope.sender_id, lexical_scores=lexical))
+            ranked = ranked[: recipe.top_k]
+        else:
+            ranked = rank(window, text, recipe, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
                  scope.scope_key, scope.user_key, len(window), len(ranked))
         return ranked
@@ -160,3 +166,23 @@ def _accepting(filters: RecallFilters, recipe: RecallRecipe, moment: datetime) -
         return filters.accepts
     return lambda e: filters.accepts(e) and e.validity_at(moment) is not Validity.EXPIRED
 
+
+def fold_summary_sources(ranked: list[ScoredEpisode]) -> list[ScoredEpisode]:
+    """A recalled summary and its own sources take one place: the best of their places, held by the
+    summary (its `derived_from` names the sources). Sources of a summary outside the window stay."""
+    summaries = {s.episode.episode_id: s for s in ranked if s.episode.is_summary}
+    summary_of: dict[str, str] = {}
+    for summary_id, scored in summaries.items():
+        for source_id in scored.episode.derived_from:
+            if source_id != summary_id:
+                summary_of.setdefault(source_id, summary_id)
+    folded: list[ScoredEpisode] = []
+    placed: set[str] = set()
+    for scored in ranked:
+        own = scored.episode.episode_id
+        held_by = summary_of.get(own, own)
+        if held_by in placed:
+            continue
+        placed.add(held_by)
+        folded.append(summaries.get(held_by, scored))
+    return folded

@@ -250,10 +250,14 @@ def setup_langbot(client: LangBotClient, options: SetupOptions, *, packages: dic
     if options.install_ltm:
         kb = find_named(client.get("/knowledge/bases"), "bases", KB_NAME)
         # Consolidation (with the chat model as its model) and candidate extraction are on in the local
-        # run, so a person can try the review flows; KB settings cannot be changed after creation.
+        # run, so a person can try the review flows. The KB is created without consolidation and it is
+        # switched on the way an operator does on such a KB: an override of the creation setting, through
+        # the Memory Console's page API (`!memory settings` shows it; tests/e2e relies on both).
         kb_uuid = kb["uuid"] if kb else client.create_memory_kb(KB_NAME, embedding_uuid, extra_settings={
-            "consolidation_enabled": True, "consolidation_model_uuid": llm_uuid,
-            "candidate_extraction_enabled": True})
+            "consolidation_model_uuid": llm_uuid, "candidate_extraction_enabled": True})
+        switched = client.page_api("/settings/set", {"name": "consolidation_enabled", "value": True})
+        if switched.get("ok") is not True:
+            raise LangBotError(f"consolidation could not be switched on: {switched}", 200, switched)
 
     pipeline_uuid = ensure_pipeline(
         client, PIPELINE_NAME, llm_uuid=llm_uuid, kb_uuids=[kb_uuid] if kb_uuid else [],

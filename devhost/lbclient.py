@@ -201,6 +201,17 @@ class LangBotClient:
         }, timeout=120)
         return data["uuid"]
 
+    def page_api(self, endpoint: str, body: dict[str, Any] | None = None, *, page_id: str = "console",
+                 plugin: tuple[str, str] = LTM_PLUGIN) -> dict[str, Any]:
+        """One call of a plugin page's API, the way the WebUI's page bridge makes it; the plugin's own
+        answer (`{"ok": ...}` for LongTermMemory's console)."""
+        data = self.post(f"/plugins/{plugin[0]}/{plugin[1]}/page-api",
+                         {"page_id": page_id, "endpoint": endpoint, "method": "POST", "body": body or {}},
+                         timeout=60)
+        if not isinstance(data, dict):
+            raise LangBotError(f"page-api {endpoint} -> {str(data)[:200]}", 200, data)
+        return data
+
     # ------------------------------------------------------------------ pipelines
     def create_pipeline(self, name: str, description: str = "", emoji: str = "🧠") -> str:
         return self.post("/pipelines", {"name": name, "description": description, "emoji": emoji})["uuid"]

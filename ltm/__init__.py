@@ -63,6 +63,7 @@ from .errors import (
     LTMError,
     NoKnowledgeBase,
     NotFound,
+    NotPermitted,
     OutcomeUnknown,
     PartialWrite,
     StateError,
@@ -77,10 +78,23 @@ from .identity import (
     user_key_for,
     user_key_for_session_key,
 )
-from .kb_settings import KBSettings, RetrievalStrategy
+from .kb_overrides import SettingChange
+from .kb_settings import (
+    SETTING_CHOICES,
+    SETTING_NAMES,
+    EffectiveSettings,
+    KBSettings,
+    RetrievalStrategy,
+    SettingOrigin,
+    SettingValue,
+    shown_value,
+)
+from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
+from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.model import Profile, ProfileLimits
+from .profiles.transfer import ProfileImport
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .spaces import Space, SpaceKind
@@ -90,8 +104,11 @@ __all__ = [
     "AUTO_RECALL",
     "LISTED_STATUSES",
     "MAX_TOP_K",
+    "PERSON_EXPORT_FORMAT",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
+    "SETTING_CHOICES",
+    "SETTING_NAMES",
     "ArchivalCandidate",
     "AuditPage",
     "BatchDuplicate",
@@ -103,6 +120,7 @@ __all__ = [
     "DeleteCriteria",
     "Draft",
     "DraftSource",
+    "EffectiveSettings",
     "Episode",
     "EpisodePage",
     "EpisodeStatus",
@@ -125,9 +143,15 @@ __all__ = [
     "MemoryService",
     "NoKnowledgeBase",
     "NotFound",
+    "NotPermitted",
+    "Outcome",
     "OutcomeUnknown",
     "PartialWrite",
+    "PersonErasure",
+    "PersonRecords",
+    "PersonSpace",
     "Profile",
+    "ProfileImport",
     "ProfileLimits",
     "ProfileUpdate",
     "Profiles",
@@ -138,7 +162,11 @@ __all__ = [
     "RestoreResult",
     "RetrievalStrategy",
     "ScoredEpisode",
+    "SettingChange",
+    "SettingOrigin",
+    "SettingValue",
     "Space",
+    "SpaceErasure",
     "SpaceKind",
     "StateError",
     "Statement",
@@ -154,6 +182,7 @@ __all__ = [
     "parse_statuses",
     "redact_for_log",
     "secret_kind",
+    "shown_value",
     "split_session_key",
     "user_key_for",
     "user_key_for_session_key",

@@ -38,8 +38,8 @@ from typing import Any, TypeVar
 from ._audit import AuditEntry, AuditLog
 from ._fences import FenceRegistry
 from ._storage import KeyedLocks
-from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, UnrecordedChange
-from .identity import MemoryScope
+from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, StateError, UnrecordedChange
+from .identity import Isolation, MemoryScope
 from .ports import stop_watching, watch_writes
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
 
@@ -164,6 +164,7 @@ class WriteGate:
         self._on_scope_write = on_scope_write
         self._barriers: dict[str, _KbBarrier] = {}
         self._removed: set[str] = set()
+        self._isolation: dict[str, Isolation] = {}  # each memory KB's effective isolation, as last read
 
     @contextlib.asynccontextmanager
     async def write(self, scope: MemoryScope | None, space: Space, operation: str, *,
@@ -174,6 +175,7 @@ class WriteGate:
             async with self._barrier(space.kb_id).shared():
                 if space.kb_id in self._removed:
                     raise NoKnowledgeBase(f"knowledge base {space.kb_id} was removed")
+                self._check_isolation(scope, space)
                 async with self._write(scope, space, operation, enforce_fence) as tx:
                     yield tx
         else:
@@ -197,6 +199,26 @@ class WriteGate:
                 yield
             finally:
                 self._removed.add(kb_id)  # LangBot removes the KB whatever the clean-up achieved
+
+    @contextlib.asynccontextmanager
+    async def kb_alone(self, kb_id: str) -> AsyncIterator[None]:
+        """No write of the KB runs meanwhile: writes in flight finish first, later ones wait (a settings
+        change that must see the KB settled, e.g. whether it holds any memory)."""
+        async with self._barrier(kb_id).alone():
+            yield
+
+    def kb_isolation(self, kb_id: str, isolation: Isolation) -> None:
+        """The KB's effective isolation (the registry tells the gate each time it reads the settings)."""
+        self._isolation[kb_id] = isolation
+
+    def _check_isolation(self, scope: MemoryScope | None, space: Space) -> None:
+        """A turn's scope carries the isolation it was derived with; if the KB's isolation changed while
+        the write waited, its space is no longer that chat's space: nothing is written."""
+        current = self._isolation.get(space.kb_id)
+        if scope is not None and scope.identity is not None and current is not None \
+                and scope.isolation is not current:
+            raise StateError(f"the memory knowledge base's isolation changed to {current.value} while this "
+                             "request waited; nothing was written. Try again")
 
     def mark_removed(self, kb_id: str) -> None:
         """A KB LangBot no longer has (a registration rolled back): its writes are refused from now on."""

@@ -76,6 +76,18 @@ def audit_chunk_key(log_id: str, index: int) -> str:
     return _key("audit", escape(log_id), str(index))
 
 
+AUDIT_PREFIX = _key("audit", "")
+
+
+def audit_log_ids(keys: list[str]) -> list[str]:
+    """The log ids (space keys) of every audit log among stored `keys`."""
+    found = []
+    for key in keys:
+        if key.startswith(AUDIT_PREFIX) and key.endswith("/head"):
+            found.append(unescape(key[len(AUDIT_PREFIX):-len("/head")]))
+    return found
+
+
 FENCE_PREFIX = _key("fence", "")
 
 

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._fences import FenceRegistry
-from ._storage import JsonStore, scope_marker_key, scope_of_key, snapshot_key
+from ._gate import WriteTx
+from ._storage import JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
-from .identity import MemoryScope
-from .kb_settings import KBSettings
+from .identity import Isolation, MemoryScope, names_a_chat, user_key_for_session_key
+from .kb_settings import EffectiveSettings, KBSettings, shown_value
 from .ports import PROBE_TEXT, DescribedIndex, Embedder, HostDirectory, VectorIndex
-from .spaces import INSTALLATION_KEY, Space
+from .spaces import INSTALLATION_KEY, Space, SpaceKind
 
 log = logging.getLogger("LongTermMemory")
 INJECTION_TTL_SECONDS = 300.0
@@ -55,6 +56,16 @@ class HealthReport:
         return {"level": self.level.value, "items": [i.to_dict() for i in self.items]}
 
 
+@dataclass(frozen=True)
+class KnownSpaces:
+    """The installation's memory spaces as the plugin noted them (M1): every chat (L1 scope) that left
+    a trace in plugin storage, and every L2 space of one KB, each with a chat that uses it ("" when
+    only the space's own audit log names it). A space the plugin never noted is not here."""
+
+    sessions: tuple[str, ...]
+    l2: dict[str, str]  # user_key -> a scope_key that uses it
+
+
 class Diagnostics:
     def __init__(self, store: JsonStore, fences: FenceRegistry, index: VectorIndex, embedder: Embedder,
                  directory: HostDirectory) -> None:
@@ -68,7 +79,7 @@ class Diagnostics:
 
     # ------------------------------------------------------------------ health (H)
     async def health(self, found: tuple[str, KBSettings] | None, scope: MemoryScope | None,
-                     pipeline_kbs: list[str] | None) -> HealthReport:
+                     pipeline_kbs: list[str] | None, described: EffectiveSettings | None = None) -> HealthReport:
         if found is None:
             return HealthReport([HealthItem("kb", Level.RED, "no memory knowledge base configured")])
         kb_id, settings = found
@@ -110,6 +121,8 @@ class Diagnostics:
                 items.append(HealthItem("fence", Level.AMBER, "writes paused by a fence since " + fenced[0].since))
             else:
                 items.append(HealthItem("fence", Level.GREEN, "no write fence on this scope"))
+        if described is not None:
+            items.append(settings_item(described))
         return HealthReport(items)
 
     async def _isolation(self, kb_id: str, vector: list[float]) -> list[HealthItem]:
@@ -152,6 +165,25 @@ class Diagnostics:
         value = await self._store.get(snapshot_key(scope.scope_key))
         return value if isinstance(value, dict) else None
 
+    async def snapshot_shows(self, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
+        """Whether the scope's injection snapshot shows `sender_id` speaking or quotes one of `episode_ids`."""
+        snapshot = await self.snapshot(scope)
+        if snapshot is None:
+            return False
+        raw_speaker = snapshot.get("speaker")
+        speaker: dict[str, Any] = raw_speaker if isinstance(raw_speaker, dict) else {}
+        quoted = {str(e.get("id")) for e in snapshot.get("episodes") or [] if isinstance(e, dict)}
+        return str(speaker.get("id") or "") == sender_id or bool(quoted & episode_ids)
+
+    async def drop_snapshot(self, tx: WriteTx, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
+        """Inside the scope's L1 write (a person's erasure, audited there): delete the injection snapshot
+        when it shows that person."""
+        if not await self.snapshot_shows(scope, sender_id, episode_ids):
+            return False
+        await tx.call("storage delete", lambda: self._store.delete(snapshot_key(scope.scope_key)))
+        tx.applied(tx.operation, "snapshot", scope.scope_key, "injection snapshot removed: it showed this person")
+        return True
+
     # ------------------------------------------------------------------ double recall (I4)
     def note_injection(self, scope: MemoryScope, text: str) -> None:
         """This turn's memories were injected: the runner's automatic re-retrieval of the memory KB
@@ -168,7 +200,7 @@ class Diagnostics:
     async def note_scope(self, scope: MemoryScope) -> None:
         """Remember that a session scope wrote memory, once per scope and process. Bookkeeping only:
         a failure is logged, never reported (the change itself is already stored and audited)."""
-        if scope.scope_key in self._noted:
+        if scope.scope_key in self._noted or not names_a_chat(scope.scope_key):
             return
         try:
             await self._store.set(scope_marker_key(scope.scope_key), {"user_key": scope.user_key})
@@ -180,3 +212,36 @@ class Diagnostics:
     async def known_scopes(self) -> list[str]:
         scopes = {scope_of_key(key) for key in await self._store.keys("")}
         return sorted(s for s in scopes if s and s != INSTALLATION_KEY)
+
+    async def known_spaces(self, kb_id: str, isolation: Isolation) -> KnownSpaces:
+        """Every chat noted so far and every L2 space of `kb_id`: the spaces its chats derive in
+        `isolation`, and every space of that KB with an audit log (every L2 write is audited in its
+        space, so a space that ever held a record of this KB has one)."""
+        sessions = await self.known_scopes()
+        l2: dict[str, str] = {}
+        for scope_key in sessions:
+            l2.setdefault(user_key_for_session_key(scope_key, isolation), scope_key)
+        if kb_id:
+            for log_id in audit_log_ids(await self._store.keys("")):
+                space = Space.from_key(log_id)
+                if space is not None and space.kind is SpaceKind.L2 and space.kb_id == kb_id:
+                    l2.setdefault(space.user_key, "")
+        return KnownSpaces(tuple(sessions), l2 if kb_id else {})
+
+    async def holds_memories(self, kb_id: str, spaces: KnownSpaces) -> str | None:
+        """The first known L2 space of `kb_id` that holds a record (one page of one record each), or None."""
+        for user_key in sorted(spaces.l2):
+            page = await self._index.page(kb_id, user_key, 1, 0)
+            if any(r.space == user_key for r in page.records):
+                return user_key
+        return None
+
+
+def settings_item(described: EffectiveSettings) -> HealthItem:
+    """Which settings the installation runs with: the creation settings, and each override."""
+    changed = described.overridden
+    if not changed:
+        return HealthItem("settings", Level.GREEN, "the knowledge base's creation settings apply (no overrides)")
+    shown = "; ".join(f"{v.name} = {shown_value(v.value)} (created {shown_value(v.creation)})" for v in changed)
+    return HealthItem("settings", Level.GREEN, f"{len(changed)} setting(s) overridden for this installation: {shown}")
+

@@ -3,7 +3,8 @@
     LTMError
     ├── InputError          the caller's input is wrong; nothing was written
     │   ├── ValidationError
-    │   └── NotFound        no such record in the caller's space (it may exist elsewhere)
+    │   ├── NotFound        no such record in the caller's space (it may exist elsewhere)
+    │   └── NotPermitted    the record is there, but this caller may not change it
     ├── HostFailure         the host did not do what was asked
     │   ├── HostError       the host answered with an error (authoritative: not applied)
     │   └── OutcomeUnknown  no answer (timeout, lost link): it may or may not have been applied
@@ -51,6 +52,13 @@ class NotFound(InputError):
     """The record does not exist in the caller's space (it may exist in another one)."""
 
     code = "not_found"
+
+
+class NotPermitted(InputError):
+    """The record exists in the caller's space, but this caller may not change it (e.g. another speaker's
+    episode in a shared chat). details: what it is about (`episode_id`, ...)."""
+
+    code = "not_permitted"
 
 
 class HostFailure(LTMError):

@@ -100,6 +100,12 @@ def split_session_key(session_key: str) -> tuple[str, str]:
     return (head, tail) if sep else ("", session_key)
 
 
+def names_a_chat(session_key: str) -> bool:
+    """Whether a key is a chat's session key (`[<bot>:]group_<id>` / `person_<id>`), not, say, the key of
+    a bot-wide L2 space (`bot:<uuid>`)."""
+    return split_session_key(session_key)[1].startswith(("group_", "person_"))
+
+
 def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> str:
     """The L2 key this plugin derives for a stored session key (used where only keys are known)."""
     bot_uuid, _ = split_session_key(session_key)
@@ -145,6 +151,13 @@ class MemoryScope:
         except ValueError:
             mode = Isolation.SESSION
         return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=mode)
+
+    @property
+    def shared(self) -> bool:
+        """Whether this chat's memory is shared with other people: a group's is shared by its members,
+        and in bot isolation every chat of the bot (private chats too) shares one episode space."""
+        launcher = self.identity.launcher_type if self.identity else ""
+        return launcher == "group" or (self.isolation is Isolation.BOT and self.user_key != self.scope_key)
 
     def with_kb(self, kb_id: str) -> MemoryScope:
         return replace(self, kb_id=kb_id)

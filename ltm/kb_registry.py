@@ -30,7 +30,7 @@ from ._storage import (
 from .episodes.store import EpisodeStore
 from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, UnrecordedChange, ValidationError
 from .identity import Identity, Isolation, MemoryScope
-from .kb_settings import KBSettings
+from .kb_settings import EffectiveSettings, KBSettings, describe, effective
 from .migrations.layout import LayoutMigrations
 from .ports import PROBE_TEXT, DescribedIndex, HostDirectory, StoreProfile, VectorIndex
 from .spaces import Space, SpaceKind
@@ -122,6 +122,7 @@ class KnowledgeBaseRegistry:
                 await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
                 self._cache = new
                 self._gate.kb_registered(kb_id)
+                self._gate.kb_isolation(kb_id, settings.isolation)
                 tx.applied("kb_register", "knowledge_base", kb_id,
                            f"memory knowledge base registered ({settings.isolation.value} isolation)")
         except BaseException as exc:
@@ -248,7 +249,7 @@ class KnowledgeBaseRegistry:
                 continue
             raw = record["kbs"].get(kb_id)
             if raw:
-                return kb_id, KBSettings.parse(raw)
+                return kb_id, self._effective(kb_id, raw)
         return None
 
     async def open(self, scope: MemoryScope) -> KBSettings:
@@ -265,11 +266,42 @@ class KnowledgeBaseRegistry:
         return settings
 
     async def settings(self, kb_id: str) -> KBSettings:
-        record = await self._record()
-        raw = record["kbs"].get(kb_id)
+        """The KB's effective settings: its creation settings with the installation's overrides."""
+        return self._effective(kb_id, await self.entry(kb_id))
+
+    def _effective(self, kb_id: str, raw: dict[str, Any]) -> KBSettings:
+        settings = effective(raw)
+        self._gate.kb_isolation(kb_id, settings.isolation)  # a turn's scope derived before a change is stale
+        return settings
+
+    async def entry(self, kb_id: str) -> dict[str, Any]:
+        """A copy of the KB's stored entry: its creation settings and, under `overrides`, the overrides."""
+        raw = (await self._record())["kbs"].get(kb_id)
         if not raw:
             raise NoKnowledgeBase(f"knowledge base {kb_id} is not a LongTermMemory knowledge base")
-        return KBSettings.parse(raw)
+        return copy.deepcopy(raw)
+
+    async def described(self, kb_id: str) -> EffectiveSettings:
+        return describe(kb_id, await self.entry(kb_id))
+
+    async def store_overrides(self, tx: WriteTx, kb_id: str, overrides: dict[str, Any]) -> None:
+        """Rewrite the configuration record with the KB's new overrides (one storage write inside `tx`, an
+        installation write). From the next call on, every reader of the settings sees them."""
+        record = await self.configuration()
+        entry = record["kbs"].get(kb_id)
+        if not entry:
+            raise NoKnowledgeBase(f"knowledge base {kb_id} is not a LongTermMemory knowledge base")
+        if overrides:
+            entry["overrides"] = dict(overrides)
+        else:
+            entry.pop("overrides", None)
+        try:
+            await tx.call("storage write", partial(self._store.set, KB_CONFIGS_KEY, record))
+        except BaseException:
+            self._cache = None  # refused, lost or cancelled: read what is stored next time
+            raise
+        self._cache = record
+        self._effective(kb_id, entry)
 
     async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
         """The scope of a turn. Without a memory KB, L1 still works; L2 calls raise NoKnowledgeBase."""

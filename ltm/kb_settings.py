@@ -1,15 +1,21 @@
-"""Memory knowledge-base settings ("KB settings" in docs/REQUIREMENTS.md) and their validation.
+"""Memory knowledge-base settings ("KB settings" in docs/REQUIREMENTS.md), their validation, and the
+effective settings an installation runs with.
 
 LangBot shows `creation_schema` as a form and never lets the admin edit these
 settings later; it sends them to `on_knowledge_base_create` only. The plugin
 therefore validates them there (a bad value rejects the KB with a clear message)
 and persists them in the installation-wide `kb_configs` record (S8).
+
+An admin can override any of them afterwards (`kb_overrides.py`): the creation settings stay
+the base, the overrides sit beside them in the same record, and the effective settings are the
+base with the overrides laid over it, parsed by the same `KBSettings.parse` (so a bad override
+gets the message a bad creation value gets).
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from . import params
@@ -91,3 +97,93 @@ class KBSettings:
             candidate_max_per_turn=whole("candidate_max_per_turn", 3, 1, 10),
             candidate_model_uuid=model_id("candidate_model_uuid"),
         )
+
+
+SETTING_NAMES: tuple[str, ...] = tuple(f.name for f in fields(KBSettings))
+# Text settings (model ids) may be set to empty; every other setting needs a value (reset brings back
+# the creation value).
+BLANK_ALLOWED = frozenset({"consolidation_model_uuid", "candidate_model_uuid"})
+
+
+# The settings that take one of a few words, with those words (forms offer them as a choice).
+SETTING_CHOICES: dict[str, tuple[str, ...]] = {
+    "isolation": tuple(m.value for m in Isolation),
+    "retrieval_strategy": tuple(m.value for m in RetrievalStrategy),
+}
+
+
+class SettingOrigin(str, enum.Enum):
+    CREATION = "creation"  # the value the KB was created with (defaults filled in at creation)
+    DEFAULT = "default"  # the KB was created by a version that did not have this setting
+    OVERRIDE = "override"  # an admin's override for this installation
+
+
+@dataclass(frozen=True)
+class SettingValue:
+    name: str
+    value: Any  # effective, in its stored (JSON) form
+    origin: SettingOrigin
+    creation: Any  # the creation value (or the default), in the same form
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "value": self.value, "origin": self.origin.value, "creation": self.creation}
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    kb_id: str
+    settings: KBSettings
+    values: tuple[SettingValue, ...]
+
+    @property
+    def overridden(self) -> tuple[SettingValue, ...]:
+        return tuple(v for v in self.values if v.origin is SettingOrigin.OVERRIDE)
+
+    def value(self, name: str) -> SettingValue:
+        return next(v for v in self.values if v.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kb_id": self.kb_id, "settings": [v.to_dict() for v in self.values]}
+
+
+def overrides_of(entry: dict[str, Any]) -> dict[str, Any]:
+    """The overrides stored beside a KB's creation settings (only names this version knows)."""
+    raw = entry.get("overrides")
+    return {k: v for k, v in raw.items() if k in SETTING_NAMES} if isinstance(raw, dict) else {}
+
+
+def effective(entry: dict[str, Any]) -> KBSettings:
+    """A KB's settings as they apply now: the creation settings with the overrides laid over them."""
+    return KBSettings.parse({**entry, **overrides_of(entry)})
+
+
+def describe(kb_id: str, entry: dict[str, Any]) -> EffectiveSettings:
+    overrides = overrides_of(entry)
+    current = effective(entry).to_dict()
+    base = KBSettings.parse(entry).to_dict()
+    values = []
+    for name in SETTING_NAMES:
+        origin = (SettingOrigin.OVERRIDE if name in overrides else
+                  SettingOrigin.CREATION if name in entry else SettingOrigin.DEFAULT)
+        values.append(SettingValue(name, current[name], origin, base[name]))
+    return EffectiveSettings(kb_id, effective(entry), tuple(values))
+
+
+def shown_value(value: Any) -> str:
+    """A setting's value in words (audit summaries, health): true/false, numbers, "(empty)"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if value != "" else "(empty)"
+
+
+def setting_name(value: Any) -> str:
+    return params.choice(value, "setting", SETTING_NAMES)
+
+
+def parse_override(entry: dict[str, Any], name: str, value: Any) -> Any:
+    """The stored form of `value` as an override of `name`, validated exactly as creation validates it
+    (with every other setting as it is now)."""
+    if params.is_blank(value) and name not in BLANK_ALLOWED:
+        raise ValidationError(f"{name} needs a value (reset it to go back to the creation value)")
+    parsed = KBSettings.parse({**entry, **overrides_of(entry), name: value})
+    return parsed.to_dict()[name]

@@ -25,9 +25,11 @@ from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
 from .episodes.store import EpisodeStore
 from .episodes.transfer import EpisodeTransfer
+from .kb_overrides import SettingsOverrides
 from .kb_registry import KnowledgeBaseRegistry
 from .migrations.layout import LayoutMigrations
 from .migrations.storage import migrate_storage
+from .person import PersonRegistry
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
@@ -43,6 +45,7 @@ class MemoryParts:
     profiles: ProfileBook
     layouts: LayoutMigrations
     kbs: KnowledgeBaseRegistry
+    overrides: SettingsOverrides
     recaller: Recaller
     listing: EpisodeListing
     drafts: DraftBook
@@ -51,6 +54,7 @@ class MemoryParts:
     consolidator: Consolidator
     diagnostics: Diagnostics
     candidates: CandidateReview
+    people: PersonRegistry
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -75,12 +79,14 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     # One fact, one record: every write path and the candidate check ask the same finder.
     duplicates = DuplicateFinder(episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, drafts, duplicates)
+    queue = CandidateQueue(gate, store)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
-        kbs=kbs, recaller=Recaller(episodes), listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
+        listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
         transfer=EpisodeTransfer(gate, episodes, store, drafts, duplicates),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
-        candidates=CandidateReview(CandidateQueue(gate, store), fences, ports.llm, profiles, lifecycle, kbs.open,
-                                   duplicates),
+        candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
+        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
     )

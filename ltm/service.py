@@ -5,6 +5,7 @@ from keys an admin selected) and plain values; each method hands them to the mod
 the work (`parts.py` builds them):
 
 - `kb_registry`         the memory knowledge base and scopes (S4, S8); `open` before every L2 call
+- `kb_overrides`        the installation's overrides of the KB's creation settings
 - `profiles.book`       L1 profiles (P, S7)
 - `episodes.recall`     ranked recall with a named recipe (E3, E6-E8; `episodes/recipes.py`)
 - `episodes.listing`    management listings (C)
@@ -13,6 +14,7 @@ the work (`parts.py` builds them):
 - `consolidation`       archival of superseded records, reviewed summaries and their drafts (K)
 - `candidates.review`   candidate extraction and its review queue (Q1-Q4)
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
+- `person`              one sender id across every known space: find, export, erase
 - `_gate`, `_audit`     fences and their clearing (F), the audit logs (A)
 
 Every write in those modules goes through the one `WriteGate` (serialize, fence, guard unknown
@@ -41,11 +43,14 @@ from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL
 from .episodes.transfer import ImportRecord, ImportResult
 from .identity import Identity, MemoryScope
-from .kb_settings import KBSettings
+from .kb_overrides import SettingChange
+from .kb_settings import EffectiveSettings, KBSettings
 from .parts import MemoryParts, assemble
+from .person import PersonErasure, PersonRecords
 from .ports import HostPorts
-from .profiles.book import Profiles
+from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
+from .profiles.transfer import ProfileImport
 
 
 class MemoryService:
@@ -68,6 +73,19 @@ class MemoryService:
     async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
         return await self._m.kbs.scope_for(identity, kb_id)
 
+    # ------------------------------------------------------------------ settings and their overrides
+    async def settings(self) -> EffectiveSettings:
+        """The memory KB's effective settings, each with its origin (creation or override)."""
+        return await self._m.overrides.view()
+
+    async def set_setting(self, name: Any, value: Any, *, actor: MemoryScope | None = None) -> SettingChange:
+        """Override one setting for the installation (validated like creation, audited); applies from
+        the next call on. `actor`: the chat that asked (None for the console)."""
+        return await self._m.overrides.set(name, value, actor=actor)
+
+    async def reset_setting(self, name: Any, *, actor: MemoryScope | None = None) -> SettingChange:
+        return await self._m.overrides.reset(name, actor=actor)
+
     # ------------------------------------------------------------------ L1 profiles
     async def profiles(self, scope: MemoryScope) -> Profiles:
         return await self._m.profiles.current(scope)
@@ -80,6 +98,20 @@ class MemoryService:
 
     async def export_profiles(self, scope: MemoryScope) -> dict[str, Any]:
         return await self._m.profiles.export(scope)
+
+    async def edit_profile(self, scope: MemoryScope, target: Any, sender_id: Any, raw_change: dict[str, Any]
+                           ) -> Profile:
+        """An operator's change to one profile of this session: the session's (`target` "session") or the
+        speaker profile of `sender_id`; validated like `update_profile`, audited as `profile_edit`."""
+        return await self._m.profiles.edit(scope, ProfileRef.parse(target, sender_id), raw_change)
+
+    async def clear_profile(self, scope: MemoryScope, target: Any, sender_id: Any = None) -> bool:
+        """Delete one profile of this session; False when none was stored (nothing written)."""
+        return await self._m.profiles.clear(scope, ProfileRef.parse(target, sender_id))
+
+    async def import_profiles(self, scope: MemoryScope, payload: Any) -> ProfileImport:
+        """What `export_profiles` produced, validated whole first, written into this session."""
+        return await self._m.profiles.import_profiles(scope, payload)
 
     # ------------------------------------------------------------------ L2 reads
     async def get_episode(self, scope: MemoryScope, episode_id: Any) -> Episode:
@@ -115,9 +147,11 @@ class MemoryService:
     async def restore(self, scope: MemoryScope, episode_id: Any) -> RestoreResult:
         return await self._m.lifecycle.restore(scope, await self._m.kbs.open(scope), episode_id)
 
-    async def forget(self, scope: MemoryScope, episode_id: Any) -> Episode:
+    async def forget(self, scope: MemoryScope, episode_id: Any, *, own_only: bool = False) -> Episode:
+        """`own_only`: in a shared chat (`scope.shared`), only the speaker's own episodes or those with no
+        speaker; another speaker's is refused (`NotPermitted`)."""
         await self._m.kbs.open(scope)
-        return await self._m.lifecycle.forget(scope, episode_id)
+        return await self._m.lifecycle.forget(scope, episode_id, own_only=own_only)
 
     async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria) -> list[Episode]:
         await self._m.kbs.open(scope)
@@ -191,7 +225,9 @@ class MemoryService:
 
     # ------------------------------------------------------------------ diagnostics (H, I4, I5, M1)
     async def health(self, scope: MemoryScope | None, pipeline_kbs: list[str] | None = None) -> HealthReport:
-        return await self._m.diagnostics.health(await self.memory_kb(), scope, pipeline_kbs)
+        found = await self.memory_kb()
+        described = await self._m.kbs.described(found[0]) if found else None
+        return await self._m.diagnostics.health(found, scope, pipeline_kbs, described)
 
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
         await self._m.diagnostics.save_snapshot(scope, snapshot)
@@ -207,6 +243,19 @@ class MemoryService:
 
     async def known_scopes(self) -> list[str]:
         return await self._m.diagnostics.known_scopes()
+
+    # ------------------------------------------------------------------ one person across chats
+    async def find_person(self, sender_id: Any, *, chat: MemoryScope | None = None) -> PersonRecords:
+        """Everything kept about one sender id (its episodes in every status, the summaries built from
+        them, its speaker profiles, the candidates of its messages, snapshots that show it), in every
+        space the installation noted, or only in `chat`'s own spaces."""
+        return await self._m.people.find_sender(sender_id, chat)
+
+    async def erase_person(self, sender_id: Any, *, dry_run: bool, chat: MemoryScope | None = None,
+                           actor: Identity | None = None) -> PersonErasure:
+        """Erase what `find_person` finds, space by space, each audited in its own log; a fenced space is
+        reported and not written. `dry_run` writes nothing and says what would go."""
+        return await self._m.people.erase_sender(sender_id, dry_run=dry_run, chat=chat, actor=actor)
 
     # ------------------------------------------------------------------ candidates (Q1-Q4)
     async def propose_candidates(self, scope: MemoryScope, user_text: str) -> CandidateRun:

@@ -363,10 +363,15 @@ async def test_export_l2_status_flags_and_bad_input(harness: PluginHarness) -> N
     def ids(data: dict[str, Any]) -> set[str]:
         return {e["id"] for e in data["episodes"]}
 
+    # A backup keeps history: every status by default, like the console's Export tab; --status narrows it.
     default = await chat.run_json("!memory export l2")
-    assert default["user_key"] == f"{BOT}:group_g1" and default["statuses"] == ["active"]
-    assert ids(default) == {new}
-    assert ids(await chat.run_json("!memory export l2 --include-archived")) == {new, hidden}
+    assert default["user_key"] == f"{BOT}:group_g1" and default["statuses"] == ["active", "superseded", "archived"]
+    assert ids(default) == {old, new, hidden}
+    console = await harness.page_api("console", "/export", "POST", {"space": {
+        "scope_key": chat.scope_key, "user_key": chat.scope_key}})
+    assert {e["id"] for e in console["data"]["export"]["l2"]["episodes"]} == ids(default)
+    assert ids(await chat.run_json("!memory export l2 --status active")) == {new}
+    assert ids(await chat.run_json("!memory export l2 --status active --include-archived")) == {new, hidden}
     assert ids(await chat.run_json("!memory export l2 --include-superseded --include-archived")) == {old, new, hidden}
     assert ids(await chat.run_json("!memory export l2 --status superseded")) == {old}
     assert ids(await chat.run_json("!memory export l2 --status=archived")) == {hidden}
@@ -442,13 +447,17 @@ async def test_export_import_round_trip_between_scopes(harness: PluginHarness) -
     await a.remember("Flight leaves at 09:15", supersedes=[old], tags=["travel"], claim_type="inference")
     shelved = await a.remember("Hotel shortlist: three options", importance=1)
     await a.run(f"!memory archive {shelved}")
+    back = await a.remember("Visa form: printed")
+    await a.run(f"!memory archive {back}")
+    await a.run(f"!memory restore {back}")  # active again, with the time its status last changed
 
-    exported_text = await a.run("!memory export l2 --include-archived --include-superseded")
+    exported_text = await a.run("!memory export l2")  # every status by default
     exported = json.loads(exported_text.partition("\n")[2])["episodes"]
-    assert {e["status"] for e in exported} == {"active", "superseded", "archived"}
+    assert sorted(e["status"] for e in exported) == ["active", "active", "active", "archived", "superseded"]
+    assert all(e.get("status_changed_at") for e in exported if e["id"] in (old, shelved, back))
 
     reply = await b.run("!memory import l2 " + json.dumps(exported))
-    assert reply.startswith(f"Imported 4 episodes into {BOT}:group_g2")
+    assert reply.startswith(f"Imported 5 episodes into {BOT}:group_g2 (3 active, 1 superseded, 1 archived)"), reply
     imported = await b.export_l2()
     by_original = {e["original_id"]: e for e in imported}
     assert set(by_original) == {e["id"] for e in exported}
@@ -456,8 +465,8 @@ async def test_export_import_round_trip_between_scopes(harness: PluginHarness) -
     for source in exported:
         copy = by_original[source["id"]]
         assert copy["id"] != source["id"]
-        for key in PROVENANCE:
-            assert copy[key] == source[key], key
+        for key in (*PROVENANCE, "superseded_at", "status_changed_at"):
+            assert copy.get(key) == source.get(key), key
     # Supersede links are re-pointed at the new IDs of the same batch.
     new_of = {e["original_id"]: e["id"] for e in imported}
     for source in exported:

@@ -326,7 +326,7 @@ async def test_health_reports_cards(harness: PluginHarness) -> None:
     kb = await harness.create_memory_kb()
     report = (await ok(harness, "/health", {"space": SPACE_G1}))["report"]
     assert report["level"] == "green"
-    assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "store", "fence"]
+    assert [i["key"] for i in report["items"]] == ["kb", "embedding", "isolation", "store", "fence", "settings"]
     assert kb in report["items"][0]["message"]
     report = (await ok(harness, "/health", {}))["report"]
     assert "fence" not in [i["key"] for i in report["items"]]
@@ -351,7 +351,7 @@ async def test_fenced_space_refuses_writes_until_the_fence_is_cleared(harness: P
     assert [(f["kind"], f["kb_id"], f["user_key"], f["current_kb"]) for f in fences] == [
         ("l2", kb, "bot-1:group_g1", True)]
     health = (await ok(harness, "/health", {"space": SPACE_G1}))["report"]
-    assert health["level"] == "amber" and health["items"][-1] == {**health["items"][-1], "key": "fence", "level": "amber"}
+    assert health["level"] == "amber" and {i["key"]: i["level"] for i in health["items"]}["fence"] == "amber"
 
     error = await refused(harness, "/episode/archive", {"space": SPACE_G1, "episode_id": eid}, "fenced")
     assert "paused" in error and "Clear Fence in the Diagnostics tab" in error
@@ -554,7 +554,10 @@ def test_every_used_i18n_key_exists() -> None:
     # Keys built at run time from a prefix and a value.
     dynamic = {f"status.{s}" for s in ("active", "superseded", "archived", "deleted", "all")}
     dynamic |= {f"level.{lv}" for lv in ("green", "amber", "red")}
-    dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline")}
+    dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline", "settings")}
+    dynamic |= {f"origin.{o}" for o in ("creation", "default", "override")}
+    dynamic |= {f"people.outcome.{o}" for o in ("planned", "erased", "fenced", "failed")}
+    dynamic |= {f"people.count.{k}" for k in ("episodes", "summaries", "speaker_profiles", "candidates", "snapshots")}
     dynamic |= {f"iso.{i}" for i in ("session", "bot")}
     for kind in ("archive", "restore", "delete"):
         dynamic |= {f"confirm.{kind}", f"confirm.{kind}Title", f"done.{kind}", f"episodes.{kind}"}
@@ -564,7 +567,7 @@ def test_every_used_i18n_key_exists() -> None:
 def test_every_tab_has_a_panel_and_an_accessible_name() -> None:
     parser = _parsed()
     tabs = [value for tag, name, value in parser.attrs if name == "data-tab"]
-    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review"]
+    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "people", "settings"]
     ids = {value for _, name, value in parser.attrs if name == "id"}
     for tab in tabs:
         assert {f"tab-{tab}", f"panel-{tab}"} <= ids

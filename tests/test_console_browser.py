@@ -26,6 +26,7 @@ import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
+from ltm import Identity
 from ltm.spaces import Space
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from testhost.hooks import installation_audit
@@ -39,7 +40,7 @@ ARTIFACTS = ROOT / "tests" / "artifacts" / "console"
 CHROMIUM = Path(os.environ.get("LTM_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-TABS = ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review"]
+TABS = ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "people", "settings"]
 TIMEOUT_MS = 15_000
 
 G1 = make_session("group", "g1", sender_id="u1")
@@ -329,7 +330,8 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await fr.locator("#health-cards .hcard").first.wait_for()
     levels = await fr.locator("#health-cards .hcard").evaluate_all(
         "els => els.map(e => [e.dataset.key, e.dataset.level])")
-    assert levels == [["kb", "green"], ["embedding", "green"], ["isolation", "green"], ["store", "green"], ["fence", "green"]]
+    assert levels == [["kb", "green"], ["embedding", "green"], ["isolation", "green"], ["store", "green"], ["fence", "green"],
+                      ["settings", "green"]]
     assert "No fence on this space." in await fr.locator("#panel-diagnostics").inner_text()
     await c.shot("desktop-light-diagnostics")
 
@@ -476,7 +478,7 @@ async def test_layout_themes_and_keyboard(console: Console, width: int) -> None:
             await c.shot(f"w{width}-{theme}-{index + 1}-{tab}")
             await fr.locator(f"#tab-{tab}").focus()  # back to the tab list after using the panel
         await c.page.keyboard.press("End")
-        await fr.locator("#tab-review[aria-selected=true]").wait_for()
+        await fr.locator(f"#tab-{TABS[-1]}[aria-selected=true]").wait_for()
 
     # Focus is visible on keyboard focus (outline from :focus-visible).
     await fr.locator("#tab-episodes").focus()
@@ -504,3 +506,59 @@ async def test_layout_themes_and_keyboard(console: Console, width: int) -> None:
         await fr.locator("#sidebar-toggle", has_text="记忆空间").wait_for()
         await c.no_horizontal_overflow("360px zh sidebar")
         await c.shot("w360-light-zh-sidebar")
+
+
+async def test_operator_control_profiles_settings_and_a_persons_erasure(console: Console) -> None:
+    """Edit a profile in place, override a setting and reset it, then find, export and erase one person."""
+    c, fr = console, console.frame
+    memory = c.harness.plugin.memory
+    await c.open()
+    await c.select_space("bot-1:group_g1")
+    session = fr.locator("#session-profile")
+    await session.wait_for()
+    await session.locator("[data-action=edit]").click()
+    form = fr.locator("form.profile-edit[data-profile=session]")
+    await form.locator("#pe-name-session").fill("Tea and cake club")
+    await form.locator("#pe-traits-session").fill("friendly\nbakes on Fridays")
+    await form.locator("[data-action=save]").click()
+    await fr.locator("#session-profile", has_text="Tea and cake club").wait_for()
+    scope = await memory.scope_for(Identity.build(launcher_type="group", launcher_id="g1", bot_uuid="bot-1"))
+    stored = (await memory.profiles(scope)).session
+    assert stored.name == "Tea and cake club" and stored.traits == ["friendly", "bakes on Fridays"]
+    assert stored.notes == "Meets every Friday."  # an edit replaces only the fields the form holds
+    await c.shot("operator-01-profile-edited")
+
+    await c.tab("settings")
+    row = fr.locator("#settings-table tr[data-setting=auto_recall_top_k]")
+    await row.wait_for()
+    await row.locator("#setting-auto_recall_top_k").fill("2")
+    await row.locator("[data-action=set]").click()
+    await c.confirm()
+    await fr.locator("#settings-table tr[data-setting=auto_recall_top_k][data-origin=override]").wait_for()
+    assert (await memory.settings()).value("auto_recall_top_k").value == 2
+    await c.shot("operator-02-setting-overridden")
+    await fr.locator("#settings-table tr[data-setting=auto_recall_top_k] [data-action=reset]").click()
+    await c.confirm()
+    await fr.locator("#settings-table tr[data-setting=auto_recall_top_k][data-origin=creation]").wait_for()
+    ops = [e["operation"] for e in (await installation_audit(memory, 1, 50)).entries]
+    assert ops[:2] == ["settings_reset", "settings_override"]
+
+    await c.tab("people")
+    await fr.locator("#people-sender").fill("u1")
+    await fr.locator("#people-form [type=submit]").click()
+    await fr.locator("#people-spaces").wait_for()
+    assert "12 episode(s)" in await fr.locator("#people-summary").inner_text()
+    await fr.locator("#people-export").click()
+    exported = json.loads(await fr.locator("#people-json").input_value())
+    assert exported["sender_id"] == "u1" and exported["counts"]["episodes"] == 12
+    await c.shot("operator-03-person-found")
+    await fr.locator("#people-erase").click()
+    dialog = fr.locator("#dialog-body")
+    await dialog.wait_for(state="visible")
+    assert "12 episode(s)" in await dialog.inner_text()
+    await c.confirm()
+    await fr.locator("#people-erased tr[data-outcome=erased]").first.wait_for()
+    await c.shot("operator-04-person-erased")
+    assert (await memory.find_person("u1")).spaces == ()
+    private = await memory.scope_for(Identity.build(launcher_type="person", launcher_id="p2", bot_uuid="bot-1"))
+    assert [e.episode_id for e in await memory.all_episodes(private)] == [c.ids["private"]]  # Bob's stays

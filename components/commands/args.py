@@ -119,13 +119,14 @@ def page_of(topic: str, args: Args) -> int:
     return as_usage(topic, lambda: params.page(raw))
 
 
-def statuses_of(topic: str, args: Args) -> tuple[EpisodeStatus, ...]:
-    """Default active; `--status` replaces the default; the include switches add to it."""
+def statuses_of(topic: str, args: Args, default: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,)
+                ) -> tuple[EpisodeStatus, ...]:
+    """`default` (active) unless `--status` replaces it; the include switches add to it."""
     chosen: list[EpisodeStatus] = []
     for value in args.options.get("status", []):
         chosen.extend(as_usage(topic, partial(parse_statuses, value, "status", default=())))
     if not chosen:
-        chosen = [EpisodeStatus.ACTIVE]
+        chosen = list(default)
     if "include-superseded" in args.switches:
         chosen.append(EpisodeStatus.SUPERSEDED)
     if "include-archived" in args.switches:

@@ -30,12 +30,12 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import candidates, changes, consolidate, transfer, views
+from components.commands import candidates, changes, consolidate, person, settings, transfer, views
 from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import Call, Registry
 from components.commands.text import fit_reply
 from components.common.envelope import message
-from ltm import Isolation, LTMError, MemoryScope, MemoryService
+from ltm import LTMError, MemoryService
 from ltm.langbot import identity_from_query
 
 log = logging.getLogger("LongTermMemory")
@@ -43,12 +43,7 @@ log = logging.getLogger("LongTermMemory")
 ADMIN_PRIVILEGE = 2
 # Every subcommand group, in the order `help` lists them.
 REGISTRY = Registry((views.SUBCOMMANDS, changes.SUBCOMMANDS, transfer.SUBCOMMANDS, candidates.SUBCOMMANDS,
-                     consolidate.SUBCOMMANDS))
-
-
-def shared_space(scope: MemoryScope, launcher_type: str) -> bool:
-    """Whether the memory a mutating subcommand changes is shared with other people."""
-    return launcher_type == "group" or (scope.isolation is Isolation.BOT and scope.user_key != scope.scope_key)
+                     consolidate.SUBCOMMANDS, person.SUBCOMMANDS, settings.SUBCOMMANDS))
 
 
 class MemoryCommand(Command):
@@ -75,13 +70,14 @@ class MemoryCommand(Command):
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
             is_admin = ctx.privilege >= ADMIN_PRIVILEGE
-            if entry.mutating and not is_admin and shared_space(scope, identity.launcher_type) \
-                    and self._admin_only():
+            config = self.plugin.get_config() or {}
+            admin_only = bool(config.get("command_admin_only_in_groups", True))
+            if entry.mutating and not is_admin and scope.shared and admin_only:
                 return (f"!memory {topic}: this memory is shared with other chats or people, so only bot admins "
                         "can change it. An admin can allow everyone with the plugin setting "
                         "command_admin_only_in_groups.")
             call = Call(ctx=ctx, memory=memory, scope=scope, topic=entry.name, rest=rest, is_admin=is_admin,
-                        registry=REGISTRY)
+                        registry=REGISTRY, admin_only=admin_only, config=config)
             log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
                      entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
             return fit_reply(await entry.handler(call))
@@ -93,10 +89,6 @@ class MemoryCommand(Command):
         except Exception:
             log.exception("[LongTermMemory] command memory %s failed", topic or "overview")
             return "Memory is unavailable right now (internal error, see the plugin log)."
-
-    def _admin_only(self) -> bool:
-        config = self.plugin.get_config() or {}
-        return bool(config.get("command_admin_only_in_groups", True))
 
 
 __all__ = ["MemoryCommand"]

@@ -12,8 +12,9 @@ an explicit tuple of groups (`memory.REGISTRY`), in the order `help` lists them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
@@ -33,6 +34,13 @@ class Call:
     rest: str
     is_admin: bool
     registry: Registry
+    admin_only: bool = True  # the plugin setting command_admin_only_in_groups
+    config: Mapping[str, Any] = field(default_factory=dict)  # the plugin's settings, as this call read them
+
+    def may_change_shared(self) -> bool:
+        """The rule of `mutating` subcommands, for a handler that decides per target: a group's memory is
+        changed by bot admins only, unless the operator allows everyone."""
+        return self.is_admin or not self.admin_only
 
     def args(self, *, switches: frozenset[str] = frozenset(), options: frozenset[str] = frozenset(),
              max_positional: int | None = None) -> Args:

@@ -16,7 +16,16 @@ from components.commands.args import UsageError, as_usage, page_of, parse_args, 
 from components.commands.registry import Call, Subcommands
 from components.commands.text import clip, json_or_summary, page_title, plural, short_time, statuses_label
 from components.commands.views import LIST_FLAGS
-from ltm import AuditPage, EpisodeStatus, ImportResult, MemoryScope, load_json, parse_records
+from ltm import (
+    LISTED_STATUSES,
+    AuditPage,
+    EpisodeStatus,
+    ImportResult,
+    MemoryScope,
+    ProfileImport,
+    load_json,
+    parse_records,
+)
 
 PAGE_SIZE = 10
 
@@ -25,7 +34,7 @@ SUBCOMMANDS = Subcommands()
 
 
 @SUBCOMMANDS("export", "!memory export [l1] — L1 profiles as JSON\n"
-            "!memory export l2 [--status S] [--include-archived] [--include-superseded]")
+            "!memory export l2 [--status S] — L2 episodes as JSON: every status, or only S")
 async def export(call: Call) -> str:
     head, rest = split_head(call.rest)
     if head.lower() in ("", "l1"):
@@ -35,18 +44,24 @@ async def export(call: Call) -> str:
     if head.lower() != "l2":
         raise UsageError("export", f"unknown export {head[:20]!r}")
     args = parse_args("export", rest, switches=LIST_FLAGS, options=frozenset({"status"}), max_positional=0)
-    statuses = statuses_of(call.topic, args)
+    # A backup keeps history: every status, as the console's Export tab does, unless --status narrows it.
+    statuses = statuses_of(call.topic, args, default=LISTED_STATUSES)
     return episode_export(call.scope, statuses, await call.memory.export_episodes(call.scope, statuses))
 
 
-@SUBCOMMANDS("import", '!memory import l2 <json> — a list of episodes or {"episodes": [...]}', mutating=True)
+@SUBCOMMANDS("import", '!memory import l2 <json> — a list of episodes or {"episodes": [...]}\n'
+            "!memory import l1 <json> — what !memory export gives: the profiles it carries replace this chat's",
+            mutating=True)
 async def import_(call: Call) -> str:
     head, raw_json = split_head(call.rest)
-    if head.lower() != "l2":
-        raise UsageError("import", "only 'import l2' exists" if head else "say 'import l2' and paste the JSON")
+    layer = head.lower()
+    if layer not in ("l1", "l2"):
+        raise UsageError("import", "say 'import l1' or 'import l2' and paste the JSON")
     if not raw_json.strip():
-        raise UsageError("import", "paste the JSON after 'import l2'")
+        raise UsageError("import", f"paste the JSON after 'import {layer}'")
     payload = as_usage("import", lambda: load_json(raw_json))
+    if layer == "l1":  # validated whole before any write
+        return profiles_imported(call.scope, await call.memory.import_profiles(call.scope, payload))
     # The whole batch is validated before anything is written (parse_records raises on the first bad record).
     records = as_usage("import", lambda: parse_records(payload, source="import"))
     result = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
@@ -166,6 +181,20 @@ def _not_imported(result: ImportResult) -> list[str]:
         if len(result.similar) > IMPORT_PREVIEW:
             lines.append(f"... and {len(result.similar) - IMPORT_PREVIEW} more")
     return lines
+
+
+def profiles_imported(scope: MemoryScope, found: ProfileImport) -> str:
+    parts = (["the session profile"] if found.session else []) + (
+        [f"{plural(len(found.speakers), 'speaker profile')} ({', '.join(found.speakers[:5])}"
+         f"{', …' if len(found.speakers) > 5 else ''})"] if found.speakers else [])
+    if not parts:
+        return "Nothing imported: every profile in the JSON is empty (an import never clears a profile)."
+    lines = [f"Imported {' and '.join(parts)} into {scope.scope_key}; each replaced the profile of the same name."]
+    if found.skipped_empty:
+        lines.append(f"{plural(found.skipped_empty, 'empty profile')} in the JSON left alone.")
+    if found.scope_key and found.scope_key != scope.scope_key:
+        lines.append(f"Note: the JSON came from {found.scope_key[:80]}; imports always go into this chat.")
+    return "\n".join(lines)
 
 
 def audit_page(result: AuditPage) -> str:

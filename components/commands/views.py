@@ -1,4 +1,5 @@
-"""Read-only `!memory` subcommands: overview, help, profile, search, list, show, health."""
+"""Read-only `!memory` subcommands: overview, help, profile, search, list, show, health (`profile set|remove|clear`
+are handed to `profile_edits.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from collections.abc import Iterable, Sequence
 
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
-from components.commands.args import UsageError, as_usage, page_of, statuses_of
+from components.commands import profile_edits
+from components.commands.args import UsageError, as_usage, page_of, split_head, statuses_of
 from components.commands.registry import Call, Subcommands
 from components.commands.text import clip, page_title, plural, short_time, speaker_label, statuses_label
 from components.common.memory_views import profile_text, validity_label
@@ -54,8 +56,14 @@ async def help_(call: Call) -> str:
     return call.registry.help_text()
 
 
-@SUBCOMMANDS("profile", "!memory profile — session and current speaker profile")
+@SUBCOMMANDS("profile", "!memory profile — session and current speaker profile\n"
+             "!memory profile set <field> <value> [--speaker ID | --me] — name, traits, preferences, notes\n"
+             "!memory profile remove <field> [value] [--speaker ID | --me] · !memory profile clear "
+             "[--speaker ID | --me]")
 async def profile(call: Call) -> str:
+    head, rest = split_head(call.rest)
+    if head.lower() in profile_edits.ACTIONS:
+        return await profile_edits.edit(call, head.lower(), rest)
     call.args(max_positional=0)
     return profiles_text(call.scope, await call.memory.profiles(call.scope))
 

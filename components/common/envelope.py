@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ltm import FencedError, LTMError, OutcomeUnknown, PartialWrite, UnrecordedChange
+from ltm import FencedError, LTMError, NotPermitted, OutcomeUnknown, PartialWrite, UnrecordedChange
 
 Surface = Literal["tool", "command", "console"]
 
@@ -30,6 +30,9 @@ def hint(exc: LTMError, surface: Surface) -> str:
         return _FENCE_HINT[surface]
     if isinstance(exc, PartialWrite):
         return _PARTIAL_HINT[surface]
+    if isinstance(exc, NotPermitted) and exc.details.get("episode_id") and surface != "console":
+        return (f"Tell the user to ask a bot admin, who can delete it with !memory forget {exc.details['episode_id']}."
+                if surface == "tool" else f"A bot admin can delete it: !memory forget {exc.details['episode_id']}.")
     return ""
 
 

@@ -24,11 +24,12 @@ def profile_text(profile: Profile) -> str:
 
 def episode_for_model(episode: Episode, now: datetime | None = None) -> dict[str, Any]:
     """What `recall_memory` returns per episode (T2): the public view with the speaker as one
-    object; status and source are left out because recall returns active episodes only. A fact
-    whose validity ended says so (`"validity": "expired"`), and so does one that starts later."""
+    object; status, when it last changed and source are left out because recall returns active episodes
+    only. A fact whose validity ended says so (`"validity": "expired"`), and so does one that starts later."""
     view = episode.to_public()
     view["sender"] = {"id": view.pop("sender_id"), "name": view.pop("sender_name")}
     view.pop("status")
+    view.pop("status_changed_at", None)
     view.pop("source")
     validity = episode.validity_at(now or utc_now())
     if validity is not Validity.CURRENT:

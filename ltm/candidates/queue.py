@@ -27,7 +27,7 @@ from functools import partial
 from typing import Any
 
 from .. import params
-from .._gate import WriteGate
+from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, KeyedLocks, candidates_key
 from ..errors import NotFound, ValidationError
 from ..identity import MemoryScope
@@ -145,7 +145,25 @@ class CandidateQueue:
         return CandidatePage(chosen[start:start + page_size], page, pages, len(chosen), counts, record.refused,
                              record.last_refused_at)
 
+    async def all(self, scope: MemoryScope) -> list[Candidate]:
+        """Every candidate of the scope's queue, in proposal order."""
+        return (await self._read(scope)).items
+
     # ------------------------------------------------------------------ writes
+    async def erase_speaker(self, tx: WriteTx, scope: MemoryScope, sender_id: str) -> list[Candidate]:
+        """Inside an L1 write of the scope: drop every candidate proposed from `sender_id`'s messages
+        (a person's erasure), whatever its status; each is audited as the write's operation."""
+        record = await self._read(scope)
+        theirs = [c for c in record.items if c.speaker.sender_id == sender_id]
+        if not theirs:
+            return []
+        record.items = [c for c in record.items if c.speaker.sender_id != sender_id]
+        await tx.call("storage write", partial(self._write, scope, record))
+        for candidate in theirs:
+            tx.applied(tx.operation, "candidate", candidate.candidate_id,
+                       f"{candidate.status.value} {candidate.describe()} candidate erased")
+        return theirs
+
     async def propose(self, scope: MemoryScope, new: Sequence[Candidate]) -> ProposeResult:
         """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""
         if not new:

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from .. import params
 from .._gate import WriteGate, WriteTx
-from ..errors import HostError, NotFound, ValidationError
+from ..errors import HostError, NotFound, NotPermitted, ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
@@ -259,25 +259,34 @@ class EpisodeLifecycle:
                 correction = found if found is not None and found.is_active else None
         return RestoreResult(updated, episode.status, correction)
 
-    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: str = "forget") -> Episode:
+    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: str = "forget",
+                     own_only: bool = False) -> Episode:
+        """Delete one episode of the space. `own_only`: in a shared chat, only the current speaker's own
+        episodes or episodes without a speaker (the `forget` tool, which anyone in the chat can steer)."""
         space = Space.l2(scope.kb_id, scope.user_key)
         episode_id = params.record_id(episode_id, "episode_id")
         async with self._gate.write(scope, space, operation) as tx:
             episode = await self._get(scope, episode_id)
+            if own_only and scope.shared and episode.sender_id not in ("", scope.sender_id):
+                raise NotPermitted(f"episode {episode.episode_id} was said by another speaker, and this chat's memory "
+                                   "is shared: only a bot admin can delete it. Nothing was deleted",
+                                   episode_id=episode.episode_id)
             await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)
             await tx.call("vector delete", lambda: self._store.delete(scope.kb_id, scope.user_key,
                                                                      [episode.episode_id]))
             tx.applied(operation, "episode", episode.episode_id, f"deleted {episode.status.value} episode")
         return episode
 
-    async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria) -> list[Episode]:
-        """Enumerate the space under its lock, delete only the matches, audit each (C delete).
+    async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria, *,
+                          operation: str = "bulk_delete") -> list[Episode]:
+        """Enumerate the space under its lock, delete only the matches, audit each (C delete; a person's
+        erasure is one with `speaker`, audited as its own `operation`).
 
         A space larger than one enumeration is handled in rounds: deleted records leave the
         listing, so each round sees records the previous one could not."""
         space = Space.l2(scope.kb_id, scope.user_key)
         deleted: list[Episode] = []
-        async with self._gate.write(scope, space, "bulk_delete") as tx:
+        async with self._gate.write(scope, space, operation) as tx:
             while True:
                 listing = await self._store.enumerate(scope.kb_id, scope.user_key)
                 matches = [e for e in listing.episodes if criteria.matches(e)]
@@ -288,7 +297,8 @@ class EpisodeLifecycle:
                     await tx.call("vector delete", partial(self._store.delete, scope.kb_id, scope.user_key,
                                                            [e.episode_id for e in batch]))
                     for episode in batch:
-                        tx.applied("bulk_delete", "episode", episode.episode_id, "deleted by bulk delete")
+                        tx.applied(operation, "episode", episode.episode_id,
+                                   f"deleted by {operation.replace('_', ' ')}")
                     deleted.extend(batch)
                 if not listing.truncated or not matches:
                     return deleted

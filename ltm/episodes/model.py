@@ -325,6 +325,8 @@ class Episode:
         if self.superseded_by:
             data["superseded_by"] = self.superseded_by
             data["superseded_at"] = self.superseded_at
+        if self.status_changed_at:
+            data["status_changed_at"] = self.status_changed_at
         if self.original_id:
             data["original_id"] = self.original_id
         if self.document_id:

@@ -67,6 +67,7 @@ class ImportRecord:
     supersedes: tuple[str, ...] = ()
     superseded_by: str | None = None
     superseded_at: str | None = None
+    status_changed_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,7 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
         superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=params.MAX_ID_CHARS,
                                   required=False) or None,
         superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
+        status_changed_at=normalize_time(item.get("status_changed_at"), "status_changed_at"),
     )
 
 
@@ -199,6 +201,7 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
             supersedes=tuple(id_map[i] for i in record.supersedes if i in id_map),
             superseded_by=id_map.get(record.superseded_by or ""),
             superseded_at=record.superseded_at if record.superseded_by in id_map else None,
+            status_changed_at=record.status_changed_at,  # an export's time fields come back as they were
         ))
     return episodes
 

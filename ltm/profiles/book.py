@@ -1,20 +1,28 @@
-"""L1 profile operations: read, update through the write gate, list and export (P1-P3, S7)."""
+"""L1 profile operations: read, update through the write gate, an operator's edits, list, export and
+import (P1-P3, S7).
+
+`update` is the tool's and a turn's path: the session profile or the current speaker's own. An
+operator names the profile (`ProfileRef`: the session's, or any speaker's of the session) for
+`edit`, `clear` and `import_profiles`; who may do that is the surface's rule. Every write goes
+through the gate on the session's L1 space and is audited there."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .. import params
-from .._gate import WriteGate
+from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, profile_key, sender_of_profile_key, speaker_profile_prefix
 from ..errors import ValidationError
 from ..guards import refuse_secrets
-from ..identity import MemoryScope
+from ..identity import MemoryScope, clean_id
 from ..spaces import Space
-from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget
+from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget, UpdateMode
+from .transfer import ProfileImport, parse_import
 
 log = logging.getLogger("LongTermMemory")
 
@@ -27,6 +35,35 @@ class Profiles:
 
 def parse_target(value: Any) -> ProfileTarget:
     return ProfileTarget(params.choice(value, "scope", [t.value for t in ProfileTarget]))
+
+
+@dataclass(frozen=True)
+class ProfileRef:
+    """One profile of a session: its session profile, or the speaker profile of `sender_id`."""
+
+    target: ProfileTarget
+    sender_id: str = ""
+
+    @classmethod
+    def parse(cls, target: Any, sender_id: Any = None) -> ProfileRef:
+        which = ProfileTarget(params.choice(target, "target", [t.value for t in ProfileTarget]))
+        if which is ProfileTarget.SESSION:
+            return cls(which)
+        sender = clean_id(params.text(sender_id, "sender_id", max_chars=200, required=False))
+        if not sender:
+            raise ValidationError("sender_id is required for a speaker profile")
+        return cls(which, sender)
+
+    def key(self, scope_key: str) -> str:
+        return profile_key(scope_key, self.sender_id if self.target is ProfileTarget.SPEAKER else "")
+
+    @property
+    def target_type(self) -> str:
+        return f"{self.target.value}_profile"
+
+    @property
+    def target_id(self) -> str:
+        return self.sender_id if self.target is ProfileTarget.SPEAKER else "session"
 
 
 class ProfileBook:
@@ -51,23 +88,73 @@ class ProfileBook:
         return result
 
     async def update(self, scope: MemoryScope, target: Any, raw_change: dict[str, Any]) -> Profile:
+        """The session profile, or the current speaker's own (T3)."""
         which = parse_target(target)
         if which is ProfileTarget.SPEAKER and not scope.sender_id:
             raise ValidationError("speaker profiles need a known sender; this turn has none")
+        return await self.edit(scope, ProfileRef(which, scope.sender_id if which is ProfileTarget.SPEAKER else ""),
+                               raw_change, operation="update_profile")
+
+    async def edit(self, scope: MemoryScope, ref: ProfileRef, raw_change: dict[str, Any], *,
+                   operation: str = "profile_edit") -> Profile:
+        """Change one profile of the session: the same validation, limits and secret check as every update.
+        A removal that would remove nothing is refused (nothing is written)."""
         change = ProfileChange.parse(raw_change)
         refuse_secrets([("the profile name", change.name or ""), ("the profile notes", change.notes or ""),
                         *(("a trait", t) for t in change.traits or []),
                         *(("a preference", p) for p in change.preferences or [])])
-        key = profile_key(scope.scope_key, scope.sender_id if which is ProfileTarget.SPEAKER else "")
+        key = ref.key(scope.scope_key)
         fields = [f for f in ("name", "traits", "preferences", "notes") if getattr(change, f) is not None]
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "update_profile") as tx:
-            updated = change.apply(Profile.from_dict(await self._store.get(key)), self._limits())
+        async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
+            before = Profile.from_dict(await self._store.get(key))
+            updated = change.apply(before, self._limits())
+            if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
+                raise ValidationError(f"the {ref.target.value} profile has nothing of that to remove; nothing changed")
             await tx.call("storage write", lambda: self._store.set(key, updated.to_dict()))
-            tx.applied("update_profile", f"{which.value}_profile",
-                       scope.sender_id if which is ProfileTarget.SPEAKER else "session",
-                       f"{change.mode.value} {', '.join(fields)}", fields=fields, mode=change.mode.value)
-        log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.scope_key, which.value, fields)
+            tx.applied(operation, ref.target_type, ref.target_id, f"{change.mode.value} {', '.join(fields)}",
+                       fields=fields, mode=change.mode.value)
+        log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.scope_key, ref.target.value,
+                 fields)
         return updated
+
+    async def clear(self, scope: MemoryScope, ref: ProfileRef) -> bool:
+        """Delete one profile of the session; False (nothing written) when none is stored."""
+        key = ref.key(scope.scope_key)
+        async with self._gate.write(scope, Space.l1(scope.scope_key), "profile_clear") as tx:
+            if await self._store.get(key) is None:
+                return False
+            await tx.call("storage delete", lambda: self._store.delete(key))
+            tx.applied("profile_clear", ref.target_type, ref.target_id, f"{ref.target.value} profile cleared")
+        return True
+
+    async def erase_speaker(self, tx: WriteTx, scope_key: str, sender_id: str) -> bool:
+        """Inside an L1 write of `scope_key`: delete `sender_id`'s speaker profile, if one is stored."""
+        ref = ProfileRef(ProfileTarget.SPEAKER, sender_id)
+        key = ref.key(scope_key)
+        if await self._store.get(key) is None:
+            return False
+        await tx.call("storage delete", lambda: self._store.delete(key))
+        tx.applied(tx.operation, ref.target_type, ref.target_id, "speaker profile erased")
+        return True
+
+    async def speaker_profile(self, scope_key: str, sender_id: str) -> Profile | None:
+        """One speaker's stored profile in a session, or None."""
+        raw = await self._store.get(ProfileRef(ProfileTarget.SPEAKER, sender_id).key(scope_key))
+        return None if raw is None else Profile.from_dict(raw)
+
+    async def import_profiles(self, scope: MemoryScope, payload: Any) -> ProfileImport:
+        """What `export` produced, validated whole before any write; each profile it carries with content
+        replaces that profile of this session (empty ones are left alone: an import never erases)."""
+        found = parse_import(payload, self._limits())
+        async with self._gate.write(scope, Space.l1(scope.scope_key), "profile_import") as tx:
+            for ref_target, sender_id, profile in found.profiles:
+                ref = ProfileRef(ref_target, sender_id)
+                key = ref.key(scope.scope_key)
+                await tx.call("storage write", partial(self._store.set, key, profile.to_dict()))
+                tx.applied("profile_import", ref.target_type, ref.target_id, f"{ref.target.value} profile imported",
+                           from_scope_key=found.scope_key)
+        log.info("[LongTermMemory] profiles imported scope=%s profiles=%d", scope.scope_key, len(found.profiles))
+        return found
 
     async def export(self, scope: MemoryScope) -> dict[str, Any]:
         """L1 of exactly this session_key (S7)."""

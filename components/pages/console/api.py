@@ -1,8 +1,8 @@
 """Memory Console page API (M1-M3, F4, H, K7, Q2 in docs/REQUIREMENTS.md): routing and answers.
 
 The endpoints are declared next to their handlers, one group per feature
-(`installation_endpoints.py`, `memory_endpoints.py`, `review_endpoints.py`), and listed once here
-(`ROUTES`); the selected space is resolved by `spaces.py`, bodies are read by `requests.py`.
+(`installation_endpoints.py`, `memory_endpoints.py`, `review_endpoints.py`, `person_endpoints.py`), and
+listed once here (`ROUTES`); the selected space is resolved by `spaces.py`, bodies are read by `requests.py`.
 
 Every answer is a plain dict: `{"ok": true, ...}` or `{"ok": false, "error": "...", "code": "..."}`.
 `dispatch` never raises: `PageResponse.fail` reaches the page as "[object Object]"
@@ -15,7 +15,7 @@ import logging
 from typing import Any
 
 from components.common.envelope import error_envelope, internal_error
-from components.pages.console import installation_endpoints, memory_endpoints, review_endpoints
+from components.pages.console import installation_endpoints, memory_endpoints, person_endpoints, review_endpoints
 from components.pages.console.requests import Result
 from components.pages.console.routes import Endpoints
 from ltm import LTMError, MemoryService
@@ -23,7 +23,8 @@ from ltm import LTMError, MemoryService
 log = logging.getLogger("LongTermMemory")
 
 # Every endpoint group of the page.
-ROUTES = Endpoints.table((installation_endpoints.ROUTES, memory_endpoints.ROUTES, review_endpoints.ROUTES))
+ROUTES = Endpoints.table((installation_endpoints.ROUTES, memory_endpoints.ROUTES, review_endpoints.ROUTES,
+                          person_endpoints.ROUTES))
 
 
 def _fail(message: str, code: str) -> Result:

@@ -1,4 +1,5 @@
-"""Console endpoints about the installation and its spaces: overview, key derivation, health, fences (M1, H, F4)."""
+"""Console endpoints about the installation and its spaces: overview, key derivation, health, fences (M1, H, F4),
+and the memory KB's settings with the installation's overrides."""
 
 from __future__ import annotations
 
@@ -7,7 +8,17 @@ import logging
 from components.pages.console.requests import Body, Result, allowed, text
 from components.pages.console.routes import Endpoints
 from components.pages.console.spaces import fence_entry, memory_kb, optional_space, resolve_space, space_entry
-from ltm import Identity, Isolation, MemoryService, ValidationError, now_iso, params, user_key_for
+from ltm import (
+    SETTING_CHOICES,
+    EffectiveSettings,
+    Identity,
+    Isolation,
+    MemoryService,
+    ValidationError,
+    now_iso,
+    params,
+    user_key_for,
+)
 from ltm.langbot import split_session_name
 
 log = logging.getLogger("LongTermMemory")
@@ -86,3 +97,32 @@ async def fence_clear(memory: MemoryService, body: Body) -> Result:
         "fenced": any(v is not None for v in remaining.values()),
         "installation": installation,
     }
+
+
+# --------------------------------------------------------------------------- settings and their overrides
+def settings_view(view: EffectiveSettings) -> Result:
+    return {"kb_id": view.kb_id, "overridden": len(view.overridden),
+            "settings": [{**v.to_dict(), "choices": list(SETTING_CHOICES.get(v.name, ()))} for v in view.values]}
+
+
+@ROUTES("/settings", read_only=True)
+async def settings(memory: MemoryService, body: Body) -> Result:
+    allowed(body, set())
+    return settings_view(await memory.settings())
+
+
+@ROUTES("/settings/set")
+async def settings_set(memory: MemoryService, body: Body) -> Result:
+    """Override one setting for the installation; the value is checked as creation checks it."""
+    allowed(body, {"name", "value"})
+    change = await memory.set_setting(body.get("name"), body.get("value"))
+    return {"changed": change.changed, "setting": change.after.to_dict(), "before": change.before,
+            **settings_view(await memory.settings())}
+
+
+@ROUTES("/settings/reset")
+async def settings_reset(memory: MemoryService, body: Body) -> Result:
+    allowed(body, {"name"})
+    change = await memory.reset_setting(body.get("name"))
+    return {"changed": change.changed, "setting": change.after.to_dict(), "before": change.before,
+            **settings_view(await memory.settings())}

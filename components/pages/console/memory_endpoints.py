@@ -1,4 +1,4 @@
-"""Console endpoints over one selected space: profiles, episodes, search, the episode actions,
+"""Console endpoints over one selected space: profiles (and their edits), episodes, search, the episode actions,
 the injection snapshot, the audit log and the export (M2, M3, A2)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from ltm import (
     MemoryService,
     NoKnowledgeBase,
     RecallFilters,
+    ValidationError,
     now_iso,
     params,
     utc_now,
@@ -38,6 +39,31 @@ async def profiles(memory: MemoryService, body: Body) -> Result:
     data = await memory.export_profiles(space.scope)
     return {"space": space.to_dict(), "session_profile": data["session_profile"],
             "speaker_profiles": data["speaker_profiles"]}
+
+
+PROFILE_FIELDS = {"name", "traits", "preferences", "notes"}
+
+
+@ROUTES("/profile/edit")
+async def profile_edit(memory: MemoryService, body: Body) -> Result:
+    """Replace the given fields of one profile of the selected session (checked like `update_profile`)."""
+    allowed(body, {"space", "target", "sender_id", "fields"})
+    space = await resolve_space(memory, body)
+    fields = body.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        raise ValidationError("fields is required: an object with name, traits, preferences or notes")
+    params.reject_unknown(fields, PROFILE_FIELDS, what="profile field")
+    profile = await memory.edit_profile(space.scope, body.get("target"), body.get("sender_id"),
+                                        {**fields, "mode": "replace"})
+    return {"space": space.to_dict(), "profile": profile.to_dict()}
+
+
+@ROUTES("/profile/clear")
+async def profile_clear(memory: MemoryService, body: Body) -> Result:
+    allowed(body, {"space", "target", "sender_id"})
+    space = await resolve_space(memory, body)
+    cleared = await memory.clear_profile(space.scope, body.get("target"), body.get("sender_id"))
+    return {"space": space.to_dict(), "cleared": cleared}
 
 
 @ROUTES("/episodes", read_only=True)

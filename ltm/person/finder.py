@@ -1,0 +1,166 @@
+"""Finding and erasing everything the plugin keeps about one sender id, in every memory space the
+installation noted (docs/REQUIREMENTS.md, "One person across chats").
+
+The spaces come from the known-scopes registry (`Diagnostics.known_spaces`): every chat that left
+a trace in plugin storage, and every L2 space of the memory KB that has an audit log. A space the
+plugin never noted (records put into the collection by something else) is not searched: it is
+neither exported nor erased, and the counts say how many spaces were searched.
+
+Erasing goes space by space, each inside its own gated write, so each is serialized with that
+space's other writes, refused while it is fenced (the fenced space is reported and the others go
+on) and audited in that space's own log: L2 first (the person's episodes, and first whatever was
+derived from them, K5), then L1 (their speaker profile, the candidates of their messages, an
+injection snapshot that shows them or quotes their episodes).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from .._fences import FenceRegistry
+from .._gate import WriteGate
+from ..candidates.queue import CandidateQueue
+from ..consolidation.records import DraftBook
+from ..diagnostics import Diagnostics, KnownSpaces
+from ..episodes.lifecycle import DeleteCriteria, EpisodeLifecycle
+from ..episodes.store import EpisodeStore
+from ..errors import FencedError, LTMError, ValidationError
+from ..identity import Identity, Isolation, MemoryScope, clean_id, user_key_for_session_key
+from ..kb_registry import KnowledgeBaseRegistry
+from ..profiles.book import ProfileBook
+from ..spaces import Space, SpaceKind
+from .records import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
+
+log = logging.getLogger("LongTermMemory")
+MAX_SENDER_ID_CHARS = 200
+
+
+def sender_of(value: object) -> str:
+    """A sender id as an admin or a chat gives it: exact (never a display name), not blank."""
+    text = value if isinstance(value, str) else ""
+    if not isinstance(value, str) or len(text) > MAX_SENDER_ID_CHARS:
+        raise ValidationError(f"sender_id is required: a sender id of at most {MAX_SENDER_ID_CHARS} characters")
+    sender = clean_id(text)
+    if not sender:
+        raise ValidationError("sender_id is required: the sender id of the person")
+    return sender
+
+
+def chat_spaces(scope: MemoryScope) -> KnownSpaces:
+    """The spaces of one chat: its L1 scope and, with a memory KB, its L2 space."""
+    return KnownSpaces((scope.scope_key,), {scope.user_key: scope.scope_key} if scope.kb_id else {})
+
+
+class PersonRegistry:
+    def __init__(self, gate: WriteGate, fences: FenceRegistry, kbs: KnowledgeBaseRegistry, diagnostics: Diagnostics,
+                 episodes: EpisodeStore, lifecycle: EpisodeLifecycle, drafts: DraftBook, profiles: ProfileBook,
+                 candidates: CandidateQueue) -> None:
+        self._gate = gate
+        self._kbs = kbs
+        self._fences = fences
+        self._diagnostics = diagnostics
+        self._episodes = episodes
+        self._lifecycle = lifecycle
+        self._drafts = drafts
+        self._profiles = profiles
+        self._candidates = candidates
+
+    async def _kb(self) -> tuple[str, Isolation]:
+        found = await self._kbs.memory_kb()
+        if found is None:
+            return "", Isolation.SESSION  # profiles and candidates only
+        await self._kbs.open_kb(found[0])  # its records in the current layout first
+        return found[0], found[1].isolation
+
+    async def find_sender(self, sender_id: object, chat: MemoryScope | None = None) -> PersonRecords:
+        """Every record of one sender id in every known space of the installation, or in one chat's."""
+        sender = sender_of(sender_id)
+        kb_id, isolation = await self._kb()
+        spaces = chat_spaces(chat) if chat is not None else await self._diagnostics.known_spaces(kb_id, isolation)
+        return await self.find(kb_id, isolation, sender, spaces)
+
+    async def erase_sender(self, sender_id: object, *, dry_run: bool, chat: MemoryScope | None = None,
+                           actor: Identity | None = None) -> PersonErasure:
+        found = await self.find_sender(sender_id, chat)
+        _, isolation = await self._kb()
+        return await self.erase(found, isolation, dry_run=dry_run, actor=actor)
+
+    async def find(self, kb_id: str, isolation: Isolation, sender_id: str, spaces: KnownSpaces) -> PersonRecords:
+        """Every record of `sender_id` in `spaces`, all statuses (a read: nothing waits for it)."""
+        found: list[PersonSpace] = []
+        quoted: set[str] = set()
+        for user_key in sorted(spaces.l2) if kb_id else []:
+            listing = await self._episodes.enumerate(kb_id, user_key)
+            theirs = tuple(e for e in listing.episodes if e.sender_id == sender_id)
+            ids = {e.episode_id for e in theirs}
+            lineage = await self._drafts.lineage(kb_id, user_key) if ids else {}
+            summaries = tuple(sorted(s for s, sources in lineage.items() if s not in ids and ids & set(sources)))
+            quoted |= ids
+            space = PersonSpace(SpaceKind.L2, user_key, spaces.l2[user_key], theirs, summaries,
+                                fenced=await self._fences.get(Space.l2(kb_id, user_key)) is not None,
+                                truncated=listing.truncated)
+            if space.holds:
+                found.append(space)
+        for scope_key in spaces.sessions:
+            scope = self._scope(scope_key, "", kb_id, isolation)
+            profile = await self._profiles.speaker_profile(scope_key, sender_id)
+            candidates = tuple(c for c in await self._candidates.all(scope) if c.speaker.sender_id == sender_id)
+            snapshot = await self._diagnostics.snapshot_shows(scope, sender_id, quoted)
+            space = PersonSpace(SpaceKind.L1, scope_key, scope_key, speaker_profile=profile, candidates=candidates,
+                                snapshot=snapshot, fenced=await self._fences.get(Space.l1(scope_key)) is not None)
+            if space.holds:
+                found.append(space)
+        return PersonRecords(sender_id, kb_id, tuple(found), len(spaces.sessions), len(spaces.l2) if kb_id else 0)
+
+    async def erase(self, found: PersonRecords, isolation: Isolation, *, dry_run: bool,
+                    actor: Identity | None = None) -> PersonErasure:
+        """Erase what `find` found, space by space (a dry run writes nothing and says what it would
+        erase). A fenced space is reported and not written; a failure in one space does not stop the
+        others. `actor`: the chat identity that asked (None for the console), named in the audit."""
+        outcomes: list[SpaceErasure] = []
+        quoted = {e.episode_id for s in found.spaces for e in s.episodes}
+        for space in sorted(found.spaces, key=lambda s: s.kind is not SpaceKind.L2):  # L2 first
+            if dry_run:
+                outcomes.append(SpaceErasure(space.kind, space.key, Outcome.FENCED if space.fenced else Outcome.PLANNED,
+                                             space.counts()))
+                continue
+            scope = self._scope(space.scope_key or space.key, space.key if space.kind is SpaceKind.L2 else "",
+                                found.kb_id, isolation, actor)
+            try:
+                counts = (await self._erase_l2(scope, found.sender_id, space) if space.kind is SpaceKind.L2
+                          else await self._erase_l1(scope, found.sender_id, quoted))
+            except FencedError as exc:
+                outcomes.append(SpaceErasure(space.kind, space.key, Outcome.FENCED, {}, exc.message, exc.code))
+                continue
+            except LTMError as exc:
+                log.warning("[LongTermMemory] person erase in %s %s failed: %s", space.kind.value, space.key, exc.code)
+                outcomes.append(SpaceErasure(space.kind, space.key, Outcome.FAILED, {}, exc.message, exc.code))
+                continue
+            outcomes.append(SpaceErasure(space.kind, space.key, Outcome.ERASED, counts))
+        result = PersonErasure(found.sender_id, dry_run, tuple(outcomes))
+        if not dry_run:
+            log.info("[LongTermMemory] person erase kb=%s spaces=%d fenced=%d failed=%d", found.kb_id, len(outcomes),
+                     len(result.of(Outcome.FENCED)), len(result.of(Outcome.FAILED)))
+        return result
+
+    async def _erase_l2(self, scope: MemoryScope, sender_id: str, space: PersonSpace) -> dict[str, int]:
+        """The person's episodes of one L2 space, in one gated bulk delete (its cascade removes the
+        summaries built from them first and clears the drafts that quote them, K5)."""
+        deleted = await self._lifecycle.bulk_delete(scope, DeleteCriteria(speaker=sender_id), operation="person_erase")
+        return {"episodes": len(deleted), "summaries": len(space.summaries) if deleted else 0}
+
+    async def _erase_l1(self, scope: MemoryScope, sender_id: str, quoted: set[str]) -> dict[str, int]:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), "person_erase") as tx:
+            profile = await self._profiles.erase_speaker(tx, scope.scope_key, sender_id)
+            candidates = await self._candidates.erase_speaker(tx, scope, sender_id)
+            snapshot = await self._diagnostics.drop_snapshot(tx, scope, sender_id, quoted)
+        return {"speaker_profiles": int(profile), "candidates": len(candidates), "snapshots": int(snapshot)}
+
+    @staticmethod
+    def _scope(scope_key: str, user_key: str, kb_id: str, isolation: Isolation,
+               actor: Identity | None = None) -> MemoryScope:
+        """A space's scope, keyed by the keys the plugin stored; `actor` (who asked) is named in the audit."""
+        scope = MemoryScope.stored(scope_key, user_key or user_key_for_session_key(scope_key, isolation), kb_id,
+                                   isolation)
+        return replace(scope, identity=actor) if actor is not None else scope

@@ -99,7 +99,9 @@ class DuplicateFinder:
 
     async def _index(self, kb_id: str, user_key: str, *, wait: bool) -> SpaceIndex | None:
         try:
-            index = await self._store.word_index(kb_id, user_key)
+            # One write never waits for a read of the space under way (the vector search stands in).
+            index = await (self._store.word_index(kb_id, user_key) if wait
+                           else self._store.word_index_unless_busy(kb_id, user_key))
             if index is None and wait:
                 await self._store.word_indexes_built()
                 index = await self._store.word_index(kb_id, user_key)

@@ -255,6 +255,15 @@ class LexicalIndexes:
                 return self._keep(key, first)
         return None
 
+    async def space_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """As `space`, but None instead of waiting for a read of the space already under way: a write
+        (its duplicate check) never queues behind an index build."""
+        key = (kb_id, user_key)
+        lock = self._locks.get(key)
+        if key not in self._ready and (key in self._building or (lock is not None and lock.locked())):
+            return None
+        return await self.space(kb_id, user_key)
+
     def _built(self, key: SpaceKey, _task: asyncio.Task[None]) -> None:
         self._building.pop(key, None)
 

@@ -217,15 +217,14 @@ async def test_a_summary_and_its_sources_take_one_slot(harness: PluginHarness, t
                await chat.remember("Alice's team ships the web app on Mondays")]
     harness.host.llm_script = one_statement("Alice's team ships the mobile app on Fridays and the web app on Mondays")
     await chat.run(f"!memory consolidate run {await preview_id(chat)}")
-    other = await chat.remember("Alice's team ships release notes by email")
+    await chat.remember("Alice's team ships release notes by email")
     turn = await prompt_turn(harness, GROUP, "u1", "Alice", "when does Alice's team ship the apps?")
     lines = memory_lines(turn.memory_text)
     assert len(lines) == top_k, turn.memory_text
     assert "summary of 2 memories" in lines[0] and "mobile app on Fridays and the web app" in lines[0]
     assert "release notes by email" in lines[1]  # the slot the sources would have taken
+    # Asked for, every record is found: a summary may leave a detail of its sources out.
     recalled = await chat.tool("recall_memory", {"query": "when does Alice's team ship the apps"})
-    ids = [e["id"] for e in recalled["episodes"]]
-    assert not set(sources) & set(ids) and other in ids and len(ids) == 2
-    # A person looking through memory still sees every record.
+    assert set(sources) <= {e["id"] for e in recalled["episodes"]}
     listed = await chat.run("!memory search ships the app")
     assert all(i in listed for i in sources)

@@ -17,8 +17,9 @@ from .ranking import MAX_TOP_K, RecallRecipe
 # and its sources.
 AUTO_RECALL = RecallRecipe("auto recall", top_k=None, current_only=True, fold_summary_sources=True)
 # A question put to memory (the model's recall tool, a host retrieval of the memory KB): the best few,
-# expired facts included (the surfaces mark them), a summary in the place of its sources.
-QUERY_RECALL = RecallRecipe("query recall", top_k=5, fold_summary_sources=True)
+# expired facts included (the surfaces mark them), and a summary's sources with it: a summary may leave a
+# detail out, so asking is how the model finds every active fact (consolidation hides none).
+QUERY_RECALL = RecallRecipe("query recall", top_k=5)
 # A person looking through memory (an operator's or an admin's search): a longer list, every record as it is.
 REVIEW_SEARCH = RecallRecipe("review search", top_k=10)
 

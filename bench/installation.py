@@ -65,6 +65,8 @@ from bench.host_calls import BOT, SPEAKER, SPEAKER_NAME, synthetic_episodes  # n
 from bench.plugin_env import quiet_logs  # noqa: E402
 from bench.turn_cost import QUESTIONS, Turns  # noqa: E402
 from ltm import parse_records  # noqa: E402
+from ltm.episodes.lifecycle import STORED  # noqa: E402
+from ltm.episodes.transfer import IMPORTED  # noqa: E402
 from ltm.identity import Identity  # noqa: E402
 from testhost import PluginHarness  # noqa: E402
 
@@ -234,7 +236,7 @@ class Installation:
         t0 = time.perf_counter()
         while have < entries:
             batch = [AuditEntry("import", "episode", str(uuid.uuid4()), scope.scope_key, scope.user_key, SPEAKER,
-                                SPEAKER_NAME, None, "imported (active)") for _ in range(min(AUDIT_FILL_BATCH,
+                                SPEAKER_NAME, None, IMPORTED(status="active")) for _ in range(min(AUDIT_FILL_BATCH,
                                                                                              entries - have))]
             await audit_log.append_many(log_id, batch)
             have += len(batch)
@@ -244,7 +246,7 @@ class Installation:
         page_calls: dict[str, int] = {}
         for i in range(self.args.runs):
             entry = AuditEntry("remember", "episode", str(uuid.uuid4()), scope.scope_key, scope.user_key, SPEAKER,
-                               SPEAKER_NAME, None, f"bench append {i}")
+                               SPEAKER_NAME, None, STORED(chars=i, importance=3))
             wall, append_calls, _ = await self.timed(lambda e=entry: audit_log.append_many(log_id, [e]))
             appends.append(wall)
             wall, page_calls, first = await self.timed(lambda: self.memory.audit_page(scope, 1, 10))

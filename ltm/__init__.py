@@ -8,7 +8,7 @@ Nothing here knows how a surface shows its results.
 """
 
 from . import params
-from ._audit import AuditPage
+from ._audit import AUDIT_OPERATIONS, AuditPage
 from ._fences import Fence
 
 # ---- candidate extraction (Q)
@@ -97,14 +97,18 @@ from .profiles.model import Profile, ProfileLimits
 from .profiles.transfer import ProfileImport
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
+from .space_activity import SpaceActivity
 from .spaces import Space, SpaceKind
 from .timefields import now_iso, utc_now
+from .wording import PHRASES, Said, said_from
 
 __all__ = [
+    "AUDIT_OPERATIONS",
     "AUTO_RECALL",
     "LISTED_STATUSES",
     "MAX_TOP_K",
     "PERSON_EXPORT_FORMAT",
+    "PHRASES",
     "QUERY_RECALL",
     "REVIEW_SEARCH",
     "SETTING_CHOICES",
@@ -161,11 +165,13 @@ __all__ = [
     "Remembered",
     "RestoreResult",
     "RetrievalStrategy",
+    "Said",
     "ScoredEpisode",
     "SettingChange",
     "SettingOrigin",
     "SettingValue",
     "Space",
+    "SpaceActivity",
     "SpaceErasure",
     "SpaceKind",
     "StateError",
@@ -181,6 +187,7 @@ __all__ = [
     "parse_status",
     "parse_statuses",
     "redact_for_log",
+    "said_from",
     "secret_kind",
     "shown_value",
     "split_session_key",

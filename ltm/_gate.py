@@ -3,7 +3,7 @@
     async with gate.write(scope, space, "remember") as tx:
         ...validate under the lock...
         await tx.call("vector upsert", lambda: index.upsert(...))
-        tx.applied("remember", "episode", episode_id, "stored episode")
+        tx.applied("remember", "episode", episode_id, STORED(chars=120, importance=3))
 
 In that one construct the gate
 1. serializes writes per memory space (a process-local lock; F1),
@@ -42,6 +42,7 @@ from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, Sta
 from .identity import Isolation, MemoryScope
 from .ports import stop_watching, watch_writes
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
+from .wording import Phrase, Said
 
 log = logging.getLogger("LongTermMemory")
 T = TypeVar("T")
@@ -72,7 +73,7 @@ class WriteTx:
         finally:
             stop_watching(token)
 
-    def entry(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> AuditEntry:
+    def entry(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> AuditEntry:
         scope = self.scope
         return AuditEntry(
             operation=operation, target_type=target_type, target_id=target_id,
@@ -82,17 +83,17 @@ class WriteTx:
             query_id=scope.query_id if scope else None, summary=summary, meta=meta,
         )
 
-    def applied(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> None:
+    def applied(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """A change that reached the store: audited, and counted as applied."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
         self._net[f"{target_type}:{target_id}"] = operation
 
-    def reverted(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> None:
+    def reverted(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """A change undone inside this write: audited, and no longer counted as applied."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
         self._net.pop(f"{target_type}:{target_id}", None)
 
-    def noted(self, operation: str, target_type: str, target_id: str, summary: str, **meta: Any) -> None:
+    def noted(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """An audit-only entry (e.g. fences cleared as a side effect)."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
 
@@ -101,6 +102,7 @@ class WriteTx:
         return list(self._net)
 
 
+FENCE_CLEARED = Phrase("audit.fence_cleared", "cleared write fence {space}")
 ScopeHook = Callable[[MemoryScope], Awaitable[None]]
 
 
@@ -336,7 +338,7 @@ class WriteGate:
             async with self.write(scope, space, "fence_clear", enforce_fence=False) as tx:
                 if await self._fences.get(space) is not None:
                     await tx.call("storage delete", partial(self._fences.clear, space))
-                    tx.applied("fence_clear", "fence", space.key, f"cleared write fence {space.key}")
+                    tx.applied("fence_clear", "fence", space.key, FENCE_CLEARED(space=space.key))
                     cleared.append(space.key)
         return cleared
 

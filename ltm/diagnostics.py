@@ -18,10 +18,11 @@ from ._fences import FenceRegistry
 from ._gate import WriteTx
 from ._storage import JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
-from .identity import Isolation, MemoryScope, names_a_chat, user_key_for_session_key
+from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, user_key_for_session_key
 from .kb_settings import EffectiveSettings, KBSettings, shown_value
 from .ports import PROBE_TEXT, DescribedIndex, Embedder, HostDirectory, VectorIndex
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
+from .wording import Phrase, Said
 
 log = logging.getLogger("LongTermMemory")
 INJECTION_TTL_SECONDS = 300.0
@@ -35,12 +36,48 @@ class Level(str, enum.Enum):
 
 @dataclass(frozen=True)
 class HealthItem:
+    """One line of the health check: what was checked (`key`), how it went, and what was found, as a
+    code and parameters (`said`) that each surface words in its reader's language."""
+
     key: str
     level: Level
-    message: str
+    said: Said
 
-    def to_dict(self) -> dict[str, str]:
-        return {"key": self.key, "level": self.level.value, "message": self.message}
+    @property
+    def message(self) -> str:
+        return self.said.english
+
+    def to_dict(self) -> dict[str, Any]:
+        coded = self.said.to_dict()
+        return {"key": self.key, "level": self.level.value, "message": self.message, "code": coded["code"],
+                "params": coded["params"]}
+
+
+SNAPSHOT_DROPPED = Phrase("audit.snapshot_dropped", "injection snapshot removed: it showed this person")
+# Every line the health check can say (ltm/wording.py).
+_SAYS = {key: Phrase(f"health.{key}", english) for key, english in {
+    "no_kb": "no memory knowledge base configured",
+    "kb_gone": "memory knowledge base {kb_id} is registered but LangBot no longer has it",
+    "kb_ok": "memory knowledge base {kb_id} registered ({isolation} isolation)",
+    "pipeline_ok": "memory knowledge base is attached to this pipeline: memories are injected before each reply",
+    "pipeline_missing": "memory knowledge base is not attached to this pipeline: no automatic memory here "
+                        "(tools still work)",
+    "embedding_failed": "embedding model does not answer: {error}",
+    "embedding_ok": "embedding model answers ({dimensions} dimensions)",
+    "embedding_empty": "embedding model returned an empty vector",
+    "isolation_leak": "LEAK: {problems}. Memory on this vector store is not safe: another chat's memories could "
+                      "be shown.",
+    "isolation_failed": "the vector store failed the isolation probe: {problems}",
+    "isolation_ok": "search, list and delete stay inside one scope",
+    "probe_failed": "probe failed: {error}",
+    "store_limited": "vector store {kind}: works with limits. Cannot: {cannot}. Can: {can}",
+    "store_ok": "vector store {kind}: {can}",
+    "fenced": "writes paused by a fence since {since}",
+    "not_fenced": "no write fence on this scope",
+    "settings_created": "the knowledge base's creation settings apply (no overrides)",
+    "settings_overridden": "{count} setting(s) overridden for this installation: {overrides}",
+    "setting_override": "{name} = {value} (created {creation})",
+}.items()}
 
 
 @dataclass(frozen=True)
@@ -81,7 +118,7 @@ class Diagnostics:
     async def health(self, found: tuple[str, KBSettings] | None, scope: MemoryScope | None,
                      pipeline_kbs: list[str] | None, described: EffectiveSettings | None = None) -> HealthReport:
         if found is None:
-            return HealthReport([HealthItem("kb", Level.RED, "no memory knowledge base configured")])
+            return HealthReport([HealthItem("kb", Level.RED, _SAYS["no_kb"]())])
         kb_id, settings = found
         items: list[HealthItem] = []
         try:
@@ -89,38 +126,34 @@ class Diagnostics:
         except LTMError:
             host_kbs = set()
         if host_kbs and kb_id not in host_kbs:
-            items.append(HealthItem("kb", Level.RED,
-                                    f"memory knowledge base {kb_id} is registered but LangBot no longer has it"))
+            items.append(HealthItem("kb", Level.RED, _SAYS["kb_gone"](kb_id=kb_id)))
         else:
             items.append(HealthItem("kb", Level.GREEN,
-                                    f"memory knowledge base {kb_id} registered ({settings.isolation.value} isolation)"))
+                                    _SAYS["kb_ok"](kb_id=kb_id, isolation=ISOLATION[settings.isolation]())))
         if pipeline_kbs is not None:
             if kb_id in pipeline_kbs:
-                items.append(HealthItem("pipeline", Level.GREEN, "memory knowledge base is attached to this pipeline: "
-                                        "memories are injected before each reply"))
+                items.append(HealthItem("pipeline", Level.GREEN, _SAYS["pipeline_ok"]()))
             else:
-                items.append(HealthItem("pipeline", Level.AMBER, "memory knowledge base is not attached to this "
-                                        "pipeline: no automatic memory here (tools still work)"))
+                items.append(HealthItem("pipeline", Level.AMBER, _SAYS["pipeline_missing"]()))
         vector = None
         try:
             vectors = await self._embedder.embed(settings.embedding_model_uuid, [PROBE_TEXT])
             vector = vectors[0] if vectors else None
         except LTMError as exc:
-            items.append(HealthItem("embedding", Level.RED, f"embedding model does not answer: {exc}"))
+            items.append(HealthItem("embedding", Level.RED, _SAYS["embedding_failed"](error=exc.message)))
         else:
             if vector:
-                items.append(HealthItem("embedding", Level.GREEN,
-                                        f"embedding model answers ({len(vector)} dimensions)"))
+                items.append(HealthItem("embedding", Level.GREEN, _SAYS["embedding_ok"](dimensions=len(vector))))
             else:
-                items.append(HealthItem("embedding", Level.RED, "embedding model returned an empty vector"))
+                items.append(HealthItem("embedding", Level.RED, _SAYS["embedding_empty"]()))
         if vector:
             items.extend(await self._isolation(kb_id, vector))
         if scope is not None:
             fenced = [f for f in await self.fences_of(scope.with_kb(scope.kb_id or kb_id)) if f is not None]
             if fenced:
-                items.append(HealthItem("fence", Level.AMBER, "writes paused by a fence since " + fenced[0].since))
+                items.append(HealthItem("fence", Level.AMBER, _SAYS["fenced"](since=fenced[0].since)))
             else:
-                items.append(HealthItem("fence", Level.GREEN, "no write fence on this scope"))
+                items.append(HealthItem("fence", Level.GREEN, _SAYS["not_fenced"]()))
         if described is not None:
             items.append(settings_item(described))
         return HealthReport(items)
@@ -130,24 +163,22 @@ class Diagnostics:
         try:
             problems = await self._index.probe_isolation(kb_id, vector)
         except LTMError as exc:
-            problems = [f"probe failed: {exc}"]
+            problems = [_SAYS["probe_failed"](error=exc.message).english]
         profile = self._index.profile(kb_id) if isinstance(self._index, DescribedIndex) else None
         items: list[HealthItem] = []
         if any("another scope" in p for p in problems):
-            items.append(HealthItem("isolation", Level.RED, "LEAK: " + "; ".join(problems) + ". Memory on this "
-                                    "vector store is not safe: another chat's memories could be shown."))
+            items.append(HealthItem("isolation", Level.RED, _SAYS["isolation_leak"](problems="; ".join(problems))))
         elif problems:
-            items.append(HealthItem("isolation", Level.RED, "the vector store failed the isolation probe: "
-                                    + "; ".join(problems)))
+            items.append(HealthItem("isolation", Level.RED, _SAYS["isolation_failed"](problems="; ".join(problems))))
         else:
-            items.append(HealthItem("isolation", Level.GREEN, "search, list and delete stay inside one scope"))
+            items.append(HealthItem("isolation", Level.GREEN, _SAYS["isolation_ok"]()))
         if profile is not None:
             if profile.cannot:
-                items.append(HealthItem("store", Level.AMBER, f"vector store {profile.kind}: works with limits. "
-                                        "Cannot: " + "; ".join(profile.cannot) + ". Can: " + "; ".join(profile.can)))
+                items.append(HealthItem("store", Level.AMBER, _SAYS["store_limited"](
+                    kind=profile.kind, cannot=list(profile.cannot), can=list(profile.can))))
             else:
-                items.append(HealthItem("store", Level.GREEN, f"vector store {profile.kind}: "
-                                        + "; ".join(profile.can)))
+                items.append(HealthItem("store", Level.GREEN, _SAYS["store_ok"](kind=profile.kind,
+                                                                                can=list(profile.can))))
         return items
 
     async def fences_of(self, scope: MemoryScope) -> list[Any]:
@@ -181,7 +212,7 @@ class Diagnostics:
         if not await self.snapshot_shows(scope, sender_id, episode_ids):
             return False
         await tx.call("storage delete", lambda: self._store.delete(snapshot_key(scope.scope_key)))
-        tx.applied(tx.operation, "snapshot", scope.scope_key, "injection snapshot removed: it showed this person")
+        tx.applied(tx.operation, "snapshot", scope.scope_key, SNAPSHOT_DROPPED())
         return True
 
     # ------------------------------------------------------------------ double recall (I4)
@@ -241,7 +272,7 @@ def settings_item(described: EffectiveSettings) -> HealthItem:
     """Which settings the installation runs with: the creation settings, and each override."""
     changed = described.overridden
     if not changed:
-        return HealthItem("settings", Level.GREEN, "the knowledge base's creation settings apply (no overrides)")
-    shown = "; ".join(f"{v.name} = {shown_value(v.value)} (created {shown_value(v.creation)})" for v in changed)
-    return HealthItem("settings", Level.GREEN, f"{len(changed)} setting(s) overridden for this installation: {shown}")
-
+        return HealthItem("settings", Level.GREEN, _SAYS["settings_created"]())
+    shown = [_SAYS["setting_override"](name=v.name, value=shown_value(v.value), creation=shown_value(v.creation))
+             for v in changed]
+    return HealthItem("settings", Level.GREEN, _SAYS["settings_overridden"](count=len(changed), overrides=shown))

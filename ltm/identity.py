@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import ValidationError
+from .wording import Phrase
 
 LAUNCHER_TYPES = ("group", "person")
 
@@ -26,6 +27,9 @@ LAUNCHER_TYPES = ("group", "person")
 class Isolation(str, enum.Enum):
     SESSION = "session"
     BOT = "bot"
+
+
+ISOLATION = {i: Phrase(f"isolation.{i.value}", i.value) for i in Isolation}
 
 
 def clean_id(value: Any) -> str:

@@ -41,11 +41,15 @@ from .kb_settings import (
 )
 from .ports import PROBE_TEXT
 from .spaces import Space
+from .wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
 
 # Settings that say where and what the stored records are: they change only on an empty KB.
 RECORD_BOUND = ("isolation", "embedding_model_uuid")
+SETTING_CHANGED = Phrase("audit.setting_changed", "{name}: {before} -> {after} ({origin})")
+ORIGIN = {"override": Phrase("setting.origin.override", "override"),
+          "creation": Phrase("setting.origin.creation", "creation value")}
 
 
 @dataclass(frozen=True)
@@ -113,9 +117,10 @@ class SettingsOverrides:
             if name in RECORD_BOUND and after.value != before.value:
                 await self._check_record_bound(kb_id, name, before, after)
             await self._kbs.store_overrides(tx, kb_id, overrides)
-            origin = "override" if after.origin is SettingOrigin.OVERRIDE else "creation value"
+            origin = ORIGIN["override" if after.origin is SettingOrigin.OVERRIDE else "creation"]()
             tx.applied(operation, "setting", name,
-                       f"{name}: {shown_value(before.value)} -> {shown_value(after.value)} ({origin})",
+                       SETTING_CHANGED(name=name, before=shown_value(before.value), after=shown_value(after.value),
+                                       origin=origin),
                        kb_id=kb_id, before=before.value, after=after.value, creation=after.creation,
                        origin=after.origin.value)
         log.info("[LongTermMemory] setting %s of kb=%s: %s -> %s (%s)", name, kb_id, shown_value(before.value),

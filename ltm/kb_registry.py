@@ -29,14 +29,25 @@ from ._storage import (
 )
 from .episodes.store import EpisodeStore
 from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, UnrecordedChange, ValidationError
-from .identity import Identity, Isolation, MemoryScope
+from .identity import ISOLATION, Identity, Isolation, MemoryScope
 from .kb_settings import EffectiveSettings, KBSettings, describe, effective
 from .migrations.layout import LayoutMigrations
 from .ports import PROBE_TEXT, DescribedIndex, HostDirectory, StoreProfile, VectorIndex
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
+from .wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
+REGISTERED = Phrase("audit.kb_registered", "memory knowledge base registered ({isolation} isolation)")
+WITHDRAWN = Phrase("audit.kb_registration_withdrawn", "registration withdrawn: {reason}")
+STALE_DROPPED = Phrase("audit.kb_stale_dropped", "stale registration dropped: LangBot no longer has this "
+                       "knowledge base")
+REMOVED = Phrase("audit.kb_removed", "memory knowledge base removed with its vectors")
+ORPHAN_FENCE_CLEARED = Phrase("audit.fence_cleared_kb_removed", "cleared: its knowledge base was removed")
+DATA_CLEARED = Phrase("audit.kb_data_cleared", "{count} document, draft and lineage record(s) of the removed "
+                      "knowledge base deleted")
+DATA_CLEARED_LEFT = Phrase("audit.kb_data_cleared_left", "{count} document, draft and lineage record(s) of the "
+                           "removed knowledge base deleted, {left} left (never read again)")
 
 
 class KnowledgeBaseRegistry:
@@ -114,8 +125,7 @@ class KnowledgeBaseRegistry:
                 for old in stale:
                     # A registration LangBot rolled back, or a removal that stopped part-way: the KB is gone on
                     # the host, so its record must not block a new memory KB.
-                    tx.noted("kb_unregister", "knowledge_base", old, "stale registration dropped: LangBot no "
-                             "longer has this knowledge base")
+                    tx.noted("kb_unregister", "knowledge_base", old, STALE_DROPPED())
                 await self._clear_orphan_fences(tx, keep=kb_id)
                 new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
                 attempted = True
@@ -124,7 +134,7 @@ class KnowledgeBaseRegistry:
                 self._gate.kb_registered(kb_id)
                 self._gate.kb_isolation(kb_id, settings.isolation)
                 tx.applied("kb_register", "knowledge_base", kb_id,
-                           f"memory knowledge base registered ({settings.isolation.value} isolation)")
+                           REGISTERED(isolation=ISOLATION[settings.isolation]()))
         except BaseException as exc:
             if not attempted:
                 raise
@@ -153,7 +163,7 @@ class KnowledgeBaseRegistry:
                     return True
                 await tx.call("storage write", partial(self._rewrite_config, previous))
                 self._cache = previous
-                tx.applied("kb_register_rollback", "knowledge_base", kb_id, f"registration withdrawn: {reason}")
+                tx.applied("kb_register_rollback", "knowledge_base", kb_id, WITHDRAWN(reason=reason))
             return True
         except LTMError as exc:
             log.error("[LongTermMemory] registration of kb=%s could not be withdrawn (%s)", kb_id, exc.code)
@@ -171,7 +181,7 @@ class KnowledgeBaseRegistry:
                     log.warning("[LongTermMemory] fence of removed kb=%s not cleared yet: %s", fence.space.kb_id,
                                 exc.code)
                     continue
-                tx.noted("fence_clear", "fence", fence.space.key, "cleared: its knowledge base was removed")
+                tx.noted("fence_clear", "fence", fence.space.key, ORPHAN_FENCE_CLEARED())
 
     async def unregister(self, kb_id: str) -> bool:
         """Delete the KB's vectors, document indexes, consolidation drafts and lineage, fences and config
@@ -187,7 +197,7 @@ class KnowledgeBaseRegistry:
                 self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
-            tx.applied("kb_unregister", "knowledge_base", kb_id, "memory knowledge base removed with its vectors")
+            tx.applied("kb_unregister", "knowledge_base", kb_id, REMOVED())
             config_error: HostFailure | None = None
             if known:
                 # The configuration goes first: whatever stops the clean-up below, the removed KB is no
@@ -218,8 +228,8 @@ class KnowledgeBaseRegistry:
                     log.warning("[LongTermMemory] storage key of removed kb=%s not deleted: %s", kb_id, exc.code)
             if keys:
                 tx.noted("kb_data_clear", "knowledge_base", kb_id,
-                         f"{len(keys) - left} document, draft and lineage record(s) of the removed knowledge base "
-                         f"deleted" + (f", {left} left (never read again)" if left else ""))
+                         DATA_CLEARED_LEFT(count=len(keys) - left, left=left) if left
+                         else DATA_CLEARED(count=len(keys)))
             if config_error is not None:
                 raise config_error
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)

@@ -33,6 +33,7 @@ from .person import PersonRegistry
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
+from .space_activity import SpaceActivityReader
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class MemoryParts:
     diagnostics: Diagnostics
     candidates: CandidateReview
     people: PersonRegistry
+    activity: SpaceActivityReader
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -80,13 +82,15 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     duplicates = DuplicateFinder(episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, drafts, duplicates)
     queue = CandidateQueue(gate, store)
+    listing = EpisodeListing(episodes)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
-        listing=EpisodeListing(episodes), drafts=drafts, lifecycle=lifecycle,
+        listing=listing, drafts=drafts, lifecycle=lifecycle,
         transfer=EpisodeTransfer(gate, episodes, store, drafts, duplicates),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
+        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
     )

@@ -17,6 +17,8 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .wording import Said
+
 Vector = Sequence[float]
 # The text of the throwaway records and embeddings that probe a vector store (creation, health).
 PROBE_TEXT = "LongTermMemory isolation probe"
@@ -95,10 +97,10 @@ class VectorIndex(Protocol):
 class StoreProfile:
     """What a vector store showed it can do when the index probed it (health names it)."""
 
-    kind: str  # e.g. "metadata store (Chroma, Qdrant or SeekDB)"
+    kind: Said  # e.g. "keeps and filters plugin metadata (like Chroma, Qdrant or SeekDB)"
     supported: bool  # every operation works (possibly emulated); False: do not use it for memory
-    can: tuple[str, ...] = ()
-    cannot: tuple[str, ...] = ()
+    can: tuple[Said, ...] = ()
+    cannot: tuple[Said, ...] = ()
 
 
 @runtime_checkable

@@ -51,6 +51,7 @@ from .ports import HostPorts
 from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
 from .profiles.transfer import ProfileImport
+from .space_activity import SpaceActivity
 
 
 class MemoryService:
@@ -243,6 +244,11 @@ class MemoryService:
 
     async def known_scopes(self) -> list[str]:
         return await self._m.diagnostics.known_scopes()
+
+    async def space_activity(self) -> list[SpaceActivity]:
+        """Every noted chat with its last change, who made it, its active episodes and pending candidates,
+        the most recently active first (read from what writes already keep: no per-turn cost)."""
+        return await self._m.activity.read()
 
     # ------------------------------------------------------------------ one person across chats
     async def find_person(self, sender_id: Any, *, chat: MemoryScope | None = None) -> PersonRecords:

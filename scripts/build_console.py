@@ -11,7 +11,10 @@ The template `pages/console/index.html` is plain HTML plus directive lines, each
     <!-- build:style FILE -->     a <style> element holding FILE (CSS)
     <!-- build:i18n -->           <script type="application/json" id="ltm-i18n"> holding one object,
                                   {"en_US": {...}, "zh_Hans": {...}}, from i18n/en_US.json and
-                                  i18n/zh_Hans.json (must come before the first script)
+                                  i18n/zh_Hans.json plus the plugin's vocabulary (the words for every
+                                  code the server sends, components/common/vocabulary/, shared with
+                                  the `!memory` replies; a key in both is refused) (must come before
+                                  the first script)
     <!-- build:script FILE -->    a <script> element holding FILE (JavaScript); the scripts run in
                                   the order these lines appear
 
@@ -38,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "pages" / "console"
 OUTPUT = ROOT / "components" / "pages" / "console" / "index.html"
 SOURCE_LABEL = "pages/console"
+VOCABULARY = ROOT / "components" / "common" / "vocabulary"
 COMMAND = "python3 scripts/build_console.py"
 LANGUAGES = ("en_US", "zh_Hans")
 MAX_BYTES = 4 * 1024 * 1024  # the host refuses to serve larger files
@@ -133,7 +137,7 @@ def _load_dictionary(name: str, text: str) -> dict[str, str]:
     return data
 
 
-def _i18n_block(source: Path) -> tuple[str, list[str]]:
+def _i18n_block(source: Path, vocabulary: Path = VOCABULARY) -> tuple[str, list[str]]:
     names = [f"i18n/{lang}.json" for lang in LANGUAGES]
     dictionaries = {}
     for lang, name in zip(LANGUAGES, names):
@@ -143,6 +147,15 @@ def _i18n_block(source: Path) -> tuple[str, list[str]]:
         text = _read(path, name)
         _check_urls(name, text)
         dictionaries[lang] = _load_dictionary(name, text)
+        words_name = f"components/common/vocabulary/{lang}.json"
+        words_path = vocabulary / f"{lang}.json"
+        if not words_path.is_file():
+            raise BuildError(f"{words_name} is missing")
+        words = _load_dictionary(words_name, _read(words_path, words_name))
+        both = sorted(set(words) & set(dictionaries[lang]))
+        if both:
+            raise BuildError(f"{name} repeats keys of {words_name} (one term per concept): {both}")
+        dictionaries[lang] = {**dictionaries[lang], **words}
     first, keys = LANGUAGES[0], set(dictionaries[LANGUAGES[0]])
     for lang in LANGUAGES[1:]:
         other = set(dictionaries[lang])

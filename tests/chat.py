@@ -24,7 +24,7 @@ from testhost import PluginHarness, make_session
 SYSTEM_PROMPT = "You are a helpful bot."
 BOT = "bot-1"
 STALE_SENDER = "first-speaker-of-the-day"
-_LISTED = re.compile(r"^\d+\) (\S+)", re.MULTILINE)
+_LISTED = re.compile(r"^\[\d+\] (\S+)", re.MULTILINE)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.common.chat_text import quote
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from tests.chat import Place, prompt_turn
 
@@ -94,8 +95,8 @@ async def new_host(backend: str) -> FakeLangBotHost:
 
 # --------------------------------------------------------------------------- surfaces
 
-_NEW_ID = re.compile(r"^new: (\S+)$", re.MULTILINE)
-_LISTED = re.compile(r"^\d+\) (\S+)", re.MULTILINE)
+_NEW_ID = re.compile(r"^new: (\S+)\s*$", re.MULTILINE)
+_LISTED = re.compile(r"^\[\d+\] (\S+)", re.MULTILINE)
 
 
 def imported_ids(reply: str) -> list[str]:
@@ -211,6 +212,19 @@ class ModelProfile:
     @property
     def is_empty(self) -> bool:
         return not (self.name or self.traits or self.preferences or self.notes)
+
+    def chat_lines(self) -> list[str]:
+        """The lines `!memory profile` shows: each stored value in quotation marks, made inert."""
+        lines = []
+        if self.name:
+            lines.append(f"Name: {quote(self.name, 100)}")
+        if self.traits:
+            lines.append("Traits: " + "; ".join(quote(t, 200) for t in self.traits))
+        if self.preferences:
+            lines.append("Preferences: " + "; ".join(quote(p, 200) for p in self.preferences))
+        if self.notes:
+            lines.append(f"Notes: {quote(self.notes, None)}")
+        return lines
 
     def text(self) -> str:
         """The documented compact text (P3) the tools and the prompt show."""

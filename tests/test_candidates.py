@@ -53,8 +53,8 @@ def queue_records(host: FakeLangBotHost) -> list[dict[str, Any]]:
 
 
 def listed_candidate_ids(text: str) -> list[str]:
-    return [line.split(") ", 1)[1].split(" ", 1)[0] for line in text.splitlines()
-            if line[:1].isdigit() and ") c-" in line]
+    return [line.split("] ", 1)[1].split(" ", 1)[0] for line in text.splitlines()
+            if line[:1] == "[" and "] c-" in line]
 
 
 async def test_a_user_message_yields_a_pending_candidate_and_leaves_the_reply_alone(harness: PluginHarness) -> None:
@@ -70,7 +70,7 @@ async def test_a_user_message_yields_a_pending_candidate_and_leaves_the_reply_al
     listing = await chat.run("!memory candidates")
     assert listing.startswith("Memory candidates (pending) · page 1/1 · 1 total")
     assert record["id"] in listing and "the design review moved to Friday" in listing
-    assert "!memory candidate accept <id>" in listing
+    assert "!memory candidate accept ＜id＞" in listing
     assert await chat.run("!memory list") == "No active episodes in this chat's memory."
 
 
@@ -147,8 +147,8 @@ async def test_accept_makes_the_candidate_a_remembered_episode(harness: PluginHa
     assert reply.startswith(f"Accepted candidate {record['id']}: stored episode ")
     episode_id = reply.split("stored episode ", 1)[1].split(" ", 1)[0]
     shown = await chat.run(f"!memory show {episode_id}")
-    assert "Content: the quarterly offsite is in Lisbon" in shown
-    assert f"Source ref: query:{query_id}" in shown and "claim user_statement" in shown
+    assert "Content: “the quarterly offsite is in Lisbon”" in shown
+    assert f"Source ref: query:{query_id}" in shown and "claim type user statement" in shown
     assert "Source: candidate" in shown and "Sender: Alice (u1)" in shown
     assert len(await chat.export_l2()) == 1
     ops = [e["operation"] for e in await chat.audit_entries()]
@@ -168,8 +168,8 @@ async def test_accepting_a_profile_candidate_updates_the_speakers_profile(harnes
     reply = await admin.run(f"!memory candidate accept {record['id']}")
     assert "name added to the speaker profile of Tom (u7)" in reply
     tom = open_chat(harness, sender_id="u7", sender_name="Tom")
-    assert "Name: Tommy" in await tom.run("!memory profile")
-    assert "Name: Tommy" not in await admin.run("!memory profile")
+    assert "Name: “Tommy”" in await tom.run("!memory profile")
+    assert "Name: “Tommy”" not in await admin.run("!memory profile")
 
 
 async def test_reject_writes_nothing_and_stays_listed(harness: PluginHarness) -> None:
@@ -225,8 +225,8 @@ async def test_help_and_usage(harness: PluginHarness) -> None:
     chat = open_chat(harness)
     help_text = await chat.run("!memory help")
     assert "!memory candidates [page] [--all-statuses]" in help_text
-    assert "!memory candidate accept <id> / !memory candidate reject <id>" in help_text
-    assert (await chat.run("!memory candidate")).startswith("Error: say accept or reject.\nUsage: !memory candidate")
+    assert "!memory candidate accept ＜id＞ / !memory candidate reject ＜id＞" in help_text
+    assert (await chat.run("!memory candidate")).startswith("Error: say accept or reject.  \nUsage: !memory candidate")
     assert (await chat.run("!memory candidate accept")).startswith("Error: a candidate id is required.")
     assert (await chat.run("!memory candidates 0")).startswith("Error: page must be a whole number")
     assert (await chat.run("!memory candidates --all")).startswith("Error: unknown option --all")

@@ -15,6 +15,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError
 
 from components.commands.text import MAX_REPLY_CHARS
+from components.common.i18n import vocabulary
 from ltm.langbot import layout
 from testhost import FakeLangBotHost, PluginHarness
 from tests.chat import BOT, STALE_SENDER, Chat, listed_ids, open_chat
@@ -62,7 +63,7 @@ async def test_help_unknown_subcommand_and_features_not_in_this_version(harness:
                  "delete", "audit export"):
         assert word in help_text
     unknown = await chat.run("!memory frobnicate 1 2")
-    assert unknown.startswith("Unknown subcommand 'frobnicate'") and "!memory list [page]" in unknown
+    assert unknown.startswith("Unknown subcommand “frobnicate”") and "!memory list [page]" in unknown
     # A registered-looking token still lands in the one "*" handler (the SDK would shift it away otherwise).
     assert (await chat.run("!memory *")).startswith("Unknown subcommand")
 
@@ -122,8 +123,8 @@ async def test_profile_shows_session_and_current_speaker_profile(harness: Plugin
 
     text = await chat.run("!memory profile")
     assert f"Session profile ({BOT}:group_g1):" in text
-    assert "Name: Hiking club" in text and "Traits: meets on Sundays" in text
-    assert "Speaker profile of Alice (u1):" in text and "Preferences: tea" in text
+    assert "Name: “Hiking club”" in text and "Traits: “meets on Sundays”" in text
+    assert "Speaker profile of Alice (u1):" in text and "Preferences: “tea”" in text
     assert "Other group" not in text
     bob = open_chat(harness, "g1", sender_id="u2", sender_name="Bob")
     assert "Speaker profile of Bob (u2): (empty)" in await bob.run("!memory profile")
@@ -139,7 +140,7 @@ async def test_search_ranks_shows_ids_and_respects_status_flags(harness: PluginH
     foreign = await other.remember("The team offsite is in Lisbon in June")
 
     text = await chat.run("!memory search Lisbon offsite")
-    assert text.splitlines()[1].startswith(f"1) {lisbon}")
+    assert text.splitlines()[1].startswith(f"[1] {lisbon}")
     assert foreign not in text
 
     await chat.run(f"!memory archive {lisbon}")
@@ -168,7 +169,7 @@ async def test_list_pages_and_bad_pages(harness: PluginHarness) -> None:
     assert ids[-1] in first and "Next: !memory list 2" in first  # newest first
     second = await chat.run("!memory list 2")
     assert second.startswith("Episodes (active) · page 2/2 · 12 total") and ids[0] in second
-    assert "11) " in second and "Next:" not in second
+    assert "[11] " in second and "Next:" not in second
 
     zero = await chat.run("!memory list 0")
     assert "page must be a whole number from 1 to 1000000" in zero and "Usage: !memory list" in zero
@@ -226,8 +227,8 @@ async def test_show_has_status_sender_source_tags_supersede_and_provenance(harne
         source_ref="meeting:42", claim_type="user_statement",
     )
     text = await chat.run(f"!memory show {new}")
-    for line in (f"Episode {new}", "Status: active", "Content: Release moved to May 10", "Sender: Alice (u1)",
-                 "Source: tool · importance 4 · claim user_statement", "Tags: release, plan",
+    for line in (f"Episode {new}", "Status: active", "Content: “Release moved to May 10”", "Sender: Alice (u1)",
+                 "Source: tool · importance 4 · claim type user statement", "Tags: release, plan",
                  "Event at: 2026-05-10T07:00:00Z", "Valid from: 2026-04-01T00:00:00Z",
                  "Valid until: 2026-06-01T00:00:00Z", "Source ref: meeting:42", f"Supersedes: {old}"):
         assert line in text, line
@@ -239,7 +240,7 @@ async def test_show_has_status_sender_source_tags_supersede_and_provenance(harne
     assert f"episode {foreign} not found in this scope" in await chat.run(f"!memory show {foreign}")
     assert "not found in this scope" in await chat.run(f"!memory show {uuid.uuid4()}")
     missing = await chat.run("!memory show")
-    assert "an episode id is required" in missing and "Usage: !memory show <id>" in missing
+    assert "an episode id is required" in missing and "Usage: !memory show ＜id＞" in missing
     assert "unexpected argument" in await chat.run(f"!memory show {new} {old}")
 
 
@@ -348,7 +349,7 @@ async def test_export_l1_covers_exactly_this_session(harness: PluginHarness) -> 
     assert list(data["speaker_profiles"]) == ["u1"] and data["speaker_profiles"]["u1"]["name"] == "Alice A."
     assert "Chess club" not in json.dumps(data)
     assert await chat.run_json("!memory export l1") == data
-    assert "unknown export 'l3'" in await chat.run("!memory export l3")
+    assert "unknown export “l3”" in await chat.run("!memory export l3")
     assert "unexpected argument" in await chat.run("!memory export l1 --status active")
 
 
@@ -529,7 +530,7 @@ async def test_audit_pages_and_bad_pages(harness: PluginHarness) -> None:
     ids = [await chat.remember(f"Audit me {i}") for i in range(11)]
     first = await chat.run("!memory audit")
     assert first.startswith("Audit log · page 1/2 · 11 entries · newest first")
-    assert f"remember · episode {ids[-1]} · by Alice" in first and "Next: !memory audit 2" in first
+    assert f"Remember · episode {ids[-1]} · by Alice" in first and "Next: !memory audit 2" in first
     assert ids[0] in await chat.run("!memory audit 2")
     assert "page must be a whole number from 1 to 1000000" in await chat.run("!memory audit 0")
     assert "past the end (last page is 2)" in await chat.run("!memory audit 3")
@@ -565,7 +566,7 @@ async def test_every_mutating_subcommand_audits_each_changed_record(harness: Plu
             assert entry["query_id"] == chat.query_id
         page = await chat.run("!memory audit")
         for target in targets:
-            assert f"{operation} · episode {target}" in page
+            assert f"{vocabulary('en_US')['op.' + operation]} · episode {target}" in page
 
     chat = fresh("forget")
     victim = await chat.remember("Forget me")

@@ -106,8 +106,20 @@ async def test_overview_lists_kb_known_scopes_and_fences(harness: PluginHarness)
     by_scope = {s["scope_key"]: s for s in data["scopes"]}
     assert set(by_scope) == {"bot-1:group_g1", "bot-1:person_p2"}
     # In bot isolation the L2 key of a session is the bot's shared key (S4).
-    assert by_scope["bot-1:group_g1"] == {"scope_key": "bot-1:group_g1", "user_key": "bot:bot-1",
-                                          "bot_uuid": "bot-1", "session_name": "group_g1"}
+    group = by_scope["bot-1:group_g1"]
+    assert {k: group[k] for k in ("scope_key", "user_key", "bot_uuid", "session_name")} == {
+        "scope_key": "bot-1:group_g1", "user_key": "bot:bot-1", "bot_uuid": "bot-1", "session_name": "group_g1"}
+    # What tells the spaces apart (issue 23 item 5): kind, id, last change and who made it, counts; the
+    # most recently changed first. Both chats share the bot's episode space, so both count Bob's episode,
+    # and the group's last change is its own profile update, not Bob's episode in the shared space.
+    assert (group["chat_type"], group["chat_id"], group["episodes"], group["pending_candidates"]) == (
+        "group", "g1", 1, 0)
+    person = by_scope["bot-1:person_p2"]
+    assert (person["chat_type"], person["chat_id"], person["episodes"]) == ("person", "p2", 1)
+    assert "" < group["last_activity"] < person["last_activity"]
+    assert [s["scope_key"] for s in data["scopes"]] == ["bot-1:person_p2", "bot-1:group_g1"]
+    audit = (await ok(harness, "/audit", {"space": {"scope_key": "bot-1:group_g1", "user_key": "bot:bot-1"}}))
+    assert group["last_activity"] == max(e["time"] for e in audit["entries"] if e["scope_key"] == "bot-1:group_g1")
 
 
 async def test_derive_follows_the_plugin_rules(harness: PluginHarness) -> None:
@@ -555,10 +567,11 @@ def test_every_used_i18n_key_exists() -> None:
     dynamic = {f"status.{s}" for s in ("active", "superseded", "archived", "deleted", "all")}
     dynamic |= {f"level.{lv}" for lv in ("green", "amber", "red")}
     dynamic |= {f"item.{i}" for i in ("kb", "embedding", "isolation", "fence", "pipeline", "settings")}
+    dynamic |= {f"isolation.{i}" for i in ("session", "bot")}
     dynamic |= {f"origin.{o}" for o in ("creation", "default", "override")}
+    dynamic |= {f"chat.{kind}" for kind in ("group", "person")}
     dynamic |= {f"people.outcome.{o}" for o in ("planned", "erased", "fenced", "failed")}
     dynamic |= {f"people.count.{k}" for k in ("episodes", "summaries", "speaker_profiles", "candidates", "snapshots")}
-    dynamic |= {f"iso.{i}" for i in ("session", "bot")}
     for kind in ("archive", "restore", "delete"):
         dynamic |= {f"confirm.{kind}", f"confirm.{kind}Title", f"done.{kind}", f"episodes.{kind}"}
     assert dynamic <= keys, dynamic - keys

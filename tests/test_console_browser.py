@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,7 @@ class Console:
         await frame.wait_for_function("t => document.documentElement.classList.contains(t)", arg=theme)
 
     async def select_space(self, scope_key: str) -> None:
-        await self.frame.locator(".scope-btn", has_text=scope_key).first.click()
+        await self.frame.locator(f'.scope-btn[data-scope-key="{scope_key}"]').first.click()
         await self.frame.locator("#current-scope", has_text=scope_key).wait_for()
 
     async def tab(self, name: str) -> None:
@@ -221,8 +222,8 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await c.open()
     await fr.locator("#panel-profiles .empty").wait_for()
     assert "Select a memory space" in await fr.locator("#panel-profiles").inner_text()
-    scopes = await fr.locator("#scope-list .scope-btn").all_inner_texts()
-    assert [s.strip() for s in scopes] == ["bot-1:group_g1", "bot-1:person_p2"]
+    scopes = await fr.locator("#scope-list .scope-btn").evaluate_all("els => els.map(e => e.dataset.scopeKey)")
+    assert sorted(scopes) == ["bot-1:group_g1", "bot-1:person_p2"]
     assert c.kb_id in await fr.locator("#kb-line").inner_text()
     await c.shot("desktop-light-00-start")
 
@@ -231,7 +232,7 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await fr.locator("#session-profile", has_text="Tea club").wait_for()
     profiles = await fr.locator("#panel-profiles").inner_text()
     assert "punctual" in profiles and "Speaker u1" in profiles and "green tea" in profiles
-    assert await fr.locator(".scope-btn[aria-pressed=true]").inner_text() == "bot-1:group_g1"
+    assert await fr.locator(".scope-btn[aria-pressed=true]").get_attribute("data-scope-key") == "bot-1:group_g1"
 
     # Episodes: paging
     await c.tab("episodes")
@@ -302,8 +303,9 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await c.tab("audit")
     await fr.locator("#audit-table").wait_for()
     audit = await fr.locator("#audit-table").inner_text()
+    shown = await fr.locator("#audit-table [data-operation]").evaluate_all("els => els.map(e => e.dataset.operation)")
     for operation in ("archive", "restore", "forget", "update_profile", "remember"):
-        assert operation in audit
+        assert operation in shown
     assert "console" in audit  # console actions have no chat sender
     await fr.locator("#audit-export").click()
     exported = json.loads(await fr.locator("#audit-json").input_value())
@@ -340,6 +342,9 @@ async def test_walk_through_every_tab(console: Console) -> None:
     await fr.locator("#panel-review #review-candidates .alert.warn").wait_for()
     review = await fr.locator("#panel-review").inner_text()
     assert "Candidate extraction is off" in review and "No consolidation model is set" in review
+    # Where both switches live is said once, not under each switch (issue 23 item 6).
+    assert review.count("Both switches are settings of the memory knowledge base.") == 1, review
+    assert "in the knowledge base settings" not in review, review
 
     # Host switches to dark + Chinese: theme, labels and rendered panels follow.
     await c.context("dark", "zh-Hans")
@@ -397,7 +402,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await fr.locator("#health-cards .hcard[data-key=fence][data-level=amber]").wait_for()
     assert await fr.locator("#health-overall.amber").count() == 1
     here = await fr.locator("#fence-here").inner_text()
-    assert "L2 · bot-1:group_g1" in here and "remember" in here
+    assert "L2 · bot-1:group_g1" in here and "after Remember" in here  # the operation by its label
     assert "installation" in await fr.locator("#panel-diagnostics").inner_text()
     await c.shot("desktop-light-diagnostics-fenced")
 
@@ -428,7 +433,8 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     await fr.locator("#panel-episodes .alert.ok", has_text="Episode archived.").wait_for()
     await c.tab("audit")
     await fr.locator("#audit-table").wait_for()
-    assert (await fr.locator("#audit-table").inner_text()).count("fence_clear") == 1
+    shown = await fr.locator("#audit-table [data-operation]").evaluate_all("els => els.map(e => e.dataset.operation)")
+    assert shown.count("fence_clear") == 1 and "Fence cleared" in await fr.locator("#audit-table").inner_text()
     assert (await installation_audit(memory)).entries[0]["operation"] == "fence_clear"
     fenced = [call for call in c.api_calls if call["endpoint"] == "/episode/archive"]
     assert [call["result"]["data"].get("code") for call in fenced] == ["fenced", None]
@@ -445,7 +451,7 @@ async def test_layout_themes_and_keyboard(console: Console, width: int) -> None:
     await c.shot(f"w{width}-light-00-start")
 
     # Keyboard only: reach a space, then move through the tabs with the arrow keys.
-    await fr.locator(".scope-btn", has_text="bot-1:group_g1").focus()
+    await fr.locator('.scope-btn[data-scope-key="bot-1:group_g1"]').focus()
     await c.page.keyboard.press("Enter")
     await fr.locator("#session-profile").wait_for()
     if narrow:
@@ -562,3 +568,78 @@ async def test_operator_control_profiles_settings_and_a_persons_erasure(console:
     assert (await memory.find_person("u1")).spaces == ()
     private = await memory.scope_for(Identity.build(launcher_type="person", launcher_id="p2", bot_uuid="bot-1"))
     assert [e.episode_id for e in await memory.all_episodes(private)] == [c.ids["private"]]  # Bob's stays
+
+
+async def test_space_list_chinese_diagnostics_and_audit_at_1440(console: Console) -> None:
+    """Issue 23 items 4-5: spaces an admin can tell apart (label, last change, counts, sorted, filter; raw
+    keys only under Advanced), Diagnostics and Audit Chinese all through, the Audit table readable at
+    1440 px with translated operation names."""
+    c, fr = console, console.frame
+    await c.harness.call_tool("remember", {"content": "Bob likes rowing"}, session=P2, query_id=2)
+    await c.open(width=1440, height=900)
+    served = next(call["result"]["data"] for call in reversed(c.api_calls) if call["endpoint"] == "/overview")
+    times = [s["last_activity"] for s in served["scopes"]]
+    assert times == sorted(times, reverse=True) and all(times), served["scopes"]
+    assert [s["scope_key"] for s in served["scopes"]] == ["bot-1:person_p2", "bot-1:group_g1"]
+    group = next(s for s in served["scopes"] if s["scope_key"] == "bot-1:group_g1")
+    assert group["chat_type"] == "group" and group["chat_id"] == "g1" and group["bot_uuid"] == "bot-1"
+    assert group["episodes"] == len(G1_EPISODES) and group["pending_candidates"] == 0
+
+    buttons = fr.locator("#scope-list .scope-btn")
+    assert await buttons.evaluate_all("els => els.map(e => e.dataset.scopeKey)") == [s["scope_key"] for s in
+                                                                                      served["scopes"]]
+    labels = await buttons.locator(".label").all_inner_texts()
+    assert labels[1] == "Group chat g1 · bot bot-1" and labels[0].startswith("Private chat "), labels
+    meta = await buttons.nth(1).locator(".sub").inner_text()
+    assert meta.startswith("changed ") and f"{len(G1_EPISODES)} episodes" in meta and "0 pending" in meta, meta
+    # Raw keys stay under "Advanced: raw keys".
+    assert not await buttons.first.locator(".raw-key").is_visible()
+    assert "bot-1:group_g1" not in await fr.locator("#scope-list").inner_text()
+    await fr.locator("#raw-details > summary").click()
+    await buttons.first.locator(".raw-key").wait_for(state="visible")
+    assert "bot-1:group_g1" in await fr.locator("#scope-list").inner_text()
+    await fr.locator("#raw-details > summary").click()
+    await buttons.first.locator(".raw-key").wait_for(state="hidden")
+    # The filter box narrows the list by what the label, the speaker and the keys say.
+    await fr.locator("#scope-filter").fill("group g1")
+    await fr.locator("#scope-count", has_text="1 of 2").wait_for()
+    assert await buttons.count() == 1 and await buttons.get_attribute("data-scope-key") == "bot-1:group_g1"
+    await fr.locator("#scope-filter").fill("nothing-like-this")
+    await fr.locator("#scope-none").wait_for()
+    await fr.locator("#scope-filter").fill("")
+    await fr.locator("#scope-count", has_text="2 of 2").wait_for()
+    await c.shot("spaces-list-1440")
+
+    await c.context("light", "zh-Hans")
+    await fr.locator("#scope-count", has_text="2 个空间").wait_for()
+    labels = await buttons.locator(".label").all_inner_texts()
+    assert labels[1] == "群聊 g1 · 机器人 bot-1" and labels[0].startswith("私聊 "), labels
+    await c.shot("spaces-list-zh-1440")
+
+    # Diagnostics in Chinese: every line is worded from its code, none of the server's English shows.
+    await c.select_space("bot-1:group_g1")
+    await c.tab("diagnostics")
+    await fr.locator("#health-run").click()
+    await fr.locator("#health-cards .hcard").first.wait_for()
+    cards = await fr.locator("#health-cards").inner_text()
+    for english in ("memory knowledge base", "embedding model answers", "search, list and delete", "vector store",
+                    "no write fence", "creation settings apply", "Claim"):
+        assert english not in cards, (english, cards)
+    assert re.search("[\u4e00-\u9fff]", cards)
+    await c.shot("diagnostics-zh-1440")
+
+    # Audit in Chinese at 1440 px: translated operation names, no name or operation broken mid-word.
+    await c.tab("audit")
+    await fr.locator("#audit-table").wait_for()
+    badges = await fr.locator("#audit-table [data-operation]").evaluate_all(
+        "els => els.map(e => [e.dataset.operation, e.textContent])")
+    assert badges and all(code != text and re.search("[\u4e00-\u9fff]", text) for code, text in badges), badges
+    lines_per_cell = await fr.locator("#audit-table td.sender, #audit-table td.op .badge").evaluate_all(
+        """els => els.map(e => { const r = document.createRange(); r.selectNodeContents(e);
+             const tops = new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top)));
+             return [e.textContent, tops.size]; })""")
+    assert all(n == 1 for _, n in lines_per_cell), [cell for cell in lines_per_cell if cell[1] != 1]
+    summaries = await fr.locator("#audit-table td.summary").all_inner_texts()
+    assert all(re.search("[\u4e00-\u9fff]", s) for s in summaries if s.strip()), summaries
+    await c.no_horizontal_overflow("zh audit at 1440 px")
+    await c.shot("audit-zh-1440")

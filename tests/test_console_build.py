@@ -86,7 +86,10 @@ def test_page_inlines_every_source_in_the_declared_order() -> None:
     block = re.search(r'<script type="application/json" id="ltm-i18n">\n(.*?)\n</script>', page, re.DOTALL)
     assert block and page.index(block.group(0)) < page.index("<script>\n")
     dictionaries = json.loads(block.group(1))
-    assert dictionaries == {lang: json.loads((SOURCE / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    # The page's own dictionary plus the plugin's vocabulary (what the server sends by code).
+    vocabulary = ROOT / "components" / "common" / "vocabulary"
+    assert dictionaries == {lang: {**json.loads((SOURCE / "i18n" / f"{lang}.json").read_text(encoding="utf-8")),
+                                   **json.loads((vocabulary / f"{lang}.json").read_text(encoding="utf-8"))}
                             for lang in ("en_US", "zh_Hans")}
 
 

@@ -76,7 +76,7 @@ async def test_help_lists_the_consolidate_subcommands(harness: PluginHarness) ->
     await harness.create_memory_kb()
     text = await open_chat(harness).run("!memory help")
     for usage in ("!memory consolidate preview [--tag T]", "!memory consolidate run [proposal_id]",
-                  "discard <proposal_id>"):
+                  "discard ＜proposal_id＞"):
         assert usage in text, text
     assert "not available" not in await open_chat(harness).run("!memory consolidate preview")
 
@@ -91,7 +91,7 @@ async def test_preview_then_run_writes_one_summary_next_to_its_active_sources(ha
     pid = PROPOSAL.search(reply).group(1)  # type: ignore[union-attr]
     for expected in (first, second, "Alice's team ships the mobile app on Fridays",
                      "Alice's team ships the web app on Mondays", f"!memory consolidate run {pid}",
-                     "S1. Alice's team ships the mobile app on Fridays and the web app on Mondays [sources 1, 2]"):
+                     "S1. “Alice's team ships the mobile app on Fridays and the web app on Mondays” [sources 1, 2]"):
         assert expected in reply, reply
     [request] = harness.host.llm_requests
     assert request["llm_model_uuid"] == LLM and request["messages"][0]["content"] == SYSTEM_PROMPT
@@ -412,7 +412,7 @@ async def test_console_review_refusals(harness: PluginHarness) -> None:
     data = await api(harness, "/review/draft/approve", {"space": SPACE, "proposal_id": "x"}, "GET")
     assert data["ok"] is False and data["code"] == "method_not_allowed"
     preview = await ok(harness, "/review/draft/preview", {"space": SPACE})
-    assert preview["draft"] is None and "nothing to summarize" in preview["note"]
+    assert preview["draft"] is None and "nothing new to summarize" in preview["note"]
 
 
 async def test_console_and_chat_share_the_scope_of_a_draft(harness: PluginHarness) -> None:
@@ -445,5 +445,6 @@ async def test_console_preview_without_a_model_lists_archival_candidates(harness
     assert data["draft"] is None and data["rejected"] is False and "no consolidation model" in data["note"]
     [candidate] = data["archival"]
     assert candidate["episode"]["content"] == "the old address" and data["archival_total"] == 1
-    assert "would leave a correction without its original" in candidate["notes"][0]
+    assert "would leave a correction without its original" in candidate["notes"][0]["english"]
+    assert candidate["notes"][0]["code"] == "risk.original_of_correction"
     assert await stored(harness, chat) == before and harness.host.llm_requests == []

@@ -453,10 +453,10 @@ class IsolationMachine(RuleBasedStateMachine):
     def read_profile_command(self, place: Place, sender: str, data: st.DataObject) -> None:
         reply = self.run(self.s.command(place, sender, "!memory profile"))
         session = self.model.profile(place, "")
-        for line in session.text().splitlines():
-            assert f"  {line}" in reply, (line, reply)
+        for line in session.chat_lines():
+            assert f"\u00a0\u00a0{line}  \n" in reply + "  \n", (line, reply)
         if session.is_empty:
-            assert reply.splitlines()[0].endswith("(empty)"), reply
+            assert reply.splitlines()[0].rstrip().endswith("(empty)"), reply
 
     def read_audit_command(self, place: Place, sender: str, data: st.DataObject) -> None:
         reply = self.run(self.s.command(place, sender, "!memory audit export"))

@@ -35,7 +35,7 @@ async def test_an_admin_sets_removes_and_clears_every_profile_of_the_chat(harnes
     await harness.create_memory_kb()
     admin = open_chat(harness, "g1", sender_id="u1")
     reply = await admin.run("!memory profile set name Paddling club")
-    assert reply.startswith("name set the session profile.") and "Name: Paddling club" in reply, reply
+    assert reply.startswith("name set in the session profile.") and "Name: “Paddling club”" in reply, reply
     await admin.run("!memory profile set traits meets on Saturdays, stores boats at the north pier")
     await admin.run("!memory profile set preferences green tea --speaker u2")
     await admin.run("!memory profile set notes allergic to nuts --speaker u2")
@@ -76,13 +76,13 @@ async def test_a_group_member_changes_only_their_own_speaker_profile(harness: Pl
     assert await l1(admin) == before and await l1_audit(admin) == audit_before
     assert "only bot admins" in await member.run('!memory import l1 {"session_profile": {"name": "x"}}')
 
-    assert "Preferences: window seat" in await member.run("!memory profile set preferences window seat --me")
+    assert "Preferences: “window seat”" in await member.run("!memory profile set preferences window seat --me")
     await member.run("!memory profile set notes prefers mornings --speaker u2")
     assert (await l1(admin))["speaker_profiles"]["u2"]["notes"] == "prefers mornings"
     assert await member.run("!memory profile clear --me") == "Cleared the speaker profile of u2."
     # A private chat's profile is its user's to manage.
     alone = open_chat(harness, "p1", sender_id="u3", privilege=1, launcher_type="person")
-    assert "Name: Ann" in await alone.run("!memory profile set name Ann")
+    assert "Name: “Ann”" in await alone.run("!memory profile set name Ann")
 
 
 async def test_edits_are_validated_like_update_profile_and_write_nothing_when_refused(harness: PluginHarness) -> None:

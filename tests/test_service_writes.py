@@ -11,6 +11,7 @@ from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeout
 
 from ltm import DeleteCriteria, parse_records
 from ltm._audit import AuditEntry
+from ltm.episodes.lifecycle import STORED
 from ltm.episodes.model import EpisodeStatus
 from ltm.errors import (
     FencedError,
@@ -182,7 +183,7 @@ async def test_audit_append_cost_does_not_grow_with_log_length(plugin):
 
     def entry(i: int) -> AuditEntry:
         return AuditEntry(operation="remember", target_type="episode", target_id=f"id-{i:05d}", scope_key="s",
-                          summary="stored episode (20 chars, importance 2)")
+                          summary=STORED(chars=20, importance=2))
 
     async def bytes_for_one_append() -> int:
         before = host.storage_bytes_written

@@ -66,7 +66,7 @@ async def _check_migrated(harness: PluginHarness, kb: str) -> None:
     memory = harness.plugin.memory
     g1, g2 = open_chat(harness, "g1"), open_chat(harness, "g2")
     profile = await g1.run("!memory profile")
-    assert "Team room" in profile and "Preferences: tea" in profile and "Traits: calm" in profile
+    assert "Team room" in profile and "Preferences: “tea”" in profile and "Traits: “calm”" in profile
     assert [e["target_id"] for e in await g1.audit_entries()] == ["e-1", "e-2"]
     assert "writes to this memory are paused" in await g2.run("!memory forget 00000000-0000-4000-8000-000000000000")
     assert (await memory.snapshot(await memory.scope_for(g1_identity())))["query_id"] == 9
@@ -111,5 +111,5 @@ async def test_hostile_group_ids_keep_their_own_memory(harness: PluginHarness, k
     plain, odd = open_chat(harness, "g1"), open_chat(harness, hostile)
     await plain.tool("update_profile", {"scope": "session", "name": "plain"})
     await odd.tool("update_profile", {"scope": "session", "name": "odd"})
-    assert "Name: plain" in await plain.run("!memory profile")
-    assert "Name: odd" in await odd.run("!memory profile") and "plain" not in await odd.run("!memory profile")
+    assert "Name: “plain”" in await plain.run("!memory profile")
+    assert "Name: “odd”" in await odd.run("!memory profile") and "plain" not in await odd.run("!memory profile")

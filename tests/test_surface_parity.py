@@ -31,7 +31,7 @@ def _command(text: str) -> Surface:
     async def call(h: PluginHarness) -> str:
         reply = await open_chat(h).run(text)
         assert reply.startswith("Error: "), reply
-        return reply.splitlines()[0][len("Error: "):]
+        return reply.splitlines()[0].rstrip()[len("Error: "):]
     return call
 
 

@@ -19,20 +19,33 @@ from typing import Any, TypeVar
 
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
+from components.common.chat_text import Own, inert
+from components.common.i18n import Catalogue
 from ltm import EpisodeStatus, ValidationError, params, parse_statuses
 
 T = TypeVar("T")
 _WORD_SPLIT = re.compile(r"\s+")
 MAX_COMMAND_CHARS = 8 * 1024 * 1024  # an `import l2` carries its JSON in the command text
 
+SAY = Catalogue({
+    "args.unbalanced_quote": ("unbalanced double quote", "双引号没有配对"),
+    "args.needs_value": ("--{name} needs a value", "--{name} 需要一个值"),
+    "args.unknown_option": ("unknown option {option}", "未知选项 {option}"),
+    "args.unexpected": ("unexpected argument “{word}”", "多余的参数“{word}”"),
+})
+
 
 class UsageError(Exception):
     """Bad arguments for one subcommand: the reply is the reason plus that subcommand's usage."""
 
-    def __init__(self, topic: str, reason: str = "") -> None:
+    def __init__(self, topic: str, reason: Own | None = None) -> None:
         super().__init__(reason or topic)
         self.topic = topic
         self.reason = reason
+
+
+def unexpected(topic: str, word: str) -> UsageError:
+    return UsageError(topic, SAY("args.unexpected", word=inert(word, 40)))
 
 
 @dataclass
@@ -79,7 +92,7 @@ def parse_args(topic: str, text: str, *, switches: frozenset[str] = frozenset(),
     try:
         words = split_words(text)
     except ValueError:
-        raise UsageError(topic, "unbalanced double quote") from None
+        raise UsageError(topic, SAY("args.unbalanced_quote")) from None
     args = Args()
     index = 0
     while index < len(words):
@@ -95,14 +108,14 @@ def parse_args(topic: str, text: str, *, switches: frozenset[str] = frozenset(),
         elif name in options:
             if not has_value:
                 if index >= len(words) or words[index].startswith("--"):
-                    raise UsageError(topic, f"--{name} needs a value")
+                    raise UsageError(topic, SAY("args.needs_value", name=inert(name, 40)))
                 value = words[index]
                 index += 1
             args.options.setdefault(name, []).append(value)
         else:
-            raise UsageError(topic, f"unknown option {word.split('=')[0][:40]}")
+            raise UsageError(topic, SAY("args.unknown_option", option=inert(word.split("=")[0], 40)))
     if max_positional is not None and len(args.positional) > max_positional:
-        raise UsageError(topic, f"unexpected argument {args.positional[max_positional][:40]!r}")
+        raise unexpected(topic, args.positional[max_positional])
     return args
 
 
@@ -111,7 +124,7 @@ def as_usage(topic: str, parse: Callable[[], T]) -> T:
     try:
         return parse()
     except ValidationError as exc:
-        raise UsageError(topic, exc.message) from None
+        raise UsageError(topic, inert(exc.message)) from None
 
 
 def page_of(topic: str, args: Args) -> int:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from components.commands.args import UsageError, page_of
 from components.commands.registry import Call, Subcommands
-from components.commands.text import clip, page_title, plural, short_time, speaker_label
+from components.commands.text import counted, page_title, short_time, speaker_label
+from components.common.chat_text import Own, clip, lines, quote
+from components.common.i18n import Catalogue, term
 from ltm import MAX_CANDIDATES, Candidate, CandidateKind, CandidatePage, CandidateStatus
 
 PAGE_SIZE = 10
@@ -21,8 +23,9 @@ ACTIONS = ("accept", "reject")
 SUBCOMMANDS = Subcommands()
 
 
-@SUBCOMMANDS("candidates", "!memory candidates [page] [--all-statuses] — memory candidates waiting for review")
-async def candidates(call: Call) -> str:
+@SUBCOMMANDS("candidates", ("!memory candidates [page] [--all-statuses] — memory candidates waiting for review",
+                           "!memory candidates [page] [--all-statuses] — 等待审阅的候选记忆"))
+async def candidates(call: Call) -> Own:
     args = call.args(switches=frozenset({"all-statuses"}), max_positional=1)
     all_statuses = "all-statuses" in args.switches
     result = await call.memory.candidate_page(call.scope, all_statuses=all_statuses, page=page_of(call.topic, args),
@@ -32,87 +35,152 @@ async def candidates(call: Call) -> str:
     return candidate_page(result, all_statuses=all_statuses, enabled=enabled, page_size=PAGE_SIZE)
 
 
-@SUBCOMMANDS("candidate", "!memory candidate accept <id> / !memory candidate reject <id> — apply or dismiss one "
-            "candidate", mutating=True)
-async def candidate(call: Call) -> str:
+@SUBCOMMANDS("candidate", ("!memory candidate accept <id> / !memory candidate reject <id> — apply or dismiss one "
+                          "candidate",
+                          "!memory candidate accept <id> / !memory candidate reject <id> — 接受或拒绝一条候选"),
+             mutating=True)
+async def candidate(call: Call) -> Own:
     args = call.args(max_positional=2)
     action = args.positional[0].lower() if args.positional else ""
     if action not in ACTIONS:
-        raise UsageError(call.topic, "say accept or reject")
+        raise UsageError(call.topic, SAY("candidates.say_action"))
     if len(args.positional) < 2:
-        raise UsageError(call.topic, "a candidate id is required")
+        raise UsageError(call.topic, SAY("candidates.id_required"))
     candidate_id = args.positional[1]
     if action == "accept":
         return candidate_accepted(await call.memory.accept_candidate(call.scope, candidate_id))
     return candidate_rejected(await call.memory.reject_candidate(call.scope, candidate_id))
 
 
-# --------------------------------------------------------------------------- reply text
-def candidate_what(candidate: Candidate) -> str:
+
+SAY = Catalogue({
+    "candidates.say_action": ("say accept or reject", "请写 accept 或 reject"),
+    "candidates.id_required": ("a candidate id is required", "需要候选的 id"),
+    "candidates.what_profile": ("{target} {field}", "{target}画像的{field}"),
+    "candidates.what_ignore": ("ignore (looked like a credential; nothing kept)", "已忽略（疑似凭据；未保留任何内容）"),
+    "candidates.what_episode": ("episode", "情景记忆"),
+    "candidates.from": ("from {speaker}", "来自 {speaker}"),
+    "candidates.said": ("said: {text}", "原话：{text}"),
+    "candidates.applied": ("applied as {type} {id}", "已写入为{type} {id}"),
+    "candidates.already_remembered": (" (already remembered)", "（已记住）"),
+    "candidates.accepted_existing": ("Accepted candidate {id}: already remembered as episode {episode}; nothing new "
+                                     "was stored.", "已接受候选 {id}：已记住，即情景记忆 {episode}；没有新增记录。"),
+    "candidates.all": ("all statuses", "全部状态"),
+    "candidates.pending": ("pending", "待审"),
+    "candidates.refused": ("Note: {count} not queued because this chat's queue was full of pending candidates "
+                           "({limit}); the last at {time}. Accept or reject some.",
+                           "注意：{count}没有加入队列，因为本聊天的队列已满是待审候选（{limit} 条）；"
+                           "最近一次在 {time}。请接受或拒绝一些。"),
+    "candidates.off": ("Note: candidate extraction is off for this memory knowledge base (setting "
+                       "candidate_extraction_enabled); no new candidates are proposed.",
+                       "注意：此记忆知识库未开启候选提取（设置 candidate_extraction_enabled），不会再提出新的候选。"),
+    "candidates.none": ("No {label} memory candidates in this chat.", "本聊天没有{label}的候选记忆。"),
+    "candidates.none_at_all": ("No memory candidates in this chat, of any status.", "本聊天没有任何状态的候选记忆。"),
+    "candidates.none_counts": ("No {label} memory candidates in this chat. ({counts})",
+                               "本聊天没有{label}的候选记忆。（{counts}）"),
+    "candidates.decided_hint": ("Decided ones: !memory candidates --all-statuses",
+                                "已处理的候选：!memory candidates --all-statuses"),
+    "candidates.title": ("Memory candidates ({label})", "候选记忆（{label}）"),
+    "candidates.newest_first": ("{title} · newest first", "{title} · 最新的在前"),
+    "candidates.act_hint": ("Accept: !memory candidate accept <id> · Reject: !memory candidate reject <id>",
+                            "接受：!memory candidate accept <id> · 拒绝：!memory candidate reject <id>"),
+    "candidates.reject_hint": ("Dismiss a credential candidate: !memory candidate reject <id> (it cannot be accepted)",
+                               "忽略疑似凭据的候选：!memory candidate reject <id>（它不能被接受）"),
+    "candidates.next": ("Next: !memory candidates {page}{flag}", "下一页：!memory candidates {page}{flag}"),
+    "candidates.accepted_episode": ("Accepted candidate {id}: stored episode {episode} (claim type {claim}, source "
+                                    "ref {ref}).",
+                                    "已接受候选 {id}：保存为情景记忆 {episode}（声明类型 {claim}，出处 {ref}）。"),
+    "candidates.details": ("Details: !memory show {id}", "详情：!memory show {id}"),
+    "candidates.accepted_profile": ("Accepted candidate {id}: {field} added to {whose}.",
+                                    "已接受候选 {id}：{field}已加入 {whose}。"),
+    "candidates.session_profile": ("the session profile", "会话画像"),
+    "candidates.speaker_profile": ("the speaker profile of {speaker}", "{speaker} 的发言者画像"),
+    "candidates.check": ("Check: !memory profile", "查看：!memory profile"),
+    "candidates.rejected": ("Rejected candidate {id}; nothing was stored. It stays listed under "
+                            "!memory candidates --all-statuses.",
+                            "已拒绝候选 {id}；没有保存任何内容。它仍列在 !memory candidates --all-statuses 中。"),
+})
+NEW_CANDIDATES = ("new candidate", "new candidates", "条新候选")
+APPLIED_AS = {"episode": "candidate.applied.episode", "speaker_profile": "candidate.applied.speaker_profile",
+              "session_profile": "candidate.applied.session_profile"}
+
+
+def candidate_what(candidate: Candidate) -> Own:
     if candidate.kind is CandidateKind.PROFILE:
-        return f"{candidate.target} {candidate.field.value if candidate.field else 'profile'}"
+        field = candidate.field.value if candidate.field else "traits"
+        return SAY("candidates.what_profile", target=term(f"profile.target.{candidate.target or 'speaker'}"),
+                   field=term(f"profile.field.{field}"))
     if candidate.kind is CandidateKind.IGNORE:
-        return "ignore (looked like a credential; nothing kept)"
-    return "episode"
+        return SAY("candidates.what_ignore")
+    return SAY("candidates.what_episode")
 
 
-def candidate_lines(number: int, candidate: Candidate) -> list[str]:
+def candidate_lines(number: int, candidate: Candidate) -> list[Own]:
     """Two or three lines: id and metadata, the proposed content, and the user's words when they differ."""
     meta = [candidate.candidate_id, short_time(candidate.created_at), candidate_what(candidate),
-            "from " + speaker_label(candidate.speaker.sender_id, candidate.speaker.sender_name),
-            f"{candidate.origin.value} {candidate.rule}"]
+            SAY("candidates.from", speaker=speaker_label(candidate.speaker.sender_id, candidate.speaker.sender_name)),
+            Own(f"{term(f'origin.{candidate.origin.value}')} {clip(candidate.rule, 40)}")]
     if candidate.status is not CandidateStatus.PENDING:
-        meta.append(f"[{candidate.status.value}]")
-    lines = [f"{number}) " + " · ".join(meta), f"   {clip(candidate.content)}"]
+        meta.append(Own(f"[{term(f'candidate.status.{candidate.status.value}')}]"))
+    out = [Own(f"[{number}] " + " · ".join(meta)), Own(f"    {quote(candidate.content)}")]
     if candidate.evidence and candidate.evidence.strip() != candidate.content:
-        lines.append(f"   said: {clip(candidate.evidence, 80)!r}")
+        out.append(Own("    " + SAY("candidates.said", text=quote(candidate.evidence, 80))))
     if candidate.applied_type:
-        held = " (already remembered)" if candidate.applied_existing else ""
-        lines.append(f"   applied as {candidate.applied_type} {candidate.applied_id}{held}")
-    return lines
+        kind = APPLIED_AS.get(candidate.applied_type)
+        out.append(Own("    " + SAY("candidates.applied", type=term(kind) if kind else candidate.applied_type,
+                                    id=candidate.applied_id or "")
+                       + (SAY("candidates.already_remembered") if candidate.applied_existing else "")))
+    return out
 
 
-def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, page_size: int) -> str:
-    label = "all statuses" if all_statuses else "pending"
-    notes: list[str] = []
+def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, page_size: int) -> Own:
+    label = SAY("candidates.all" if all_statuses else "candidates.pending")
+    notes: list[Own] = []
     if result.refused:
-        notes.append(f"Note: {plural(result.refused, 'new candidate')} not queued because this chat's queue was "
-                     f"full of pending candidates ({MAX_CANDIDATES}); the last at {short_time(result.last_refused_at)}."
-                     " Accept or reject some.")
+        notes.append(SAY("candidates.refused", count=counted(result.refused, NEW_CANDIDATES), limit=MAX_CANDIDATES,
+                         time=short_time(result.last_refused_at)))
     if not enabled:
-        notes.append("Note: candidate extraction is off for this memory knowledge base (setting "
-                     "candidate_extraction_enabled); no new candidates are proposed.")
+        notes.append(SAY("candidates.off"))
     if not result.total:
-        counts = ", ".join(f"{n} {status}" for status, n in result.counts.items() if n)
-        lines = [f"No {label} memory candidates in this chat." + (f" ({counts})" if counts else "")]
-        if not all_statuses and counts:
-            lines.append("Decided ones: !memory candidates --all-statuses")
-        return "\n".join(lines + notes)
-    lines = [page_title(f"Memory candidates ({label})", result.page, result.pages, result.total) + " · newest first"]
+        counts = ", ".join(f"{n} {term(f'candidate.status.{status}')}" for status, n in result.counts.items() if n)
+        if all_statuses:  # "No all statuses memory candidates" read as nonsense
+            first = SAY("candidates.none_at_all")
+        else:
+            first = SAY("candidates.none_counts", label=label, counts=Own(counts)) if counts \
+                else SAY("candidates.none", label=label)
+        hint = SAY("candidates.decided_hint") if not all_statuses and counts else None
+        return lines(first, hint, notes)
+    title = page_title(SAY("candidates.title", label=label), result.page, result.pages, result.total)
+    out = [SAY("candidates.newest_first", title=title)]
     for offset, candidate in enumerate(result.candidates):
-        lines.extend(candidate_lines((result.page - 1) * page_size + offset + 1, candidate))
-    if any(c.status is CandidateStatus.PENDING for c in result.candidates):
-        lines.append("Accept: !memory candidate accept <id> · Reject: !memory candidate reject <id>")
+        out.extend(candidate_lines((result.page - 1) * page_size + offset + 1, candidate))
+    pending = [c for c in result.candidates if c.status is CandidateStatus.PENDING]
+    # A credential ("ignore") candidate can only be dismissed: the accept hint is for the others.
+    if any(c.kind is not CandidateKind.IGNORE for c in pending):
+        out.append(SAY("candidates.act_hint"))
+    if any(c.kind is CandidateKind.IGNORE for c in pending):
+        out.append(SAY("candidates.reject_hint"))
     if result.page < result.pages:
-        lines.append(f"Next: !memory candidates {result.page + 1}" + (" --all-statuses" if all_statuses else ""))
-    return "\n".join(lines + notes)
+        out.append(SAY("candidates.next", page=result.page + 1, flag=Own(" --all-statuses" if all_statuses else "")))
+    return lines(out, notes)
 
 
-def candidate_accepted(candidate: Candidate) -> str:
+def candidate_accepted(candidate: Candidate) -> Own:
     if candidate.applied_type == "episode" and candidate.applied_existing:
-        return (f"Accepted candidate {candidate.candidate_id}: already remembered as episode {candidate.applied_id}; "
-                f"nothing new was stored.\n   {clip(candidate.content)}\nDetails: !memory show {candidate.applied_id}")
+        return lines(SAY("candidates.accepted_existing", id=candidate.candidate_id, episode=candidate.applied_id or ""),
+                     Own(f"    {quote(candidate.content)}"),
+                     SAY("candidates.details", id=candidate.applied_id or ""))
     if candidate.applied_type == "episode":
-        return (f"Accepted candidate {candidate.candidate_id}: stored episode {candidate.applied_id} "
-                f"(claim {candidate.claim_type}, source {candidate.source_ref}).\n   {clip(candidate.content)}\n"
-                f"Details: !memory show {candidate.applied_id}")
-    whose = ("the session profile" if candidate.target == "session" else "the speaker profile of "
-             + speaker_label(candidate.speaker.sender_id, candidate.speaker.sender_name))
-    field = candidate.field.value if candidate.field else "profile"
-    return (f"Accepted candidate {candidate.candidate_id}: {field} added to {whose}.\n   {clip(candidate.content)}\n"
-            "Check: !memory profile")
+        return lines(SAY("candidates.accepted_episode", id=candidate.candidate_id, episode=candidate.applied_id or "",
+                         claim=term(f"claim.{candidate.claim_type}"), ref=candidate.source_ref),
+                     Own(f"    {quote(candidate.content)}"),
+                     SAY("candidates.details", id=candidate.applied_id or ""))
+    whose = SAY("candidates.session_profile") if candidate.target == "session" else SAY(
+        "candidates.speaker_profile", speaker=speaker_label(candidate.speaker.sender_id, candidate.speaker.sender_name))
+    field = term(f"profile.field.{candidate.field.value if candidate.field else 'traits'}")
+    return lines(SAY("candidates.accepted_profile", id=candidate.candidate_id, field=field, whose=whose),
+                 Own(f"    {quote(candidate.content)}"), SAY("candidates.check"))
 
 
-def candidate_rejected(candidate: Candidate) -> str:
-    return (f"Rejected candidate {candidate.candidate_id}; nothing was stored. It stays listed under "
-            "!memory candidates --all-statuses.")
+def candidate_rejected(candidate: Candidate) -> Own:
+    return SAY("candidates.rejected", id=candidate.candidate_id)

@@ -2,11 +2,14 @@
 
     SUBCOMMANDS = Subcommands()
 
-    @SUBCOMMANDS("archive", "!memory archive <id> — hide an active episode", mutating=True)
-    async def archive(call: Call) -> str: ...
+    @SUBCOMMANDS("archive", ("!memory archive <id> — hide an active episode",
+                             "!memory archive <id> — 隐藏一条有效的情景记忆"), mutating=True)
+    async def archive(call: Call) -> Own: ...
 
 `mutating=True` puts the subcommand under the shared-space admin rule (see `memory.py`);
-`usage` is what `help` lists and what a usage error shows. The command's one table is built from
+`usage` (one text per language, `components/common/i18n.py`) is what `help` lists and what a usage
+error shows. A handler returns `Own` text built from its module's catalogue
+(`components/common/chat_text.py` says how it is marked up). The command's one table is built from
 an explicit tuple of groups (`memory.REGISTRY`), in the order `help` lists them.
 """
 
@@ -19,8 +22,20 @@ from typing import Any
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
 from components.commands.args import Args, parse_args
+from components.common.chat_text import Own, lines
 from components.common.declarations import Declarations
+from components.common.i18n import Catalogue, localized
 from ltm import MemoryScope, MemoryService
+
+SAY = Catalogue({
+    "registry.error": ("Error: {reason}.", "错误：{reason}。"),
+    "registry.usage": ("Usage: {usage}", "用法：{usage}"),
+    "registry.help_title": ("!memory commands (this chat only):", "!memory 命令（只作用于本聊天）："),
+    "registry.help_statuses": ("list/search show active episodes unless --include-superseded, --include-archived "
+                               "or --status is given.",
+                               "list/search 只显示有效的情景记忆，除非给出 --include-superseded、--include-archived "
+                               "或 --status。"),
+})
 
 
 @dataclass
@@ -47,13 +62,14 @@ class Call:
         return parse_args(self.topic, self.rest, switches=switches, options=options, max_positional=max_positional)
 
 
-Handler = Callable[[Call], Awaitable[str]]
+Handler = Callable[[Call], Awaitable[Own]]
+Usage = tuple[str, str]  # the usage line(s) in English and in Chinese
 
 
 @dataclass(frozen=True)
 class Subcommand:
     name: str
-    usage: str
+    usage: Usage
     handler: Handler
     mutating: bool = False
 
@@ -64,7 +80,7 @@ class Subcommands(Declarations[Subcommand]):
     def __init__(self) -> None:
         super().__init__("!memory subcommand")
 
-    def __call__(self, name: str, usage: str, *, mutating: bool = False,
+    def __call__(self, name: str, usage: Usage, *, mutating: bool = False,
                  aliases: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
         return self.decorator((name, *aliases), lambda handler: Subcommand(name, usage, handler, mutating))
 
@@ -79,19 +95,15 @@ class Registry:
     def find(self, word: str) -> Subcommand | None:
         return self.entries.get(word)
 
-    def usage_of(self, topic: str) -> str:
+    def usage_of(self, topic: str) -> Own:
         entry = self.entries.get(topic)
-        return entry.usage if entry else self.entries["help"].usage
+        return localized((entry or self.entries["help"]).usage)
 
-    def usage_text(self, topic: str, reason: str = "") -> str:
-        lines = [f"Error: {reason.rstrip('.')}."] if reason else []
-        lines.append("Usage: " + self.usage_of(topic))
-        return "\n".join(lines)
+    def usage_text(self, topic: str, reason: Own | None = None) -> Own:
+        error = SAY("registry.error", reason=Own(reason.rstrip("。."))) if reason else None
+        return lines(error, SAY("registry.usage", usage=self.usage_of(topic)))
 
-    def help_text(self) -> str:
+    def help_text(self) -> Own:
         listed = list(dict.fromkeys(self.entries.values()))  # one line per subcommand, aliases included
-        lines = ["!memory commands (this chat only):"]
-        lines += [entry.usage for entry in listed]
-        lines.append("list/search show active episodes unless --include-superseded, --include-archived "
-                     "or --status is given.")
-        return "\n".join(lines)
+        return lines(SAY("registry.help_title"), [localized(entry.usage) for entry in listed],
+                     SAY("registry.help_statuses"))

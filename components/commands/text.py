@@ -1,79 +1,78 @@
-"""Generic chat-text helpers of `!memory` replies (each feature's own text sits next to its handler).
+"""Generic reply helpers of `!memory` (each feature's own text sits next to its handler).
 
-Chat clients show plain text in narrow bubbles, so replies use short lines, show full ids
-(operators copy them into `show`, `forget`, `archive`, `restore`), number pages as "page 2/7",
-and fit one message: JSON is sent whole or summarized, never cut.
+Chat clients show narrow bubbles, so replies use short lines, show full ids (operators copy them
+into `show`, `forget`, `archive`, `restore`), number pages as "page 2/7", and fit one message:
+JSON is sent whole or summarized, never cut. How a reply is marked up so it reads the same as
+Markdown and as plain text is `components/common/chat_text.py`; its languages are
+`components/common/i18n.py`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from components.common.chat_text import HARD_BREAK, MAX_REPLY_CHARS, Own, inert, json_text, lines
+from components.common.i18n import Catalogue, current_language, term
 from ltm import EpisodeStatus
 
-# One chat message. Platforms cut around 4,000 characters (Telegram 4,096; QQ and
-# WeChat are similar), and the command's "*" fallback delivers only ONE reply.
-MAX_REPLY_CHARS = 3500
-SNIPPET_CHARS = 100
+SAY = Catalogue({
+    "text.page": ("{title} · page {page}/{pages} · {total} {unit}",
+                  "{title} · 第 {page}/{pages} 页 · 共 {total} {unit}"),
+    "text.unknown_speaker": ("unknown speaker", "未知发言者"),
+    "text.json_too_long": ("{header}: too long for chat ({chars} characters of JSON)",
+                           "{header}：太长，无法在聊天中发送（JSON 共 {chars} 个字符）"),
+})
+
+Noun = tuple[str, str, str]  # English singular, English plural, Chinese (with its measure word)
 
 
-def clip(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """One line: whitespace collapsed, cut with an ellipsis."""
-    flat = " ".join(str(text or "").split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+def counted(count: int, noun: Noun) -> Own:
+    """`1 episode`, `3 episodes`, `3 条情景记忆`."""
+    if current_language() == "zh_Hans":
+        return Own(f"{count} {noun[2]}")
+    return Own(f"{count} {noun[0] if count == 1 else noun[1]}")
 
-def short_time(value: str | None) -> str:
+
+def short_time(value: str | None) -> Own:
     """`2026-05-01T09:00:12.5Z` -> `2026-05-01 09:00Z`; unknown -> `-`."""
     if not value:
-        return "-"
+        return Own("-")
     text = str(value)
     if len(text) >= 16 and text[10] == "T":
         zone = "Z" if text.endswith("Z") else ""
-        return f"{text[:10]} {text[11:16]}{zone}"
-    return text
+        return inert(f"{text[:10]} {text[11:16]}{zone}")
+    return inert(text)
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
-def page_title(title: str, page: int, pages: int, total: int, unit: str = "total") -> str:
-    return f"{title} · page {page}/{pages} · {total} {unit}"
+TOTAL: Noun = ("total", "total", "条")
 
-def statuses_label(statuses: Sequence[EpisodeStatus]) -> str:
-    return "+".join(s.value for s in statuses)
 
-def speaker_label(sender_id: str, sender_name: str) -> str:
+def page_title(title: Own, page: int, pages: int, total: int, unit: Noun = TOTAL) -> Own:
+    word = unit[2] if current_language() == "zh_Hans" else unit[1]
+    return SAY("text.page", title=title, page=page, pages=pages, total=total, unit=Own(word))
+
+
+def statuses_label(statuses: Sequence[EpisodeStatus]) -> Own:
+    return Own("+".join(term(f"status.{s.value}") for s in statuses))
+
+
+def status_label(status: EpisodeStatus | str) -> Own:
+    return term(f"status.{status.value if isinstance(status, EpisodeStatus) else status}")
+
+
+def speaker_label(sender_id: str, sender_name: str) -> Own:
     if sender_name and sender_id:
-        return f"{sender_name} ({sender_id})"
-    return sender_name or sender_id or "unknown speaker"
+        return Own(f"{inert(sender_name, 60)} ({inert(sender_id, 80)})")
+    return inert(sender_name or sender_id, 80) if (sender_name or sender_id) else SAY("text.unknown_speaker")
 
-def compact_json(value: Any) -> str:
-    """Compact (no indentation) so more fits in one chat message; still valid JSON to paste back."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
-def json_or_summary(header: str, payload: Any, summary: list[str], hint: str) -> str:
+def json_or_summary(header: Own, payload: Any, summary: list[Own], hint: Own) -> Own:
     """The whole JSON when it fits one message, otherwise a summary and where to get it.
 
     JSON is never cut: half a document cannot be imported and silently drops data.
     """
-    body = compact_json(payload)
-    if len(header) + 1 + len(body) <= MAX_REPLY_CHARS:
-        return f"{header}\n{body}"
-    return "\n".join([f"{header}: too long for chat ({len(body)} characters of JSON)", *summary, hint])
-
-def fit_reply(text: str) -> str:
-    """Last guard for non-JSON replies: cut at a line boundary, and say so."""
-    if len(text) <= MAX_REPLY_CHARS:
-        return text
-    kept: list[str] = []
-    used = 0
-    for line in text.splitlines():
-        if used + len(line) + 1 > MAX_REPLY_CHARS - 40:
-            if not kept:  # one huge line: keep its start rather than nothing
-                kept.append(clip(line, MAX_REPLY_CHARS - 40))
-            break
-        kept.append(line)
-        used += len(line) + 1
-    kept.append("… (output shortened for chat)")
-    return "\n".join(kept)
+    body = json_text(payload)
+    if len(header) + len(HARD_BREAK) + len(body) <= MAX_REPLY_CHARS:
+        return lines(header, body)
+    return lines(SAY("text.json_too_long", header=header, chars=len(body)), summary, hint)

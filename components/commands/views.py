@@ -10,9 +10,12 @@ from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
 from components.commands import profile_edits
 from components.commands.args import UsageError, as_usage, page_of, split_head, statuses_of
+from components.commands.profile_view import profile_lines
 from components.commands.registry import Call, Subcommands
-from components.commands.text import clip, page_title, plural, short_time, speaker_label, statuses_label
-from components.common.memory_views import profile_text, validity_label
+from components.commands.text import counted, page_title, short_time, speaker_label, status_label, statuses_label
+from components.common.chat_text import Own, clip, inert, lines, quote
+from components.common.i18n import Catalogue, current_language, said, term
+from components.common.memory_views import validity_label
 from ltm import (
     REVIEW_SEARCH,
     Episode,
@@ -35,32 +38,36 @@ LIST_FLAGS = frozenset({"include-superseded", "include-archived"})
 SUBCOMMANDS = Subcommands()
 
 
-@SUBCOMMANDS("overview", "!memory — overview of this chat's memory", aliases=("",))
-async def overview(call: Call) -> str:
+@SUBCOMMANDS("overview", ("!memory — overview of this chat's memory", "!memory — 本聊天记忆的概览"), aliases=("",))
+async def overview(call: Call) -> Own:
     call.args(max_positional=0)
     memory, scope = call.memory, call.scope
-    counts = ""
+    counts = Own("")
     if scope.kb_id:
         try:
             counts = status_counts(await memory.all_episodes(scope))
         except LTMError as exc:
-            counts = f"unavailable ({exc.message})"
+            counts = SAY("views.counts_unavailable", reason=exc.message)
     profiles = await memory.profiles(scope)
     speakers = await memory.speaker_profiles(scope)
     return overview_text(scope, counts, profiles.session, len(speakers), await memory.audit_count(scope),
                            await memory.fences_of(scope))
 
 
-@SUBCOMMANDS("help", "!memory help — this list")
-async def help_(call: Call) -> str:
+@SUBCOMMANDS("help", ("!memory help — this list", "!memory help — 本列表"))
+async def help_(call: Call) -> Own:
     return call.registry.help_text()
 
 
-@SUBCOMMANDS("profile", "!memory profile — session and current speaker profile\n"
-             "!memory profile set <field> <value> [--speaker ID | --me] — name, traits, preferences, notes\n"
-             "!memory profile remove <field> [value] [--speaker ID | --me] · !memory profile clear "
-             "[--speaker ID | --me]")
-async def profile(call: Call) -> str:
+@SUBCOMMANDS("profile", ("!memory profile — session and current speaker profile\n"
+                        "!memory profile set <field> <value> [--speaker ID | --me] — name, traits, preferences, notes\n"
+                        "!memory profile remove <field> [value] [--speaker ID | --me] · !memory profile clear "
+                        "[--speaker ID | --me]",
+                        "!memory profile — 会话画像与当前发言者的画像\n"
+                        "!memory profile set <field> <value> [--speaker ID | --me] — 名称、特征、偏好、备注\n"
+                        "!memory profile remove <field> [value] [--speaker ID | --me] · !memory profile clear "
+                        "[--speaker ID | --me]"))
+async def profile(call: Call) -> Own:
     head, rest = split_head(call.rest)
     if head.lower() in profile_edits.ACTIONS:
         return await profile_edits.edit(call, head.lower(), rest)
@@ -68,12 +75,14 @@ async def profile(call: Call) -> str:
     return profiles_text(call.scope, await call.memory.profiles(call.scope))
 
 
-@SUBCOMMANDS("search", "!memory search <query> [--top-k N] [--include-superseded] [--include-archived] [--status S]")
-async def search(call: Call) -> str:
+@SUBCOMMANDS("search", ("!memory search <query> [--top-k N] [--include-superseded] [--include-archived] [--status S]",
+                       "!memory search <query> [--top-k N] [--include-superseded] [--include-archived] [--status S] "
+                       "— 搜索情景记忆"))
+async def search(call: Call) -> Own:
     args = call.args(switches=LIST_FLAGS, options=frozenset({"status", "top-k"}))
     query = " ".join(args.positional).strip()
     if not query:
-        raise UsageError("search", "a search query is required")
+        raise UsageError("search", SAY("views.query_required"))
     statuses = statuses_of(call.topic, args)
     recipe = as_usage(call.topic, lambda: REVIEW_SEARCH.with_top_k(args.option("top-k") or None))
     hits = await call.memory.recall(call.scope, query, recipe=recipe,
@@ -81,41 +90,42 @@ async def search(call: Call) -> str:
     return search_results(query, statuses, [hit.episode for hit in hits])
 
 
-async def _page(call: Call, statuses: tuple[EpisodeStatus, ...], page: int) -> str:
+async def _page(call: Call, statuses: tuple[EpisodeStatus, ...], page: int) -> Own:
     result = await call.memory.list_episodes(call.scope, statuses, page=page, page_size=PAGE_SIZE)
     return episode_page(call.topic, statuses, result, PAGE_SIZE)
 
 
-@SUBCOMMANDS("list", "!memory list [page] [--include-superseded] [--include-archived] [--status S]")
-async def list_(call: Call) -> str:
+@SUBCOMMANDS("list", ("!memory list [page] [--include-superseded] [--include-archived] [--status S]",
+                     "!memory list [page] [--include-superseded] [--include-archived] [--status S] — 列出情景记忆"))
+async def list_(call: Call) -> Own:
     args = call.args(switches=LIST_FLAGS, options=frozenset({"status"}), max_positional=1)
     return await _page(call, statuses_of(call.topic, args), page_of(call.topic, args))
 
 
-@SUBCOMMANDS("superseded", "!memory superseded [page]")
-async def superseded(call: Call) -> str:
+@SUBCOMMANDS("superseded", ("!memory superseded [page]", "!memory superseded [page] — 已取代的情景记忆"))
+async def superseded(call: Call) -> Own:
     return await _page(call, (EpisodeStatus.SUPERSEDED,), page_of(call.topic, call.args(max_positional=1)))
 
 
-@SUBCOMMANDS("archived", "!memory archived [page]")
-async def archived(call: Call) -> str:
+@SUBCOMMANDS("archived", ("!memory archived [page]", "!memory archived [page] — 已归档的情景记忆"))
+async def archived(call: Call) -> Own:
     return await _page(call, (EpisodeStatus.ARCHIVED,), page_of(call.topic, call.args(max_positional=1)))
 
 
 def single_id(call: Call) -> str:
     args = call.args(max_positional=1)
     if not args.positional:
-        raise UsageError(call.topic, "an episode id is required")
+        raise UsageError(call.topic, SAY("views.id_required"))
     return args.positional[0]
 
 
-@SUBCOMMANDS("show", "!memory show <id>")
-async def show(call: Call) -> str:
+@SUBCOMMANDS("show", ("!memory show <id>", "!memory show <id> — 一条情景记忆的全部信息"))
+async def show(call: Call) -> Own:
     return episode_detail(await call.memory.get_episode(call.scope, single_id(call)))
 
 
-@SUBCOMMANDS("health", "!memory health")
-async def health(call: Call) -> str:
+@SUBCOMMANDS("health", ("!memory health", "!memory health — 健康检查"))
+async def health(call: Call) -> Own:
     call.args(max_positional=0)
     return health_text(await call.memory.health(call.scope, await pipeline_kbs(call.ctx)))
 
@@ -135,149 +145,229 @@ async def pipeline_kbs(ctx: ExecuteContext) -> list[str] | None:
     return [str(kb.get("uuid")) for kb in kbs or [] if isinstance(kb, dict) and kb.get("uuid")]
 
 
-# --------------------------------------------------------------------------- reply text
-_LEVEL_LABEL = {Level.GREEN: "GREEN", Level.AMBER: "AMBER", Level.RED: "RED"}
+
+SAY = Catalogue({
+    "views.expired": ("expired", "已过期"),
+    "views.not_yet_valid": ("not yet valid", "尚未生效"),
+    "views.counts_unavailable": ("unavailable ({reason})", "无法读取（{reason}）"),
+    "views.query_required": ("a search query is required", "需要搜索内容"),
+    "views.id_required": ("an episode id is required", "需要情景记忆的 id"),
+    "views.importance": ("imp {n}", "重要度 {n}"),
+    "views.superseded_by": ("superseded by {id} ({time})", "已被 {id} 取代（{time}）"),
+    "views.restored_superseded_by": ("restored; was superseded by {id} ({time})", "已恢复；曾被 {id} 取代（{time}）"),
+    "views.episode": ("Episode {id}", "情景记忆 {id}"),
+    "views.status": ("Status: {status}", "状态：{status}"),
+    "views.status_since": ("Status: {status} (since {time})", "状态：{status}（自 {time} 起）"),
+    "views.content": ("Content: {content}", "内容：{content}"),
+    "views.stored": ("Stored: {time}", "保存时间：{time}"),
+    "views.sender": ("Sender: {sender}", "发送者：{sender}"),
+    "views.source": ("Source: {source} · importance {importance} · claim type {claim}",
+                     "来源：{source} · 重要度 {importance} · 声明类型 {claim}"),
+    "views.tags": ("Tags: {tags}", "标签：{tags}"),
+    "views.event_at": ("Event at: {time}", "事件时间：{time}"),
+    "views.valid_from": ("Valid from: {time}", "有效期起：{time}"),
+    "views.valid_until": ("Valid until: {time}", "有效期止：{time}"),
+    "views.source_ref": ("Source ref: {ref}", "出处：{ref}"),
+    "views.provenance_unknown": ("Fact time / provenance: unknown", "事实时间 / 出处：未知"),
+    "views.supersedes": ("Supersedes: {ids}", "取代了：{ids}"),
+    "views.superseded_by_at": ("Superseded by: {id} at {time}", "被取代为：{id}，时间 {time}"),
+    "views.was_superseded_by_at": ("Was superseded by: {id} at {time}", "曾被取代为：{id}，时间 {time}"),
+    "views.original_id": ("Imported from id: {id}", "导入前的 id：{id}"),
+    "views.document": ("Document: {id}", "文档：{id}"),
+    "views.derived_from": ("Derived from: {ids}", "派生自：{ids}"),
+    "views.profile_missing": ("{title}: {missing}", "{title}：{missing}"),
+    "views.profile_empty": ("{title}: (empty)", "{title}：（空）"),
+    "views.profile_title": ("{title}:", "{title}："),
+    "views.profile_updated": ("updated {time}", "更新于 {time}"),
+    "views.writes_open": ("Writes: open (no fence)", "写入：正常（没有栅栏）"),
+    "views.writes_paused": ("Writes: {fences} (clear in Memory Console > Diagnostics)",
+                            "写入：{fences}（在记忆控制台 > 诊断中清除）"),
+    "views.fence": ("{layer} paused since {time} after {operation}", "{layer} 自 {time} 起暂停（{operation} 之后）"),
+    "views.health_title": ("Memory health: {level}", "记忆健康状况：{level}"),
+    "views.health_item": ("{level} {item}: {message}", "{level} {item}：{message}"),
+    "views.overview_title": ("LongTermMemory · this chat", "LongTermMemory · 本聊天"),
+    "views.session_key": ("Session key (L1): {key}", "会话键（L1）：{key}"),
+    "views.memory_space": ("Memory space (L2 user_key): {key} ({isolation} isolation)",
+                           "记忆空间（L2 user_key）：{key}（隔离方式：{isolation}）"),
+    "views.speaker": ("Speaker: {speaker}", "发言者：{speaker}"),
+    "views.kb": ("Knowledge base: {id}", "知识库：{id}"),
+    "views.episode_counts": ("Episodes: {counts}", "情景记忆：{counts}"),
+    "views.no_kb": ("Knowledge base: none configured (create a Long-Term Memory knowledge base for episodes)",
+                    "知识库：未配置（请创建一个长期记忆知识库来保存情景记忆）"),
+    "views.profiles_line": ("Profiles: session {state} · {speakers}", "画像：会话画像{state} · {speakers}"),
+    "views.profile_set": ("set", "已设置"),
+    "views.profile_unset": ("empty", "为空"),
+    "views.audit_entries": ("Audit entries: {count}", "审计记录：{count} 条"),
+    "views.help_hint": ("Type “!memory help” for commands.", "输入“!memory help”查看命令。"),
+    "views.session_profile": ("Session profile ({key})", "会话画像（{key}）"),
+    "views.speaker_profile": ("Speaker profile of {speaker}", "{speaker} 的发言者画像"),
+    "views.no_speaker": ("no speaker is known for this message", "这条消息没有已知的发言者"),
+    "views.search_title": ("Search {query} ({statuses})", "搜索 {query}（{statuses}）"),
+    "views.search_none": ("{title}: no matching episodes.", "{title}：没有匹配的情景记忆。"),
+    "views.search_found": ("{title}: {count}, best first", "{title}：{count}，最相关的在前"),
+    "views.none_listed": ("No {statuses} episodes in this chat's memory.", "本聊天的记忆中没有{statuses}的情景记忆。"),
+    "views.list_title": ("Episodes ({statuses})", "情景记忆（{statuses}）"),
+    "views.newest_first": ("{title} · newest first", "{title} · 最新的在前"),
+    "views.next_page": ("Next: !memory {topic} {page}", "下一页：!memory {topic} {page}"),
+    "views.listing_truncated": ("Note: the listing stopped at the enumeration limit; older records are not counted.",
+                                "注意：列出已达枚举上限，更早的记录没有计入。"),
+})
+RESULTS = ("result", "results", "条结果")
+SPEAKER_PROFILES = ("speaker profile", "speaker profiles", "个发言者画像")
+def level_label(level: Level) -> Own:
+    """In English the chat says GREEN/AMBER/RED (a plain-text reader finds the word at a glance); in
+    Chinese it uses the vocabulary's level words, as the console does."""
+    return Own(level.value.upper()) if current_language() == "en_US" else term(f"level.{level.value}")
 
 
-def episode_lines(number: int, episode: Episode) -> list[str]:
-    """Two lines per episode: ID and metadata, then the content snippet."""
-    meta = [episode.episode_id, short_time(episode.timestamp)]
+def item_label(key: str) -> Own:
+    """The checked item: its short key in English (what the docs name), the vocabulary's name otherwise."""
+    return Own(key) if current_language() == "en_US" else term(f"item.{key}")
+
+
+def episode_lines(number: int, episode: Episode) -> list[Own]:
+    """Two lines per episode: number, id and metadata, then the content in quotation marks."""
+    meta: list[str] = [episode.episode_id, short_time(episode.timestamp)]
     if episode.sender_name or episode.sender_id:
-        meta.append(episode.sender_name or episode.sender_id)
-    meta.append(f"imp {episode.importance}")
+        meta.append(clip(episode.sender_name or episode.sender_id, 60))
+    meta.append(SAY("views.importance", n=episode.importance))
     if episode.status is not EpisodeStatus.ACTIVE:
-        meta.append(f"[{episode.status.value}]")
-    validity = validity_label(episode)
+        meta.append(f"[{status_label(episode.status)}]")
+    validity = _validity(episode)
     if validity:
         meta.append(f"[{validity}]")
     if episode.tags:
-        meta.append(" ".join(f"#{t}" for t in episode.tags[:4]))
-    return [f"{number}) " + " · ".join(meta), f"   {clip(episode.content)}"]
+        meta.append(" ".join(f"#{clip(t, 40)}" for t in episode.tags[:4]))
+    return [Own(f"[{number}] " + " · ".join(meta)), Own(f"    {quote(episode.content)}")]
 
 
-def episode_list(episodes: Sequence[Episode], first_number: int = 1) -> list[str]:
-    lines: list[str] = []
+def episode_list(episodes: Sequence[Episode], first_number: int = 1) -> list[Own]:
+    out: list[Own] = []
     for offset, episode in enumerate(episodes):
-        lines.extend(episode_lines(first_number + offset, episode))
+        out.extend(episode_lines(first_number + offset, episode))
         if episode.superseded_by:
-            verb = "superseded" if episode.status is EpisodeStatus.SUPERSEDED else "restored; was superseded"
-            lines.append(f"   {verb} by {episode.superseded_by} ({short_time(episode.superseded_at)})")
-    return lines
+            key = "views.superseded_by" if episode.status is EpisodeStatus.SUPERSEDED \
+                else "views.restored_superseded_by"
+            out.append(Own("    " + SAY(key, id=episode.superseded_by, time=short_time(episode.superseded_at))))
+    return out
 
 
-def episode_detail(episode: Episode) -> str:
+def episode_detail(episode: Episode) -> Own:
     """Everything `show` promises: status, sender, source, tags, importance, supersede and provenance."""
     fact = episode.fact
-    lines = [f"Episode {episode.episode_id}", f"Status: {episode.status.value}"]
-    if episode.status_changed_at:
-        lines[-1] += f" (since {episode.status_changed_at})"
-    validity = validity_label(episode)
-    if validity:
-        lines[-1] += f" · {validity}"
-    lines += [
-        f"Content: {episode.content}",
-        f"Stored: {episode.timestamp or '-'}",
-        f"Sender: {speaker_label(episode.sender_id, episode.sender_name)}",
-        f"Source: {episode.source or '-'} · importance {episode.importance} · claim {fact.claim_type.value}",
-        "Tags: " + (", ".join(episode.tags) if episode.tags else "-"),
-    ]
-    provenance = [
-        ("Event at", fact.event_at), ("Valid from", fact.valid_from), ("Valid until", fact.valid_until),
-        ("Source ref", fact.source_ref),
-    ]
-    known = [(label, value) for label, value in provenance if value]
-    lines += [f"{label}: {value}" for label, value in known] or ["Fact time / provenance: unknown"]
+    status = status_label(episode.status)
+    validity = _validity(episode)
+    out = [SAY("views.episode", id=episode.episode_id),
+           Own((SAY("views.status_since", status=status, time=episode.status_changed_at) if episode.status_changed_at
+                else SAY("views.status", status=status)) + (f" · {validity}" if validity else "")),
+           SAY("views.content", content=quote(episode.content, None)),
+           SAY("views.stored", time=episode.timestamp or "-"),
+           SAY("views.sender", sender=speaker_label(episode.sender_id, episode.sender_name)),
+           SAY("views.source", source=episode.source or "-", importance=episode.importance,
+               claim=term(f"claim.{fact.claim_type.value}")),
+           SAY("views.tags", tags=", ".join(episode.tags) if episode.tags else "-")]
+    provenance = [("views.event_at", fact.event_at), ("views.valid_from", fact.valid_from),
+                  ("views.valid_until", fact.valid_until)]
+    known = [SAY(key, time=value) for key, value in provenance if value]
+    if fact.source_ref:
+        known.append(SAY("views.source_ref", ref=fact.source_ref))
+    out += known or [SAY("views.provenance_unknown")]
     if episode.supersedes:
-        lines.append("Supersedes: " + ", ".join(episode.supersedes))
+        out.append(SAY("views.supersedes", ids=", ".join(episode.supersedes)))
     if episode.superseded_by:
-        label = "Superseded by" if episode.status is EpisodeStatus.SUPERSEDED else "Was superseded by"
-        lines.append(f"{label}: {episode.superseded_by} at {episode.superseded_at or '-'}")
+        key = "views.superseded_by_at" if episode.status is EpisodeStatus.SUPERSEDED else "views.was_superseded_by_at"
+        out.append(SAY(key, id=episode.superseded_by, time=episode.superseded_at or "-"))
     if episode.original_id:
-        lines.append(f"Imported from id: {episode.original_id}")
+        out.append(SAY("views.original_id", id=episode.original_id))
     if episode.document_id:
-        lines.append(f"Document: {episode.document_id}")
+        out.append(SAY("views.document", id=episode.document_id))
     if episode.derived_from:
-        lines.append("Derived from: " + ", ".join(episode.derived_from))
-    return "\n".join(lines)
+        out.append(SAY("views.derived_from", ids=", ".join(episode.derived_from)))
+    return lines(out)
 
 
-def profile_block(title: str, profile: Profile | None, missing: str) -> list[str]:
+def profile_block(title: Own, profile: Profile | None, missing: Own) -> list[Own]:
     if profile is None:
-        return [f"{title}: {missing}"]
+        return [SAY("views.profile_missing", title=title, missing=missing)]
     if profile.is_empty:
-        return [f"{title}: (empty)"]
-    lines = [f"{title}:"] + [f"  {line}" for line in profile_text(profile).splitlines()]
+        return [SAY("views.profile_empty", title=title)]
+    out = [SAY("views.profile_title", title=title)] + [Own(f"  {line}") for line in profile_lines(profile)]
     if profile.updated_at:
-        lines.append(f"  updated {short_time(profile.updated_at)}")
-    return lines
+        out.append(Own("  " + SAY("views.profile_updated", time=short_time(profile.updated_at))))
+    return out
 
 
-def status_counts(episodes: Iterable[Episode]) -> str:
+def status_counts(episodes: Iterable[Episode]) -> Own:
     counts = Counter(e.status for e in episodes)
     shown = [EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED]
-    parts = [f"{counts.get(s, 0)} {s.value}" for s in shown]
+    parts = [f"{counts.get(s, 0)} {status_label(s)}" for s in shown]
     if counts.get(EpisodeStatus.DELETED):
-        parts.append(f"{counts[EpisodeStatus.DELETED]} deleted")
-    return " · ".join(parts)
+        parts.append(f"{counts[EpisodeStatus.DELETED]} {status_label(EpisodeStatus.DELETED)}")
+    return Own(" · ".join(parts))
 
 
-def fence_line(fences: dict[str, Fence | None]) -> str:
+def fence_line(fences: dict[str, Fence | None]) -> Own:
     active = [(layer, f) for layer, f in fences.items() if f is not None]
     if not active:
-        return "Writes: open (no fence)"
-    parts = [f"{layer.upper()} paused since {short_time(f.since)} after {f.operation}" for layer, f in active]
-    return "Writes: " + "; ".join(parts) + " (clear in Memory Console > Diagnostics)"
+        return SAY("views.writes_open")
+    parts = [SAY("views.fence", layer=inert(layer.upper()), time=short_time(f.since), operation=f.operation)
+             for layer, f in active]
+    return SAY("views.writes_paused", fences=Own("; ".join(parts)))
 
 
-def health_text(report: HealthReport) -> str:
-    lines = [f"Memory health: {_LEVEL_LABEL[report.level]}"]
-    lines += [f"{_LEVEL_LABEL[item.level]} {item.key}: {item.message}" for item in report.items]
-    return "\n".join(lines)
+def health_text(report: HealthReport) -> Own:
+    return lines(SAY("views.health_title", level=level_label(report.level)),
+                 [SAY("views.health_item", level=level_label(item.level), item=item_label(item.key),
+                      message=said(item.said)) for item in report.items])
 
 
-def overview_text(scope: MemoryScope, counts: str, session: Profile, speaker_profiles: int, audit_entries: int,
-             fences: dict[str, Fence | None]) -> str:
-    lines = [
-        "LongTermMemory · this chat",
-        f"Session key (L1): {scope.scope_key}",
-        f"Memory space (L2 user_key): {scope.user_key} ({scope.isolation.value} isolation)",
-        "Speaker: " + speaker_label(scope.sender_id, scope.sender_name),
+def overview_text(scope: MemoryScope, counts: Own, session: Profile, speaker_profiles: int, audit_entries: int,
+                  fences: dict[str, Fence | None]) -> Own:
+    out = [
+        SAY("views.overview_title"),
+        SAY("views.session_key", key=scope.scope_key),
+        SAY("views.memory_space", key=scope.user_key, isolation=term(f"isolation.{scope.isolation.value}")),
+        SAY("views.speaker", speaker=speaker_label(scope.sender_id, scope.sender_name)),
     ]
     if scope.kb_id:
-        lines.append(f"Knowledge base: {scope.kb_id}")
-        lines.append(f"Episodes: {counts}")
+        out += [SAY("views.kb", id=scope.kb_id), SAY("views.episode_counts", counts=counts)]
     else:
-        lines.append("Knowledge base: none configured (create a Long-Term Memory knowledge base for episodes)")
-    lines.append(f"Profiles: session {'set' if not session.is_empty else 'empty'} · "
-                 f"{plural(speaker_profiles, 'speaker profile')}")
-    lines.append(f"Audit entries: {audit_entries}")
-    lines.append(fence_line(fences))
-    lines.append('Type "!memory help" for commands.')
-    return "\n".join(lines)
+        out.append(SAY("views.no_kb"))
+    out.append(SAY("views.profiles_line", state=SAY("views.profile_unset" if session.is_empty else "views.profile_set"),
+                   speakers=counted(speaker_profiles, SPEAKER_PROFILES)))
+    out += [SAY("views.audit_entries", count=audit_entries), fence_line(fences), SAY("views.help_hint")]
+    return lines(out)
 
 
-def profiles_text(scope: MemoryScope, found: Profiles) -> str:
+def profiles_text(scope: MemoryScope, found: Profiles) -> Own:
     speaker = speaker_label(scope.sender_id, scope.sender_name)
-    lines = profile_block(f"Session profile ({scope.scope_key})", found.session, "")
-    lines += profile_block(f"Speaker profile of {speaker}", found.speaker, "no speaker is known for this message")
-    return "\n".join(lines)
+    return lines(profile_block(SAY("views.session_profile", key=scope.scope_key), found.session, Own("")),
+                 profile_block(SAY("views.speaker_profile", speaker=speaker), found.speaker, SAY("views.no_speaker")))
 
 
-def search_results(query: str, statuses: Sequence[EpisodeStatus], episodes: Sequence[Episode]) -> str:
-    title = f"Search {clip(query, 40)!r} ({statuses_label(statuses)})"
+def search_results(query: str, statuses: Sequence[EpisodeStatus], episodes: Sequence[Episode]) -> Own:
+    title = SAY("views.search_title", query=quote(query, 40), statuses=statuses_label(statuses))
     if not episodes:
-        return f"{title}: no matching episodes."
-    return "\n".join([f"{title}: {plural(len(episodes), 'result')}, best first", *episode_list(episodes)])
+        return SAY("views.search_none", title=title)
+    return lines(SAY("views.search_found", title=title, count=counted(len(episodes), RESULTS)),
+                 episode_list(episodes))
 
 
-def episode_page(topic: str, statuses: Sequence[EpisodeStatus], result: EpisodePage, page_size: int) -> str:
+def episode_page(topic: str, statuses: Sequence[EpisodeStatus], result: EpisodePage, page_size: int) -> Own:
     label = statuses_label(statuses)
     if not result.total:
-        return f"No {label} episodes in this chat's memory."
-    lines = [page_title(f"Episodes ({label})", result.page, result.pages, result.total) + " · newest first"]
-    lines += episode_list(result.episodes, first_number=(result.page - 1) * page_size + 1)
+        return SAY("views.none_listed", statuses=label)
+    title = page_title(SAY("views.list_title", statuses=label), result.page, result.pages, result.total)
+    out = [SAY("views.newest_first", title=title),
+           *episode_list(result.episodes, first_number=(result.page - 1) * page_size + 1)]
     if result.page < result.pages:
-        lines.append(f"Next: !memory {topic} {result.page + 1}")
+        out.append(SAY("views.next_page", topic=Own(topic), page=result.page + 1))
     if result.truncated:
-        lines.append("Note: the listing stopped at the enumeration limit; older records are not counted.")
-    return "\n".join(lines)
+        out.append(SAY("views.listing_truncated"))
+    return lines(out)
+
+
+def _validity(episode: Episode) -> str:
+    """"expired" / "not yet valid" (the reader's language) for a fact that does not hold now; "" otherwise."""
+    label = validity_label(episode)
+    return SAY("views.expired" if label == "expired" else "views.not_yet_valid") if label else ""

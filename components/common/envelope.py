@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from components.common.chat_text import Own, clip, inert
+from components.common.i18n import Catalogue, current_language
 from ltm import FencedError, LTMError, NotPermitted, OutcomeUnknown, PartialWrite, UnrecordedChange
 
 Surface = Literal["tool", "command", "console"]
@@ -23,6 +25,48 @@ _PARTIAL_HINT: dict[Surface, str] = {
     "command": "See !memory audit for exactly what was stored.",
     "console": "The Audit tab shows exactly what was stored.",
 }
+
+
+# The command's hints, in every reply language (the others answer JSON and speak English).
+SAY = Catalogue({
+    "envelope.fence_hint": (_FENCE_HINT["command"],
+                            "管理员检查记录后，可在记忆控制台（诊断标签页，清除栅栏）中清除它。"),
+    "envelope.partial_hint": (_PARTIAL_HINT["command"], "用 !memory audit 查看究竟保存了什么。"),
+    "envelope.with_hint": ("{message}. {hint}", "{message}。{hint}"),
+    "envelope.admin_forgets": ("A bot admin can delete it: !memory forget {id}",
+                               "机器人管理员可以删除它：!memory forget {id}"),
+})
+
+
+# What kind of refusal it was, by the error's code: Chinese replies lead with it, since the core's
+# message itself (which names the ids and values involved) is English.
+KIND = Catalogue({
+    f"envelope.kind.{code}": (code, zh) for code, zh in {
+        "invalid_input": "输入无效", "not_found": "找不到", "host_failure": "LangBot 没有完成请求",
+        "host_error": "LangBot 拒绝了请求", "outcome_unknown": "结果未知", "state_error": "当前状态不允许",
+        "no_knowledge_base": "没有记忆知识库", "fenced": "写入已暂停", "partial_write": "只完成了一部分",
+        "unrecorded_change": "修改未能记入审计", "consolidation_disabled": "未开启整合",
+        "proposal_rejected": "提案被拒绝", "not_permitted": "无权操作", "memory_error": "记忆出错",
+    }.items()
+})
+
+
+def command_message(exc: LTMError) -> Own:
+    """The error's message (the core's own words, quoted as they are) with the command's hint; a
+    Chinese reply names the kind of error first."""
+    text = inert(exc.message.rstrip("."))
+    if current_language() != "en_US":
+        kind = f"envelope.kind.{exc.code}"
+        label = KIND(kind) if kind in KIND.messages else KIND("envelope.kind.memory_error")
+        text = Own(f"{label}（{text}）")
+    if isinstance(exc, (FencedError, OutcomeUnknown, UnrecordedChange)):
+        return SAY("envelope.with_hint", message=text, hint=SAY("envelope.fence_hint"))
+    if isinstance(exc, PartialWrite):
+        return SAY("envelope.with_hint", message=text, hint=SAY("envelope.partial_hint"))
+    if isinstance(exc, NotPermitted) and exc.details.get("episode_id"):
+        return SAY("envelope.with_hint", message=text,
+                   hint=SAY("envelope.admin_forgets", id=clip(exc.details["episode_id"])))
+    return text
 
 
 def hint(exc: LTMError, surface: Surface) -> str:

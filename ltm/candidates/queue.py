@@ -33,8 +33,19 @@ from ..errors import NotFound, ValidationError
 from ..identity import MemoryScope
 from ..spaces import Space
 from ..timefields import now_iso
+from ..wording import Phrase
 from .kinds import CandidateKind
-from .records import Candidate, CandidateStatus, new_candidate_id
+from .records import Candidate, CandidateOrigin, CandidateStatus, new_candidate_id
+
+PROPOSED = Phrase("audit.candidate_proposed", "proposed {what} candidate ({origin}, {rule})")
+DECIDED = Phrase("audit.candidate_decided", "{status} {what} candidate ({origin})")
+DECIDED_APPLIED = Phrase("audit.candidate_decided_applied",
+                         "{status} {what} candidate ({origin}) -> {applied_type} {applied_id}")
+APPLIED_AS = {kind: Phrase(f"candidate.applied.{kind}", kind.replace("_", " "))
+              for kind in ("episode", "speaker_profile", "session_profile")}
+ORIGIN = {o: Phrase(f"origin.{o.value}", o.value) for o in CandidateOrigin}
+ERASED = Phrase("audit.candidate_erased", "{status} {what} candidate erased")
+CANDIDATE_STATUS = {s: Phrase(f"candidate.status.{s.value}", s.value) for s in CandidateStatus}
 
 log = logging.getLogger("LongTermMemory")
 
@@ -161,7 +172,7 @@ class CandidateQueue:
         await tx.call("storage write", partial(self._write, scope, record))
         for candidate in theirs:
             tx.applied(tx.operation, "candidate", candidate.candidate_id,
-                       f"{candidate.status.value} {candidate.describe()} candidate erased")
+                       ERASED(status=CANDIDATE_STATUS[candidate.status](), what=candidate.describe()))
         return theirs
 
     async def propose(self, scope: MemoryScope, new: Sequence[Candidate]) -> ProposeResult:
@@ -194,7 +205,7 @@ class CandidateQueue:
             await tx.call("storage write", partial(self._write, scope, record))
             for candidate in added:
                 tx.applied("candidate_propose", "candidate", candidate.candidate_id,
-                           f"proposed {candidate.describe()} candidate ({candidate.origin.value}, {candidate.rule})",
+                           PROPOSED(what=candidate.describe(), origin=ORIGIN[candidate.origin](), rule=candidate.rule),
                            kind=candidate.kind.value, origin=candidate.origin.value, rule=candidate.rule,
                            source_ref=candidate.source_ref)
         if refused:
@@ -232,10 +243,15 @@ class CandidateQueue:
             decided = candidate.decided(status, by, applied_type, applied_id, applied_existing)
             record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
             await tx.call("storage write", partial(self._write, scope, record))
-            applied = f" -> {applied_type} {applied_id}" if applied_type else ""
-            applied += " (already remembered)" if applied_existing else ""
-            tx.applied(operation, "candidate", candidate_id,
-                       f"{status.value} {candidate.describe()} candidate ({candidate.origin.value}){applied}",
+            summary = (DECIDED_APPLIED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
+                                       origin=ORIGIN[candidate.origin](),
+                                       applied_type=APPLIED_AS[applied_type]() if applied_type in APPLIED_AS
+                                       else applied_type, applied_id=applied_id or "")
+                       if applied_type else
+                       DECIDED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
+                               origin=ORIGIN[candidate.origin]()))
+            tx.applied(operation, "candidate", candidate_id, summary,
                        decided_by=by, source_ref=candidate.source_ref, claim_type=candidate.claim_type,
-                       applied_type=applied_type, applied_id=applied_id)
+                       applied_type=applied_type, applied_id=applied_id,
+                       **({"applied_existing": True} if applied_existing else {}))  # nothing new was written
         return decided

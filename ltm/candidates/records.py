@@ -19,12 +19,20 @@ from typing import Any
 
 from ..errors import ValidationError
 from ..identity import Identity
+from ..profiles.model import FIELD_LABEL, TARGET_LABEL, ProfileTarget
 from ..timefields import now_iso
-from .kinds import CandidateKind, ProfileField, ProposedMemory
+from ..wording import Phrase, Said
+from .kinds import SESSION, CandidateKind, ProfileField, ProposedMemory
 
 USER_STATEMENT = "user_statement"
 INFERENCE = "inference"
+# An `ignore` candidate claims nothing: the message looked like a credential and none of it is kept.
+REDACTED = "redacted"
 MODEL_RULE = "model"
+
+EPISODE_CANDIDATE = Phrase("candidate.what.episode", "episode")
+IGNORE_CANDIDATE = Phrase("candidate.what.ignore", "ignore")
+PROFILE_CANDIDATE = Phrase("candidate.what.profile", "{target} profile {field}")
 
 
 class CandidateStatus(str, enum.Enum):
@@ -47,6 +55,13 @@ def new_candidate_id(taken: set[str]) -> str:
         candidate_id = "c-" + secrets.token_hex(4)
         if candidate_id not in taken:
             return candidate_id
+
+
+def claim_type_of(kind: CandidateKind, origin: CandidateOrigin) -> str:
+    """Rules state what the user said, a model infers it; an ignore candidate claims nothing."""
+    if kind is CandidateKind.IGNORE:
+        return REDACTED
+    return INFERENCE if origin is CandidateOrigin.MODEL else USER_STATEMENT
 
 
 @dataclass(frozen=True)
@@ -99,7 +114,7 @@ class Candidate:
         return cls(
             candidate_id=candidate_id, kind=item.kind, content=item.content, evidence=item.evidence,
             rule=item.rule, origin=origin,
-            claim_type=INFERENCE if origin is CandidateOrigin.MODEL else USER_STATEMENT,
+            claim_type=claim_type_of(item.kind, origin),
             source_ref=f"query:{query_id}", speaker=speaker, created_at=now_iso(), query_id=query_id,
             target=item.target if item.kind is CandidateKind.PROFILE else None,
             field=item.field if item.kind is CandidateKind.PROFILE else None,
@@ -120,11 +135,12 @@ class Candidate:
         return replace(self, status=status, decided_at=now_iso(), decided_by=by, applied_type=applied_type,
                        applied_id=applied_id, applied_existing=applied_existing)
 
-    def describe(self) -> str:
+    def describe(self) -> Said:
         """What the candidate proposes, without its content (safe for audit summaries and logs)."""
         if self.kind is CandidateKind.PROFILE:
-            return f"{self.target} profile {self.field.value if self.field else '?'}"
-        return str(self.kind.value)
+            target = TARGET_LABEL[ProfileTarget.SESSION if self.target == SESSION else ProfileTarget.SPEAKER]
+            return PROFILE_CANDIDATE(target=target(), field=FIELD_LABEL[(self.field or ProfileField.TRAITS).value]())
+        return EPISODE_CANDIDATE() if self.kind is CandidateKind.EPISODE else IGNORE_CANDIDATE()
 
     def to_dict(self) -> dict[str, Any]:
         """Storage form. The evidence of a model candidate is its content, so it is kept once."""
@@ -153,10 +169,13 @@ class Candidate:
             query_id = raw.get("query_id")
             content = str(raw["content"])
             evidence = raw.get("evidence")
+            kind = CandidateKind(raw["kind"])
+            # Ignore candidates stored before `redacted` existed said `user_statement`.
+            claim_type = REDACTED if kind is CandidateKind.IGNORE else str(raw["claim_type"])
             return cls(
-                candidate_id=str(raw["id"]), kind=CandidateKind(raw["kind"]), content=content,
+                candidate_id=str(raw["id"]), kind=kind, content=content,
                 evidence=content if evidence is None else str(evidence), rule=str(raw.get("rule") or ""),
-                origin=CandidateOrigin(raw["origin"]), claim_type=str(raw["claim_type"]),
+                origin=CandidateOrigin(raw["origin"]), claim_type=claim_type,
                 source_ref=str(raw["source_ref"]),
                 speaker=Speaker(str(who["launcher_type"]), str(who["launcher_id"]), str(who.get("bot_uuid") or ""),
                                 str(who.get("sender_id") or ""), str(who.get("sender_name") or "")),

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from ..episodes.model import Episode, EpisodeStatus
 from ..kb_settings import KBSettings
 from ..timefields import parse_stored
+from ..wording import Phrase, Said
 from .model import ArchivalCandidate
 
 
@@ -23,23 +24,34 @@ def superseded_since(episode: Episode) -> datetime | None:
             or parse_stored(episode.timestamp))
 
 
-def risk_notes(episode: Episode, by_id: dict[str, Episode]) -> tuple[str, ...]:
+_RISK = {key: Phrase(f"risk.{key}", english) for key, english in {
+    "unlinked": "superseded without a link to its correction (imported or older data): check it by hand",
+    "correction_gone": "superseded by {episode_id}, which is no longer stored: no version of this fact stays active",
+    "correction_archived": "superseded by an episode that is itself archived ({episode_id}): no version of this "
+                           "fact stays active",
+    "correction_superseded": "superseded by an episode that is itself superseded ({episode_id}): check the latest "
+                             "version",
+    "original_of_correction": "would leave a correction without its original: {episode_id} stays active, this "
+                              "original moves from superseded to archived",
+    "not_named": "its correction {episode_id} does not name it as corrected",
+}.items()}
+
+
+def risk_notes(episode: Episode, by_id: dict[str, Episode]) -> tuple[Said, ...]:
     """What archiving this superseded record means for the fact it held."""
     if not episode.superseded_by:
-        return ("superseded without a link to its correction (imported or older data): check it by hand",)
+        return (_RISK["unlinked"](),)
     fix_id = episode.superseded_by
     fix = by_id.get(fix_id)
     if fix is None:
-        return (f"superseded by {fix_id}, which is no longer stored: no version of this fact stays active",)
+        return (_RISK["correction_gone"](episode_id=fix_id),)
     if fix.status is EpisodeStatus.ARCHIVED:
-        return (f"superseded by an episode that is itself archived ({fix_id}): no version of this fact stays "
-                "active",)
+        return (_RISK["correction_archived"](episode_id=fix_id),)
     if fix.status is EpisodeStatus.SUPERSEDED:
-        return (f"superseded by an episode that is itself superseded ({fix_id}): check the latest version",)
+        return (_RISK["correction_superseded"](episode_id=fix_id),)
     if episode.episode_id in fix.supersedes:
-        return (f"would leave a correction without its original: {fix_id} stays active, this original moves "
-                "from superseded to archived",)
-    return (f"its correction {fix_id} does not name it as corrected",)
+        return (_RISK["original_of_correction"](episode_id=fix_id),)
+    return (_RISK["not_named"](episode_id=fix_id),)
 
 
 def archival_candidates(episodes: Sequence[Episode], settings: KBSettings, now: datetime

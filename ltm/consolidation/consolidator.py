@@ -44,6 +44,7 @@ from ..ports import LanguageModel
 from ..profiles.book import ProfileBook
 from ..spaces import Space
 from ..timefields import now_iso, utc_now
+from ..wording import Phrase, Said
 from .archival import archival_candidates
 from .model import (
     MAX_INPUT_CHARS,
@@ -63,9 +64,31 @@ from .model import (
     source_hash,
 )
 from .prompt import build_request, entry_chars, parse_reply
-from .records import DraftBook
+from .records import DRAFT_DISCARDED, DRAFT_REJECTED, DRAFT_USED, DraftBook
 
 log = logging.getLogger("LongTermMemory")
+SUMMARY_STAGED = Phrase("audit.summary_staged", "summary staged as archived from {sources} source(s)")
+SUMMARY_UNSTAGED = Phrase("audit.summary_unstaged", "staged summary removed: {problem}")
+SUMMARY_ACTIVATED = Phrase("audit.summary_activated", "summary verified and activated")
+_NOTE = {key: Phrase(f"consolidation.{key}", english) for key, english in {
+    "no_model": "no consolidation model is set: archival only, no summary",
+    "too_many_drafts": "this chat already has {count} pending drafts; run or discard one before asking for another",
+    "nothing_new": "nothing new to summarize. A summary needs at least {count} active records that are not "
+                   "already in a summary or a pending draft",
+    "nothing_new_tag": "nothing new to summarize with tag {tag}. A summary needs at least {count} active records "
+                       "that are not already in a summary or a pending draft",
+    "not_saved": "{reason}; no draft was saved",
+    "model_timeout": "the model did not answer within {seconds} s",
+    "model_failed": "the model call failed: {error}",
+    "answer_rejected": "the model's answer was rejected: {error}",
+    "draft_over_budget": "the summary would be over the recall record budget ({size} > {limit} characters with its "
+                         "lineage); fewer sources per draft are needed",
+    "source_changed": "source {episode_id} changed while the model was drafting",
+    "profile_off": "profile updates were proposed but consolidation_apply_profile_updates is off: L1 unchanged",
+    "profile_failed": "profile updates not applied: {error}",
+    "profile_updated": "session profile updated with {count} item(s)",
+}.items()}
+ARCHIVED_BY_CONSOLIDATION = Phrase("audit.consolidation_archived", "superseded -> archived by consolidation")
 
 def clean_proposal_id(value: object) -> str:
     text = params.record_id(value, "proposal_id")
@@ -160,31 +183,30 @@ class Consolidator:
                 max_candidates=settings.consolidation_max_candidates,
                 archival=archival, archival_total=total, listing_truncated=listing.truncated)
             if not model:
-                return replace(result, draft_note="no consolidation model is set: archival only, no summary")
+                return replace(result, note=_NOTE["no_model"]())
             if len(await self._drafts.pending(kb_id, user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
-                return replace(result, draft_note=f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; "
-                                                  "run or discard one before asking for another")
+                return replace(result, note=_NOTE["too_many_drafts"](count=MAX_PENDING_DRAFTS))
             pending = {i for _, d in await self._drafts.pending(kb_id, user_key) for i in d.source_ids}
             chosen = select_sources(listing.episodes, await self._drafts.lineage(kb_id, user_key), pending,
                                     settings, tag)
             if len(chosen) < MIN_SOURCES:
-                return replace(result, draft_note=(
-                    f"nothing to summarize: fewer than {MIN_SOURCES} active records that no active summary or "
-                    "pending draft covers" + (f" (tag {tag})" if tag else "")))
-            draft, reason = await self._draft(scope, settings, chosen)
-            if draft is None:
+                return replace(result, note=_NOTE["nothing_new_tag"](count=MIN_SOURCES, tag=tag) if tag
+                               else _NOTE["nothing_new"](count=MIN_SOURCES))
+            draft = await self._draft(scope, settings, chosen)
+            if isinstance(draft, Said):
+                reason = draft
                 log.info("[LongTermMemory] consolidation draft rejected scope=%s sources=%d: %s", scope.scope_key,
                          len(chosen), reason)
-                return replace(result, rejected=True, draft_note=f"{reason}; no draft was saved")
-            saved, reason = await self._save(scope, draft, chosen)
-            if not saved:
-                return replace(result, rejected=True, draft_note=f"{reason}; no draft was saved")
+                return replace(result, rejected=True, note=_NOTE["not_saved"](reason=reason))
+            problem = await self._save(scope, draft, chosen)
+            if problem is not None:
+                return replace(result, rejected=True, note=_NOTE["not_saved"](reason=problem))
             log.info("[LongTermMemory] consolidation draft saved scope=%s proposal=%s sources=%d", scope.scope_key,
                      draft.proposal_id, len(draft.sources))
             return replace(result, draft=draft)
 
     async def _draft(self, scope: MemoryScope, settings: KBSettings, chosen: Sequence[Episode]
-                     ) -> tuple[Draft | None, str]:
+                     ) -> Draft | Said:
         """One bounded model call and the validation of its answer: a draft, or why there is none."""
         sources = tuple(DraftSource.of(e) for e in chosen)
         with_profile = settings.consolidation_apply_profile_updates
@@ -195,15 +217,15 @@ class Consolidator:
                 self._llm.complete(model, messages, timeout_s=MODEL_TIMEOUT_S, max_output_chars=MAX_OUTPUT_CHARS),
                 MODEL_TIMEOUT_S)
         except TimeoutError:
-            return None, f"the model did not answer within {MODEL_TIMEOUT_S:g} s"
+            return _NOTE["model_timeout"](seconds=f"{MODEL_TIMEOUT_S:g}")
         except HostFailure as exc:
-            return None, f"the model call failed: {exc.message}"
+            return _NOTE["model_failed"](error=exc.message)
         except ValidationError as exc:
-            return None, f"the model's answer was rejected: {exc.message}"
+            return _NOTE["answer_rejected"](error=exc.message)
         try:
             statements, updates = parse_reply(reply, sources, profile_updates=with_profile)
         except ValidationError as exc:
-            return None, f"the model's answer was rejected: {exc.message}"
+            return _NOTE["answer_rejected"](error=exc.message)
         validity = common_validity([(s.valid_from, s.valid_until) for s in sources]) or (None, None)
         identity = scope.identity
         draft = Draft(
@@ -214,24 +236,23 @@ class Consolidator:
             created_by_name=identity.sender_name if identity else "")
         size = _over_budget(summary_episode(scope, draft, chosen, new_episode_id()))
         if size:
-            return None, (f"the summary would be over the recall record budget ({size} > {MAX_RECORD_CHARS} "
-                          "characters with its lineage); fewer sources per draft are needed")
-        return draft, ""
+            return _NOTE["draft_over_budget"](size=size, limit=MAX_RECORD_CHARS)
+        return draft
 
-    async def _save(self, scope: MemoryScope, draft: Draft, chosen: Sequence[Episode]) -> tuple[bool, str]:
+    async def _save(self, scope: MemoryScope, draft: Draft, chosen: Sequence[Episode]) -> Said | None:
         """Store the draft, unless a source changed while the model was drafting. Under the space's lock
         (L2 first, then L1), so no cascade can run between the check and the write."""
         async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
             for episode in chosen:
                 current = await self._store.get(scope.kb_id, scope.user_key, episode.episode_id)
                 if current is None or source_hash(current) != source_hash(episode):
-                    return False, f"source {episode.episode_id} changed while the model was drafting"
+                    return _NOTE["source_changed"](episode_id=episode.episode_id)
             async with self._gate.write(scope, Space.l1(scope.scope_key), "consolidation_preview") as tx:
                 if len(await self._drafts.pending(scope.kb_id, scope.user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
                     raise StateError(f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; run or discard "
                                      "one first")
                 await self._drafts.save(tx, draft)
-        return True, ""
+        return None
 
     # ------------------------------------------------------------------ run (K2, K4, K6)
     async def run(self, scope: MemoryScope, settings: KBSettings, proposal_id: object = None) -> ConsolidationRun:
@@ -254,7 +275,7 @@ class Consolidator:
             await self._drafts.before_change(tx, scope, [e.episode_id for e in targets], removed=False)
             updated = [e.with_status(EpisodeStatus.ARCHIVED) for e in targets]
             await write_episodes(tx, self._store, settings, updated, lambda t, e: t.applied(
-                "consolidation_archive", "episode", e.episode_id, "superseded -> archived by consolidation",
+                "consolidation_archive", "episode", e.episode_id, ARCHIVED_BY_CONSOLIDATION(),
                 previous_status=EpisodeStatus.SUPERSEDED.value))
         log.info("[LongTermMemory] consolidation archived scope=%s user_key=%s records=%d", scope.scope_key,
                  scope.user_key, len(updated))
@@ -296,7 +317,8 @@ class Consolidator:
                         f"proposal {pid}: the summary is over the recall record budget ({size} > {MAX_RECORD_CHARS} "
                         "characters); the sources are kept", reason="over_budget", proposal_id=pid)
             if rejection is not None or staged is None:
-                await self._close_draft(scope, draft, "rejected", rejection.message if rejection else "refused")
+                reason = rejection.message if rejection else "refused"
+                await self._close_draft(scope, draft, "rejected", reason, DRAFT_REJECTED(reason=reason))
             else:
                 rejection = await self._publish(tx, scope, settings, draft, staged, sources)
         if rejection is not None:
@@ -308,13 +330,13 @@ class Consolidator:
         note = await self._profile_updates(scope, settings, draft)
         log.info("[LongTermMemory] consolidation summary activated scope=%s proposal=%s summary=%s sources=%d",
                  scope.scope_key, pid, summary.episode_id, len(sources))
-        return ConsolidationRun(summary=summary, proposal_id=pid, sources=sources, profile_note=note)
+        return ConsolidationRun(summary=summary, proposal_id=pid, sources=sources, profile=note)
 
-    async def _close_draft(self, scope: MemoryScope, draft: Draft, status: str, reason: str,
+    async def _close_draft(self, scope: MemoryScope, draft: Draft, status: str, reason: str, said: Said,
                            summary_id: str = "") -> None:
         """The draft leaves the pending state in its own L1 space (inside the caller's L2 lock)."""
         async with self._gate.write(scope, Space.l1(scope.scope_key), "consolidation_run") as l1:
-            await self._drafts.close(l1, draft, status, reason, "consolidation_run", summary_id=summary_id)
+            await self._drafts.close(l1, draft, status, reason, "consolidation_run", said, summary_id=summary_id)
 
     async def _publish(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, draft: Draft, staged: Episode,
                        sources: Sequence[Episode]) -> ProposalRejected | None:
@@ -322,26 +344,26 @@ class Consolidator:
         that cannot write (the embedding); a refused read-back removes the staged record again."""
         pid, kb_id, user_key = draft.proposal_id, scope.kb_id, scope.user_key
         vectors = await self._store.embed(settings.embedding_model_uuid, [staged.content])
-        await self._close_draft(scope, draft, "used", "run", staged.episode_id)
+        await self._close_draft(scope, draft, "used", "run", DRAFT_USED(), staged.episode_id)
         lineage = await self._drafts.lineage(kb_id, user_key)
         lineage[staged.episode_id] = [s.episode_id for s in sources]
         await self._drafts.set_lineage(tx, kb_id, user_key, lineage)  # before the record: never untracked
         await write_episodes(tx, self._store, settings, [staged], lambda t, e: t.applied(
             "consolidation_stage", "episode", e.episode_id,
-            f"summary staged as archived from {len(sources)} source(s)", proposal_id=pid,
+            SUMMARY_STAGED(sources=len(sources)), proposal_id=pid,
             derived_from=list(e.derived_from)), vectors=vectors)
         problem = await self._verify(kb_id, staged)
         if problem:
             await tx.call("vector delete", lambda: self._store.delete(kb_id, user_key, [staged.episode_id]))
             tx.reverted("consolidation_unstage", "episode", staged.episode_id,
-                        f"staged summary removed: {problem}", proposal_id=pid)
+                        SUMMARY_UNSTAGED(problem=problem), proposal_id=pid)
             lineage.pop(staged.episode_id, None)
             await self._drafts.set_lineage(tx, kb_id, user_key, lineage)
             return ProposalRejected(f"proposal {pid}: {problem}; the sources are kept", proposal_id=pid,
                                     reason="over_budget" if "budget" in problem else "not_verified")
         await write_episodes(tx, self._store, settings, [staged.with_status(EpisodeStatus.ACTIVE)],
                              lambda t, e: t.applied("consolidation_run", "episode", e.episode_id,
-                                                    "summary verified and activated", proposal_id=pid),
+                                                    SUMMARY_ACTIVATED(), proposal_id=pid),
                              vectors=vectors)
         return None
 
@@ -359,12 +381,12 @@ class Consolidator:
                     "with the host's metadata)")
         return ""
 
-    async def _profile_updates(self, scope: MemoryScope, settings: KBSettings, draft: Draft) -> str:
+    async def _profile_updates(self, scope: MemoryScope, settings: KBSettings, draft: Draft) -> Said | None:
         """K6: a draft's profile changes reach L1 only with consolidation_apply_profile_updates on."""
         if not draft.profile_updates:
-            return ""
+            return None
         if not settings.consolidation_apply_profile_updates:
-            return "profile updates were proposed but consolidation_apply_profile_updates is off: L1 unchanged"
+            return _NOTE["profile_off"]()
         change: dict[str, object] = {"mode": "merge"}
         for field_name in ("traits", "preferences"):
             values = [u.value for u in draft.profile_updates if u.field == field_name]
@@ -373,8 +395,8 @@ class Consolidator:
         try:
             await self._profiles.update(scope, "session", change)
         except LTMError as exc:
-            return f"profile updates not applied: {exc.message}"
-        return f"session profile updated with {len(draft.profile_updates)} item(s)"
+            return _NOTE["profile_failed"](error=exc.message)
+        return _NOTE["profile_updated"](count=len(draft.profile_updates))
 
     # ------------------------------------------------------------------ drafts (K7)
     async def drafts(self, scope: MemoryScope) -> list[Draft]:
@@ -386,5 +408,6 @@ class Consolidator:
                 self._gate.hold(Space.l2(scope.kb_id, scope.user_key)), \
                 self._gate.write(scope, Space.l1(scope.scope_key), "draft_discard") as tx:
             draft = await self._drafts.find(scope, pid)
-            await self._drafts.close(tx, draft, "discarded", "discarded after review", "draft_discard")
+            await self._drafts.close(tx, draft, "discarded", "discarded after review", "draft_discard",
+                                     DRAFT_DISCARDED())
         return draft

@@ -17,6 +17,7 @@ from typing import Any
 from ..episodes.model import Episode
 from ..errors import StateError
 from ..timefields import format_utc, parse_stored
+from ..wording import Said
 
 # K8: one model call per preview, capped and bounded on both sides.
 MODEL_TIMEOUT_S = 30.0
@@ -223,13 +224,13 @@ class ArchivalCandidate:
     """A superseded record old enough to archive, and what an operator should know first."""
 
     episode: Episode
-    notes: tuple[str, ...] = ()
+    notes: tuple[Said, ...] = ()
 
 
 @dataclass(frozen=True)
 class ConsolidationPreview:
     """`preview`: nothing about episodes changed. `draft` is set when a model draft was stored;
-    otherwise `draft_note` says why not (no model, nothing to summarize, or the rejection reason)."""
+    otherwise `note` says why not (no model, nothing to summarize, or the rejection reason)."""
 
     enabled: bool
     model_configured: bool
@@ -239,8 +240,12 @@ class ConsolidationPreview:
     archival_total: int = 0
     listing_truncated: bool = False
     draft: Draft | None = None
-    draft_note: str = ""
+    note: Said | None = None
     rejected: bool = False
+
+    @property
+    def draft_note(self) -> str:
+        return self.note.english if self.note else ""
 
 
 @dataclass(frozen=True)
@@ -251,7 +256,11 @@ class ConsolidationRun:
     summary: Episode | None = None
     proposal_id: str = ""
     sources: list[Episode] = field(default_factory=list)
-    profile_note: str = ""
+    profile: Said | None = None  # what became of the draft's profile updates, when it had some
+
+    @property
+    def profile_note(self) -> str:
+        return self.profile.english if self.profile else ""
 
 
 def _opt(value: Any) -> str | None:

@@ -34,9 +34,16 @@ from .._storage import (
 from ..episodes.store import EpisodeStore
 from ..identity import MemoryScope
 from ..timefields import now_iso
+from ..wording import Phrase, Said
 from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft, ProposalRejected
 
 log = logging.getLogger("LongTermMemory")
+DRAFT_SAVED = Phrase("audit.draft_saved", "review draft saved: {statements} statement(s) over {sources} source(s)")
+DRAFT_CLEARED = Phrase("audit.draft_cleared", "draft cleared: source {source} changed before review")
+DRAFT_USED = Phrase("audit.draft_used", "draft used: run")
+DRAFT_REJECTED = Phrase("audit.draft_rejected", "draft rejected: {reason}")
+DRAFT_DISCARDED = Phrase("audit.draft_discarded", "draft discarded after review")
+SUMMARY_REMOVED = Phrase("audit.summary_removed", "summary removed: {count} of its sources changed")
 
 
 class DraftBook:
@@ -113,10 +120,10 @@ class DraftBook:
         key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
         await tx.call("storage write", partial(self._store.set, key, draft.to_dict()))
         tx.applied("consolidation_preview", "draft", draft.proposal_id,
-                   f"review draft saved: {len(draft.statements)} statement(s) over {len(draft.sources)} source(s)",
+                   DRAFT_SAVED(statements=len(draft.statements), sources=len(draft.sources)),
                    sources=sorted(draft.source_ids), kb_id=draft.kb_id, model=draft.model)
 
-    async def close(self, tx: WriteTx, draft: Draft, status: str, reason: str, operation: str, *,
+    async def close(self, tx: WriteTx, draft: Draft, status: str, reason: str, operation: str, said: Said, *,
                     summary_id: str = "") -> None:
         """Leave the pending state: the outcome is logged first (so a replay is recognised even if the
         next step fails), then the draft and its quoted source texts are deleted."""
@@ -132,7 +139,7 @@ class DraftBook:
         meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.scope_key}
         if summary_id:
             meta["summary_id"] = summary_id
-        tx.applied(operation, "draft", draft.proposal_id, f"draft {status}: {reason}", **meta)
+        tx.applied(operation, "draft", draft.proposal_id, said, **meta)
 
     async def set_lineage(self, tx: WriteTx, kb_id: str, user_key: str, summaries: dict[str, list[str]]) -> None:
         key = lineage_key(kb_id, user_key)
@@ -158,14 +165,15 @@ class DraftBook:
             for sid in doomed:
                 changed = sorted(ids.intersection(lineage[sid]))
                 tx.applied("summary_remove", "episode", sid,
-                           f"summary removed: {len(changed)} of its sources changed", sources=changed)
+                           SUMMARY_REMOVED(count=len(changed)), sources=changed)
         gone = set(doomed) | (ids.intersection(lineage) if removed else set())
         if gone:
             await self.set_lineage(tx, kb_id, user_key, {k: v for k, v in lineage.items() if k not in gone})
         for _, draft in await self.pending(kb_id, user_key):
             hit = sorted(ids & draft.source_ids)
             if hit:
-                await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", "draft_clear")
+                await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", "draft_clear",
+                                 DRAFT_CLEARED(source=hit[0]))
         if doomed:
             log.info("[LongTermMemory] consolidation cascade kb=%s user_key=%s summaries_removed=%d", kb_id,
                      user_key, len(doomed))

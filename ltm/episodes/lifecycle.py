@@ -34,13 +34,26 @@ from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import now_iso, parse_stored
+from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
-from .model import Episode, EpisodeDraft, EpisodeStatus, new_episode_id
+from .model import STATUS_LABEL, Episode, EpisodeDraft, EpisodeStatus, new_episode_id
 from .store import UPSERT_BATCH, EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
 
 MAX_SUPERSEDES = 20  # corrected episodes per `remember`
+
+STORED = Phrase("audit.episode_stored", "stored episode ({chars} chars, importance {importance})")
+ALREADY_REMEMBERED = Phrase("audit.already_remembered",
+                            "already remembered: the same fact is stored; nothing was written")
+SUPERSEDED_BY = Phrase("audit.episode_superseded", "superseded by {episode_id}")
+CORRECTION_ROLLED_BACK = Phrase("audit.correction_rolled_back",
+                                "correction refused by the store; the new episode was removed again")
+STATUS_CHANGED = Phrase("audit.status_changed", "{before} -> {after}")
+DELETED = Phrase("audit.episode_deleted", "deleted {status} episode")
+BULK_DELETED = Phrase("audit.bulk_deleted", "deleted by bulk delete")
+# What deleted an episode in a bulk deletion, by the operation that ran it.
+DELETED_BY = {"bulk_delete": BULK_DELETED, "person_erase": Phrase("audit.person_erased", "deleted by person erase")}
 
 
 def new_episode(scope: MemoryScope, draft: EpisodeDraft) -> Episode:
@@ -198,8 +211,7 @@ class EpisodeLifecycle:
                 [Probe(episode.content, episode.sender_id, vectors[0])])
             if finding.same is not None and finding.same.episode is not None and not targets:
                 existing = finding.same.episode
-                tx.noted("remember_duplicate", "episode", existing.episode_id,
-                         "already remembered: the same fact is stored; nothing was written")
+                tx.noted("remember_duplicate", "episode", existing.episode_id, ALREADY_REMEMBERED())
                 log.info("[LongTermMemory] remember scope=%s user_key=%s already remembered", scope.scope_key,
                          scope.user_key)
                 return Remembered(existing, created=False)
@@ -211,19 +223,19 @@ class EpisodeLifecycle:
                 await self._derived.before_change(tx, scope, [t.episode_id for t in targets], removed=False)
             await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
                 "remember", "episode", e.episode_id,
-                f"stored episode ({len(e.content)} chars, importance {e.importance})", tags=list(e.tags),
+                STORED(chars=len(e.content), importance=e.importance), tags=list(e.tags),
                 **({"similar": [m.episode_id for m in similar]} if similar else {})),
                 vectors=vectors[:1])
             if targets:
                 try:
                     await write_episodes(tx, self._store, settings, replaced, lambda t, e: t.applied(
-                        "supersede", "episode", e.episode_id, f"superseded by {episode.episode_id}"),
+                        "supersede", "episode", e.episode_id, SUPERSEDED_BY(episode_id=episode.episode_id)),
                         vectors=vectors[1:])
                 except HostError as exc:
                     await tx.call("vector delete",
                                   lambda: self._store.delete(scope.kb_id, scope.user_key, [episode.episode_id]))
                     tx.reverted("remember_rollback", "episode", episode.episode_id,
-                                "correction refused by the store; the new episode was removed again")
+                                CORRECTION_ROLLED_BACK())
                     raise HostError(f"the correction was not stored ({exc.message}); nothing changed") from None
         log.info("[LongTermMemory] remember scope=%s user_key=%s superseded=%d similar=%d", scope.scope_key,
                  scope.user_key, len(targets), len(similar))
@@ -252,7 +264,8 @@ class EpisodeLifecycle:
             if new_status is not EpisodeStatus.ACTIVE:
                 await self._derived.before_change(tx, scope, [episode.episode_id], removed=False)
             await write_episodes(tx, self._store, settings, [updated], lambda t, e: t.applied(
-                operation, "episode", e.episode_id, f"{episode.status.value} -> {new_status.value}",
+                operation, "episode", e.episode_id,
+                STATUS_CHANGED(before=STATUS_LABEL[episode.status](), after=STATUS_LABEL[new_status]()),
                 previous_status=episode.status.value))
             if new_status is EpisodeStatus.ACTIVE and episode.superseded_by:
                 found = await self._store.get(scope.kb_id, scope.user_key, episode.superseded_by)
@@ -274,7 +287,7 @@ class EpisodeLifecycle:
             await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)
             await tx.call("vector delete", lambda: self._store.delete(scope.kb_id, scope.user_key,
                                                                      [episode.episode_id]))
-            tx.applied(operation, "episode", episode.episode_id, f"deleted {episode.status.value} episode")
+            tx.applied(operation, "episode", episode.episode_id, DELETED(status=STATUS_LABEL[episode.status]()))
         return episode
 
     async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria, *,
@@ -298,7 +311,7 @@ class EpisodeLifecycle:
                                                            [e.episode_id for e in batch]))
                     for episode in batch:
                         tx.applied(operation, "episode", episode.episode_id,
-                                   f"deleted by {operation.replace('_', ' ')}")
+                                   DELETED_BY.get(operation, BULK_DELETED)())
                     deleted.extend(batch)
                 if not listing.truncated or not matches:
                     return deleted

@@ -20,6 +20,7 @@ from .. import params
 from ..errors import ValidationError
 from ..ports import IndexRecord
 from ..timefields import normalize_time, now_iso, parse_aware, parse_stored
+from ..wording import Phrase
 
 MAX_CONTENT_CHARS = 2000
 MAX_TAGS = 10
@@ -57,6 +58,9 @@ class ClaimType(str, enum.Enum):
     UNKNOWN = "unknown"
     USER_STATEMENT = "user_statement"
     INFERENCE = "inference"
+
+
+STATUS_LABEL = {s: Phrase(f"status.{s.value}", s.value) for s in EpisodeStatus}
 
 
 def record_chars(record: IndexRecord) -> int:

@@ -33,10 +33,12 @@ from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import normalize_time
+from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
 from .model import (
     MAX_SENDER_CHARS,
+    STATUS_LABEL,
     Episode,
     EpisodeDraft,
     EpisodeStatus,
@@ -48,6 +50,9 @@ from .sameness import fact_key
 from .store import EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
+RECORD_REMEMBERED = Phrase("audit.record_remembered", "record #{position} already remembered: not written")
+IMPORTED = Phrase("audit.episode_imported", "imported ({status})")
+DOCUMENT_DELETED = Phrase("audit.document_deleted", "document {document_id} deleted")
 
 MAX_IMPORT_RECORDS = 5000
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
@@ -208,7 +213,7 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
 
 def _audit_import(operation: str, document_id: str | None) -> Any:
     def audit(tx: WriteTx, e: Episode) -> None:
-        tx.applied(operation, "episode", e.episode_id, f"imported ({e.status.value})",
+        tx.applied(operation, "episode", e.episode_id, IMPORTED(status=STATUS_LABEL[e.status]()),
                    original_id=e.original_id or "", document_id=document_id or "")
     return audit
 
@@ -278,8 +283,8 @@ class EpisodeTransfer:
                     similar.append(BatchSimilar(i + 1, episode.episode_id, ids))
                 continue
             held_by[episode.episode_id] = duplicates[-1].existing_id
-            tx.noted(operation, "episode", duplicates[-1].existing_id,
-                     f"record #{i + 1} already remembered: not written", position=i + 1,
+            tx.noted(operation, "episode", duplicates[-1].existing_id, RECORD_REMEMBERED(position=i + 1),
+                     position=i + 1,
                      original_id=episode.original_id or "", in_batch=duplicates[-1].in_batch)
         kept = [(_relinked(e, held_by), v) for e, v in zip(episodes, vectors) if e.episode_id not in held_by]
         return ImportResult([e for e, _ in kept], duplicates, similar), [v for _, v in kept]
@@ -306,7 +311,7 @@ class EpisodeTransfer:
                 await self._derived.before_change(tx, scope, present, removed=True)
                 await tx.call("vector delete", lambda: self._store.delete(kb_id, scope.user_key, present))
                 for episode_id in present:
-                    tx.applied("document_delete", "episode", episode_id, f"document {document_id} deleted")
+                    tx.applied("document_delete", "episode", episode_id, DOCUMENT_DELETED(document_id=document_id))
             await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
         return len(present)
 

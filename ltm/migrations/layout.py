@@ -36,8 +36,11 @@ from ..kb_settings import KBSettings
 from ..ports import IndexRecord, VectorIndex
 from ..spaces import Space
 from ..timefields import now_iso
+from ..wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
+REWRITTEN = Phrase("audit.layout_rewritten", "{count} episode(s) rewritten in record layout 2")
+OLD_ROWS_REMOVED = Phrase("audit.layout_old_rows_removed", "{count} row(s) of the old record layout removed")
 
 SCAN_PAGE = 500
 MAX_ROUNDS = 20
@@ -202,9 +205,9 @@ class LayoutMigrations:
                 if missing:
                     raise HostError(f"{len(missing)} record(s) written in the new layout were not read back; "
                                     "their old rows are kept")
-                tx.applied("migration", "space", space, f"{len(to_write)} episode(s) rewritten in record layout 2",
+                tx.applied("migration", "space", space, REWRITTEN(count=len(to_write)),
                            episode_ids=[r.record_id for r in to_write])
             keys = [key for _, key in items]
             await tx.call("vector delete", partial(index.delete_legacy, kb_id, keys))
-            tx.applied("migration", "space", space, f"{len(keys)} row(s) of the old record layout removed")
+            tx.applied("migration", "space", space, OLD_ROWS_REMOVED(count=len(keys)))
         return len(to_write), len(keys)

@@ -38,8 +38,10 @@ from .._storage import (
 )
 from ..spaces import INSTALLATION_KEY
 from ..timefields import now_iso
+from ..wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
+MOVED = Phrase("audit.storage_moved", "moved {count} records to the escaped key layout")
 
 
 @dataclass
@@ -104,7 +106,7 @@ async def migrate_storage(store: JsonStore) -> MigrationPlan | None:
     if plan.moves or plan.unknown:
         await AuditLog(store).append_many(INSTALLATION_KEY, [AuditEntry(
             operation="storage_migration", target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
-            scope_key=INSTALLATION_KEY, summary=f"moved {len(plan.moves)} records to the escaped key layout",
+            scope_key=INSTALLATION_KEY, summary=MOVED(count=len(plan.moves)),
             meta={"moved": len(plan.moves), "ambiguous": plan.ambiguous, "left": len(plan.unknown)},
         )])
         log.info("[LongTermMemory] storage layout migrated: moved=%d ambiguous=%d left=%d", len(plan.moves),

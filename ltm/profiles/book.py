@@ -21,7 +21,20 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..spaces import Space
-from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget, UpdateMode
+from .model import (
+    FIELD_LABEL,
+    MODE_LABEL,
+    PROFILE_CLEARED,
+    PROFILE_IMPORTED,
+    PROFILE_UPDATED,
+    SPEAKER_PROFILE_ERASED,
+    TARGET_LABEL,
+    Profile,
+    ProfileChange,
+    ProfileLimits,
+    ProfileTarget,
+    UpdateMode,
+)
 from .transfer import ProfileImport, parse_import
 
 log = logging.getLogger("LongTermMemory")
@@ -111,7 +124,8 @@ class ProfileBook:
             if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
                 raise ValidationError(f"the {ref.target.value} profile has nothing of that to remove; nothing changed")
             await tx.call("storage write", lambda: self._store.set(key, updated.to_dict()))
-            tx.applied(operation, ref.target_type, ref.target_id, f"{change.mode.value} {', '.join(fields)}",
+            tx.applied(operation, ref.target_type, ref.target_id,
+                       PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),
                        fields=fields, mode=change.mode.value)
         log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.scope_key, ref.target.value,
                  fields)
@@ -124,7 +138,8 @@ class ProfileBook:
             if await self._store.get(key) is None:
                 return False
             await tx.call("storage delete", lambda: self._store.delete(key))
-            tx.applied("profile_clear", ref.target_type, ref.target_id, f"{ref.target.value} profile cleared")
+            tx.applied("profile_clear", ref.target_type, ref.target_id,
+                       PROFILE_CLEARED(target=TARGET_LABEL[ref.target]()))
         return True
 
     async def erase_speaker(self, tx: WriteTx, scope_key: str, sender_id: str) -> bool:
@@ -134,7 +149,7 @@ class ProfileBook:
         if await self._store.get(key) is None:
             return False
         await tx.call("storage delete", lambda: self._store.delete(key))
-        tx.applied(tx.operation, ref.target_type, ref.target_id, "speaker profile erased")
+        tx.applied(tx.operation, ref.target_type, ref.target_id, SPEAKER_PROFILE_ERASED())
         return True
 
     async def speaker_profile(self, scope_key: str, sender_id: str) -> Profile | None:
@@ -151,7 +166,8 @@ class ProfileBook:
                 ref = ProfileRef(ref_target, sender_id)
                 key = ref.key(scope.scope_key)
                 await tx.call("storage write", partial(self._store.set, key, profile.to_dict()))
-                tx.applied("profile_import", ref.target_type, ref.target_id, f"{ref.target.value} profile imported",
+                tx.applied("profile_import", ref.target_type, ref.target_id,
+                           PROFILE_IMPORTED(target=TARGET_LABEL[ref_target]()),
                            from_scope_key=found.scope_key)
         log.info("[LongTermMemory] profiles imported scope=%s profiles=%d", scope.scope_key, len(found.profiles))
         return found

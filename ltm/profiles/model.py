@@ -14,6 +14,7 @@ from typing import Any
 from .. import params
 from ..errors import ValidationError
 from ..timefields import now_iso
+from ..wording import Phrase
 
 MAX_NAME_CHARS = 100
 MAX_ITEM_CHARS = 200
@@ -30,6 +31,16 @@ class UpdateMode(str, enum.Enum):
     MERGE = "merge"  # add list items, replace name/notes that are given
     REPLACE = "replace"  # every given field replaces the old value entirely
     REMOVE = "remove"  # remove the given list items; clear name/notes if given
+
+
+PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
+FIELD_LABEL = {f: Phrase(f"profile.field.{f}", f) for f in PROFILE_FIELDS}
+TARGET_LABEL = {t: Phrase(f"profile.target.{t.value}", t.value) for t in ProfileTarget}
+MODE_LABEL = {m: Phrase(f"profile.mode.{m.value}", m.value) for m in UpdateMode}
+PROFILE_UPDATED = Phrase("audit.profile_updated", "{mode} {fields}")
+PROFILE_CLEARED = Phrase("audit.profile_cleared", "{target} profile cleared")
+PROFILE_IMPORTED = Phrase("audit.profile_imported", "{target} profile imported")
+SPEAKER_PROFILE_ERASED = Phrase("audit.speaker_profile_erased", "speaker profile erased")
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,29 @@
     if (Array.isArray(kid)) { kid.forEach(function (k) { append(el, k); }); return; }
     el.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
+  /* What the server says by code ({code, params}: a health line, an audit summary, a consolidation note),
+     worded from the dictionaries (the plugin's vocabulary is built into them). A parameter may itself
+     be {code, params} or a list of them. `fallback` (the server's English) is shown for a code this page
+     does not know. */
+  var MISSING = '\u0000';
+  function said(value, fallback) {
+    if (!value || typeof value !== 'object' || typeof value.code !== 'string') return fallback == null ? '' : String(fallback);
+    var template = langbot.t(value.code, MISSING);
+    if (template === MISSING) return fallback != null && fallback !== '' ? String(fallback) : value.code;
+    var params = value.params || {};
+    return template.replace(/\{(\w+)\}/g, function (m, name) { return name in params ? paramText(params[name]) : m; });
+  }
+  function paramText(v) {
+    if (Array.isArray(v)) return v.map(paramText).join(langbot.t('common.listSeparator', '; '));
+    if (v && typeof v === 'object') return said(v, '');
+    return String(v);
+  }
+  // A word for a code the server sends (a status, a claim type, an operation): its term, else the code.
+  function term(prefix, code) {
+    if (code == null || code === '') return '';
+    var word = langbot.t(prefix + code, MISSING);
+    return word === MISSING ? String(code) : word;
+  }
   function fill(el) { el.textContent = ''; for (var i = 1; i < arguments.length; i++) append(el, arguments[i]); }
   function fmtTime(iso) {
     if (!iso) return t('common.none');
@@ -90,6 +113,6 @@
     C.tabs[tab].render(panel, S.views[tab]);
   }
 
-  C.$ = $; C.t = t; C.h = h; C.fill = fill; C.fmtTime = fmtTime; C.shortId = shortId;
+  C.$ = $; C.t = t; C.h = h; C.fill = fill; C.said = said; C.term = term; C.fmtTime = fmtTime; C.shortId = shortId;
   C.defineTab = defineTab; C.loadTab = loadTab; C.renderPanel = renderPanel;
 })();

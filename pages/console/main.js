@@ -3,7 +3,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var S = C.S, TABS = C.TABS, $ = C.$, t = C.t, h = C.h, fill = C.fill;
+  var S = C.S, TABS = C.TABS, $ = C.$, t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime;
   var call = C.call, loadTab = C.loadTab, renderPanel = C.renderPanel;
   var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox;
 
@@ -17,22 +17,47 @@
     if (S.overviewError) { fill(line, h('span', { class: 'badge red' }, t('common.error')), ' ', S.overviewError.message); return; }
     if (!ov) { fill(line, t('app.loading')); return; }
     var parts = [];
-    if (ov.kb) parts.push(h('span', null, t('app.kb', { id: ov.kb.id, isolation: t('iso.' + ov.kb.settings.isolation) })));
+    if (ov.kb) parts.push(h('span', null, t('app.kb', { id: ov.kb.id, isolation: C.term('isolation.', ov.kb.settings.isolation) })));
     else parts.push(h('span', { class: 'badge amber' }, t('level.amber')), ' ', t('app.noKb'));
     if (ov.fences && ov.fences.length) parts.push(' · ', h('span', { class: 'badge amber' }, t('app.fences', { count: ov.fences.length })));
     fill(line, parts);
   }
+  // A chat as an admin tells it apart: its kind, a name (the last speaker of a private chat) or the
+  // tail of its id, and its bot; raw keys only when "Advanced: raw keys" is open.
+  function tail(id) { id = String(id || ''); return id.length > 12 ? '…' + id.slice(-8) : id; }
+  function spaceLabel(sp) {
+    var kind = sp.chat_type ? C.term('chat.', sp.chat_type) : t('spaces.otherKind');
+    var who = sp.chat_type === 'person' && sp.last_speaker ? sp.last_speaker + ' (' + tail(sp.chat_id) + ')' : tail(sp.chat_id || sp.scope_key);
+    return t('spaces.label', { kind: kind, name: who, bot: sp.bot_uuid ? tail(sp.bot_uuid) : t('common.none') });
+  }
+  function spaceMeta(sp) {
+    var when = sp.last_activity ? t('spaces.changed', { time: fmtTime(sp.last_activity) }) : t('spaces.neverChanged');
+    var episodes = sp.episodes == null ? '?' : sp.episodes;
+    return t(episodes === 1 ? 'spaces.metaOne' : 'spaces.meta', { when: when, episodes: episodes, pending: sp.pending_candidates || 0 });
+  }
+  function spaceText(sp) {
+    return [spaceLabel(sp), sp.last_speaker || '', sp.scope_key, sp.user_key].join(' ').toLowerCase();
+  }
   function renderScopes() {
-    var list = $('scope-list'), ov = S.overview;
+    var list = $('scope-list'), ov = S.overview, count = $('scope-count');
     if (!ov) { fill(list, h('li', null, loadingBox())); return; }
-    if (!ov.scopes.length) { fill(list, h('li', { class: 'muted small' }, t('sidebar.empty'))); return; }
-    fill(list, ov.scopes.map(function (sp) {
+    if (!ov.scopes.length) { fill(list, h('li', { class: 'muted small' }, t('sidebar.empty'))); fill(count, null); return; }
+    var words = $('scope-filter').value.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    var shown = ov.scopes.filter(function (sp) {
+      var text = spaceText(sp);
+      return words.every(function (w) { return text.indexOf(w) !== -1; });
+    });
+    fill(count, t('spaces.shown', { shown: shown.length, total: ov.scopes.length }));
+    if (!shown.length) { fill(list, h('li', { class: 'muted small', id: 'scope-none' }, t('spaces.noMatch'))); return; }
+    fill(list, shown.map(function (sp) {
       var selected = S.space && S.space.scope_key === sp.scope_key && S.space.user_key === sp.user_key;
       return h('li', null, h('button', {
         type: 'button', class: 'scope-btn', 'aria-pressed': selected ? 'true' : 'false',
+        'data-scope-key': sp.scope_key, 'data-user-key': sp.user_key, title: sp.scope_key,
         onclick: function () { selectSpace({ scope_key: sp.scope_key, user_key: sp.user_key }, true); }
-      }, h('span', { class: 'mono' }, sp.scope_key),
-        sp.user_key !== sp.scope_key ? h('span', { class: 'sub mono' }, '→ ' + sp.user_key) : null));
+      }, h('span', { class: 'label' }, spaceLabel(sp)),
+        h('span', { class: 'sub' }, spaceMeta(sp)),
+        h('span', { class: 'raw-key mono' }, sp.scope_key + (sp.user_key !== sp.scope_key ? ' → ' + sp.user_key : ''))));
     }));
   }
   function renderSpacebar() {
@@ -81,6 +106,10 @@
   }
 
   $('refresh-overview').addEventListener('click', function () { loadOverview(); if (S.space) loadTab(S.tab); });
+  $('scope-filter').addEventListener('input', renderScopes);
+  $('raw-details').addEventListener('toggle', function () {
+    $('layout').classList.toggle('raw-keys', $('raw-details').open);
+  });
   $('sidebar-toggle').addEventListener('click', function () {
     setSidebar($('layout').getAttribute('data-sidebar') !== 'open');
   });

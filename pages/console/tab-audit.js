@@ -2,7 +2,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime;
+  var t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime, said = C.said, term = C.term;
   var call = C.call, spaceBody = C.spaceBody, loadTab = C.loadTab, renderPanel = C.renderPanel;
   var errorBox = C.errorBox, loadingBox = C.loadingBox, needSpace = C.needSpace, head = C.head,
     refreshBtn = C.refreshBtn, pager = C.pager, jsonBlock = C.jsonBlock;
@@ -24,16 +24,18 @@
       if (d && d.entries.length) {
         var cols = ['time', 'operation', 'target', 'summary', 'sender'];
         table = h('table', { class: 'audit', id: 'audit-table' },
-          h('thead', null, h('tr', null, cols.map(function (c) { return h('th', { scope: 'col' }, t('audit.' + c)); }))),
+          h('thead', null, h('tr', null, cols.map(function (c) { return h('th', { scope: 'col', class: 'col-' + c }, t('audit.' + c)); }))),
           h('tbody', null, d.entries.map(function (e) {
-            var target = (e.target_type || '') + (e.target_id ? ' ' + e.target_id : '');
+            var target = term('target.', e.target_type) + (e.target_id ? ' ' + e.target_id : '');
             var sender = e.sender_name || e.sender_id || (e.query_id == null ? t('audit.console') : t('common.none'));
             return h('tr', null,
               h('td', { 'data-label': t('audit.time'), class: 'small' }, fmtTime(e.time)),
-              h('td', { 'data-label': t('audit.operation') }, h('span', { class: 'badge' }, e.operation)),
-              h('td', { 'data-label': t('audit.target'), class: 'mono' }, target),
-              h('td', { 'data-label': t('audit.summary') }, e.summary || ''),
-              h('td', { 'data-label': t('audit.sender') }, sender));
+              h('td', { 'data-label': t('audit.operation'), class: 'op' },
+                h('span', { class: 'badge', title: e.operation, 'data-operation': e.operation }, term('op.', e.operation))),
+              h('td', { 'data-label': t('audit.target'), class: 'mono target' }, target),
+              h('td', { 'data-label': t('audit.summary'), class: 'summary' },
+                said({ code: e.summary_code, params: e.summary_params }, e.summary || '')),
+              h('td', { 'data-label': t('audit.sender'), class: 'sender' }, sender));
           })));
       }
       fill(panel,

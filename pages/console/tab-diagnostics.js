@@ -2,7 +2,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var S = C.S, t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime;
+  var S = C.S, t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime, said = C.said, term = C.term;
   var call = C.call, spaceBody = C.spaceBody, renderPanel = C.renderPanel;
   var alertBox = C.alertBox, errorBox = C.errorBox, confirmDialog = C.confirmDialog, head = C.head;
 
@@ -18,7 +18,7 @@
     }
     return h('div', { class: 'fence' },
       h('div', { class: 'row', style: 'justify-content:space-between' }, h('span', { class: 'mono' }, label), select),
-      h('div', { class: 'muted small' }, t('fence.since', { time: fmtTime(f.since) }) + ' · ' + t('fence.operation', { operation: f.operation })),
+      h('div', { class: 'muted small' }, t('fence.since', { time: fmtTime(f.since) }) + ' · ' + t('fence.operation', { operation: term('op.', f.operation) })),
       f.reason ? h('div', { class: 'small' }, f.reason) : null);
   }
   function fencesOfSpace(fences) {
@@ -43,9 +43,9 @@
           h('span', { class: 'muted small' }, t('diag.checkedAt', { time: fmtTime(view.data.checked_at) }))),
         h('div', { class: 'health', id: 'health-cards' }, report.items.map(function (item) {
           return h('article', { class: 'hcard ' + item.level, 'data-key': item.key, 'data-level': item.level },
-            h('div', { class: 'head' }, h('h3', null, t('item.' + item.key, item.key)),
+            h('div', { class: 'head' }, h('h3', null, term('item.', item.key)),
               h('span', { class: 'badge ' + item.level }, t('level.' + item.level))),
-            h('p', null, item.message));
+            h('p', { 'data-code': item.code || '' }, said(item, item.message)));
         })));
     }
     var fences = (S.overview && S.overview.fences) || [];

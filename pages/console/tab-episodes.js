@@ -28,8 +28,8 @@
     function prop(key, value) { if (value) props.push(h('dt', null, t(key)), h('dd', null, value)); }
     prop('episodes.eventAt', ep.event_at && fmtTime(ep.event_at));
     if (ep.valid_from || ep.valid_until) prop('episodes.validity', fmtTime(ep.valid_from) + ' → ' + fmtTime(ep.valid_until));
-    prop('episodes.sourceRef', ep.source_ref);
-    prop('episodes.claim', ep.claim_type && ep.claim_type !== 'unknown' ? ep.claim_type : '');
+    prop('common.sourceRef', ep.source_ref);
+    prop('common.claimType', ep.claim_type && ep.claim_type !== 'unknown' ? C.term('claim.', ep.claim_type) : '');
     prop(ep.status === 'superseded' ? 'episodes.supersededBy' : 'episodes.wasSupersededBy', ep.superseded_by);
     prop('episodes.supersedes', ep.supersedes && ep.supersedes.join(', '));
     return h('article', { class: 'ep', 'data-episode-id': ep.id, 'data-status': ep.status,

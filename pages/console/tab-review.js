@@ -5,7 +5,7 @@
 (function () {
   'use strict';
   var C = window.ltmConsole;
-  var S = C.S, t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime, shortId = C.shortId;
+  var S = C.S, t = C.t, h = C.h, fill = C.fill, fmtTime = C.fmtTime, shortId = C.shortId, said = C.said, term = C.term;
   var call = C.call, spaceBody = C.spaceBody, loadTab = C.loadTab, renderPanel = C.renderPanel;
   var alertBox = C.alertBox, errorBox = C.errorBox, loadingBox = C.loadingBox, head = C.head, refreshBtn = C.refreshBtn,
     toast = C.toast, confirmDialog = C.confirmDialog, pager = C.pager;
@@ -22,7 +22,7 @@
   var STATUS_BADGE = { pending: 'amber', accepted: 'green', rejected: '' };
 
   function candidateWhat(c) {
-    if (c.kind === 'profile') return t('candidates.kindProfile', { target: t('candidates.target.' + c.target), field: t('candidates.field.' + c.field) });
+    if (c.kind === 'profile') return t('candidates.kindProfile', { target: term('profile.target.', c.target), field: term('profile.field.', c.field) });
     return t(c.kind === 'ignore' ? 'candidates.kindIgnore' : 'candidates.kindEpisode');
   }
   function candidateCard(c) {
@@ -33,21 +33,21 @@
     }
     var props = [];
     function prop(key, value) { if (value) props.push(h('dt', null, t(key)), h('dd', null, value)); }
-    prop('candidates.sourceRef', c.source_ref);
-    prop('candidates.claim', c.claim_type);
+    prop('common.sourceRef', c.source_ref);
+    prop('common.claimType', term('claim.', c.claim_type));
     if (c.decided_at) prop('candidates.decided', t('candidates.decidedBy', { by: c.decided_by || t('common.none'), time: fmtTime(c.decided_at) }));
-    if (c.applied_type) prop('candidates.applied', c.applied_type + ' ' + c.applied_id +
+    if (c.applied_type) prop('candidates.applied', term('candidate.applied.', c.applied_type) + ' ' + c.applied_id +
       (c.applied_existing ? ' · ' + t('candidates.alreadyRemembered') : ''));
     var said = c.evidence && c.evidence.trim() !== c.content;
     return h('article', { class: 'ep', 'data-candidate-id': c.id, 'data-status': c.status, 'data-kind': c.kind },
       h('p', { class: 'ep-content' }, c.content),
       said ? h('p', { class: 'muted small' }, t('candidates.said', { text: c.evidence })) : null,
       h('div', { class: 'ep-meta' },
-        h('span', { class: 'badge ' + (STATUS_BADGE[c.status] || '') }, t('candidates.status.' + c.status)),
+        h('span', { class: 'badge ' + (STATUS_BADGE[c.status] || '') }, term('candidate.status.', c.status)),
         h('span', null, candidateWhat(c)),
         h('span', null, fmtTime(c.created_at)),
         c.sender_name || c.sender_id ? h('span', null, t('candidates.from', { name: c.sender_name || c.sender_id })) : null,
-        h('span', null, t('candidates.origin', { origin: c.origin, rule: c.rule }))),
+        h('span', null, t('candidates.origin', { origin: term('origin.', c.origin), rule: c.rule }))),
       props.length ? h('dl', { class: 'props small' }, props) : null,
       h('div', { class: 'ep-foot' },
         h('span', { class: 'ep-id mono small', title: c.id }, c.id),
@@ -94,7 +94,7 @@
       return h('div', { class: 'stack', id: 'candidate-queue' },
         title,
         h('p', { class: 'help' }, t('candidates.help')),
-        h('div', { class: 'stats wide' }, flag('review.candidates', s.enabled),
+        h('div', { class: 'stats wide' },
           h('div', { class: 'stat' }, h('div', { class: 'k' }, t('candidates.countsLabel')),
             h('div', { class: 'v', id: 'candidate-counts' }, t('candidates.counts', d.counts)))),
         !s.enabled ? alertBox('warn', t('candidates.off')) : null,
@@ -142,9 +142,10 @@
       call('/review/draft/preview', spaceBody(extra)).then(function (data) {
         state.archival = { items: data.archival || [], total: data.archival_total || 0 };
         var notice;
+        var note = said(data.note_said, data.note);
         if (data.draft) notice = { kind: 'ok', message: t('drafts.made', { id: shortId(data.draft.proposal_id) }) };
-        else if (data.rejected) notice = { kind: 'error', error: { message: t('drafts.rejected', { note: data.note }) } };
-        else if (state.model) notice = { kind: 'info', message: t('drafts.noDraft', { note: data.note }) };
+        else if (data.rejected) notice = { kind: 'error', error: { message: t('drafts.rejected', { note: note }) } };
+        else if (state.model) notice = { kind: 'info', message: t('drafts.noDraft', { note: note }) };
         return settle(notice);
       }, failed);
     }
@@ -156,7 +157,7 @@
           state.busy = true; renderPanel('review');
           call('/review/draft/approve', spaceBody({ proposal_id: d.proposal_id })).then(function (data) {
             var message = t('drafts.approved', { id: data.summary.id });
-            if (data.profile_note) message += ' ' + t('drafts.profileNote', { note: data.profile_note });
+            if (data.profile_note) message += ' ' + t('drafts.profileNote', { note: said(data.profile_said, data.profile_note) });
             toast(t('drafts.approvedShort'));
             return settle({ kind: 'ok', message: message });
           }, failed);
@@ -222,7 +223,7 @@
         h('ul', { class: 'list' }, a.items.map(function (c) {
           return h('li', { class: 'ep' }, h('p', { class: 'ep-content' }, c.episode.content),
             h('div', { class: 'ep-meta' }, h('span', { class: 'mono' }, c.episode.id)),
-            c.notes.map(function (n) { return h('p', { class: 'small' }, t('drafts.risk', { note: n })); }));
+            c.notes.map(function (n) { return h('p', { class: 'small' }, t('drafts.risk', { note: said(n, n.english) })); }));
         })));
     }
 
@@ -271,8 +272,9 @@
         view.error ? errorBox(view.error) : null,
         view.loading && !d ? loadingBox() : null,
         d && d.review.error ? errorBox(d.review.error) : null,
-        r ? h('div', { class: 'stats wide' }, flag('review.consolidation', r.settings.consolidation_enabled),
+        r ? h('div', { class: 'stats wide', id: 'review-switches' }, flag('review.consolidation', r.settings.consolidation_enabled),
           flag('review.candidates', r.settings.candidate_extraction_enabled)) : null,
+        r ? h('p', { class: 'help small' }, t('review.settingsNote')) : null,
         d ? h('div', { class: 'stack' },
           d.drafts.error ? h('section', { id: 'review-drafts' }, errorBox(d.drafts.error)) : drafts.render(d.drafts.data),
           h('section', { id: 'review-candidates' }, candidates.render(d.candidates))) : null);

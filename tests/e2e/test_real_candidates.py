@@ -17,7 +17,7 @@ from typing import Any
 from devhost.chat import ltm_block, system_texts
 
 SCRIPTED = "[scripted local model]"
-CANDIDATE_LINE = re.compile(r"^\d+\) (c-[0-9a-f]{8}) · ", re.MULTILINE)
+CANDIDATE_LINE = re.compile(r"^\[\d+\] (c-[0-9a-f]{8}) · ", re.MULTILINE)
 
 
 def _runtime_log(e2e: Any) -> str:
@@ -56,7 +56,7 @@ def test_a_user_message_becomes_a_pending_candidate_that_accept_makes_recallable
         assert "No active episodes" in chat.send("!memory list")  # pending changes nothing
 
         accepted = chat.send(f"!memory candidate accept {candidate_id}")
-        match = re.search(r"stored episode ([0-9a-f-]{36}) \(claim user_statement, source query:(\d+)\)", accepted)
+        match = re.search(r"stored episode ([0-9a-f-]{36}) \(claim type user statement, source ref query:(\d+)\)", accepted)
         assert match, accepted
         episode_id, query_id = match.group(1), match.group(2)
         shown = chat.send(f"!memory show {episode_id}")

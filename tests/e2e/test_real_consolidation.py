@@ -55,7 +55,7 @@ def test_preview_then_run_through_the_debug_chat(e2e):
         assert match and "stay active" in reply, reply
         summary_id = match.group(1)
         reply, _ = turn(e2e, chat, f"!memory show {summary_id}")
-        assert "Status: active" in reply and "claim inference" in reply and "[scripted draft]" in reply, reply
+        assert "Status: active" in reply and "claim type inference" in reply and "[scripted draft]" in reply, reply
         assert f"Derived from: {ids[0]}, {ids[1]}" in reply and f"Source ref: consolidation:{pid}" in reply, reply
         listed, _ = turn(e2e, chat, "!memory list")
         assert all(i in listed for i in (*ids, summary_id)), listed
@@ -126,7 +126,7 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
             page.goto(base + "/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole",
                       wait_until="domcontentloaded")
             frame = page.frame_locator("iframe[title*='LongTermMemory']")
-            scope = frame.locator("button.scope-btn", has_text="group_websocketgroup")
+            scope = frame.locator('button.scope-btn[data-scope-key*="group_websocketgroup"]')
             scope.wait_for(timeout=60000)  # the WebUI and the page load slowly on a loaded 2-core machine
             for overlay in (page.get_by_role("button", name=re.compile(r"^\s*Skip\s*$")),
                             page.get_by_role("button", name="Collapse workspace assistant")):

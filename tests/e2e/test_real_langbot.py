@@ -179,7 +179,7 @@ def test_memory_command_list_show_forget_health(e2e):
 
         reply, requests = turn(e2e, chat, "!memory health")
         assert requests == []
-        lines = reply.splitlines()
+        lines = [line.rstrip() for line in reply.splitlines()]
         assert lines and lines[0].endswith("Memory health: GREEN"), reply
         # Every line green, like a LocalAgent pipeline: the runner declares knowledge retrieval,
         # so the host lists the attached memory KB for this pipeline.
@@ -429,7 +429,7 @@ def test_memory_console_lists_episode_in_real_webui(e2e, tmp_path):
             page.goto(base + "/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole",
                       wait_until="domcontentloaded")
             frame = page.frame_locator("iframe[title*='LongTermMemory']")
-            scope = frame.locator("button.scope-btn", has_text="group_websocketgroup")
+            scope = frame.locator('button.scope-btn[data-scope-key*="group_websocketgroup"]')
             scope.wait_for(timeout=60000)  # the WebUI and the page load slowly on a loaded 2-core machine
             for overlay in (page.get_by_role("button", name=re.compile(r"^\s*Skip\s*$")),
                             page.get_by_role("button", name="Collapse workspace assistant")):

@@ -113,7 +113,7 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         assert result["reply"].startswith("[scripted local model] done: remember") and '"ok": true' in result["reply"]
 
         with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
-            health = chat.send("!memory health").splitlines()
+            health = [line.rstrip() for line in chat.send("!memory health").splitlines()]
             # Every line green, as with LocalAgent: the memory KB is attached and the runner
             # declares knowledge retrieval, so the host tells the plugin about it.
             assert health[0].endswith("Memory health: GREEN"), health
@@ -137,7 +137,7 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         assert not any(p == other_port for _, p, _ in listeners())
         # ... and the first one is untouched: the same chat still works, with its memory.
         with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
-            assert chat.send("!memory health").splitlines()[0].endswith("Memory health: GREEN")
+            assert chat.send("!memory health").splitlines()[0].rstrip().endswith("Memory health: GREEN")
             reply = chat.send(f"remember that {fact} again")
             assert "done: remember" in reply and '"ok": true' in reply, reply
 

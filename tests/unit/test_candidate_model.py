@@ -150,7 +150,8 @@ async def test_credentials_are_never_sent_to_the_model_nor_stored() -> None:
     run = await memory.propose_candidates(scope, text)
     assert fake.llm.requests == [] and fake.calls.count("llm.complete") == 0
     (candidate,) = run.added
-    assert candidate.kind is CandidateKind.IGNORE and candidate.claim_type == "user_statement"
+    # An ignore candidate claims nothing: its claim type says so (it was "user_statement" before).
+    assert candidate.kind is CandidateKind.IGNORE and candidate.claim_type == "redacted"
     assert all(secret.encode() not in value for value in fake.store.data.values())
 
 

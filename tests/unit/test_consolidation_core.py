@@ -139,7 +139,7 @@ async def test_nothing_to_summarize_makes_no_model_call(cmemory: MemoryService, 
                                                         calice: MemoryScope) -> None:
     await seed(cmemory, calice, "a single fact")
     preview = await cmemory.consolidation_preview(calice)
-    assert preview.draft is None and not preview.rejected and "nothing to summarize" in preview.draft_note
+    assert preview.draft is None and not preview.rejected and "nothing new to summarize" in preview.draft_note
     assert fake.calls.count("llm.complete") == 0
 
 
@@ -509,7 +509,7 @@ async def test_archival_preview_changes_nothing_and_run_archives_only_old_supers
     assert fake.state() == before and fake.calls.count("llm.complete") == 0
     assert [c.episode.episode_id for c in preview.archival] == [by_original["o1"].episode_id,
                                                                by_original["o2"].episode_id]
-    notes = {c.episode.episode_id: " ".join(c.notes) for c in preview.archival}
+    notes = {c.episode.episode_id: " ".join(n.english for n in c.notes) for c in preview.archival}
     assert "would leave a correction without its original" in notes[by_original["o1"].episode_id]
     assert "superseded by an episode that is itself archived" in notes[by_original["o2"].episode_id]
     result = await memory.consolidation_run(scope)

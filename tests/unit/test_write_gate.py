@@ -27,11 +27,14 @@ from ltm._audit import AuditLog
 from ltm._fences import FenceRegistry
 from ltm._gate import WriteGate
 from ltm._storage import JsonStore, fence_key
+from ltm.wording import Phrase
 from testhost.hooks import installation_audit
 from testhost.memory_ports import Call, InMemoryPorts
 from tests.unit.support import KB, audit_ops, fenced, kv_json, l1, l2, remember, stored
 
 GUARD_S = 30.0  # a hang guard only; never a timing assertion
+
+NOTE = Phrase("test.step", "{step}")
 
 
 async def settle() -> None:
@@ -304,10 +307,10 @@ async def test_gate_turns_a_refusal_after_an_applied_step_into_a_partial_write(f
     with pytest.raises(PartialWrite) as partial:
         async with gate.write(None, space, "two_steps") as tx:
             await tx.call("step one", lambda: fake.ports.store.set("one", b"1"))
-            tx.applied("two_steps", "thing", "one", "first step")
+            tx.applied("two_steps", "thing", "one", NOTE(step="first step"))
             fake.faults.fail("store.set", HostError("refused"))
             await tx.call("step two", lambda: fake.ports.store.set("two", b"2"))
-            tx.applied("two_steps", "thing", "two", "second step")
+            tx.applied("two_steps", "thing", "two", NOTE(step="second step"))
     assert partial.value.details["applied"] == ["thing:one"]
     assert [e["target_id"] for e in await audit.export(space.key)] == ["one"]
     assert await fences.all() == []
@@ -317,8 +320,8 @@ async def test_gate_does_not_report_a_reverted_step_as_applied(fake: InMemoryPor
     gate, audit, _ = _gate(fake)
     with pytest.raises(HostError):
         async with gate.write(None, Space.l1("chat"), "undo") as tx:
-            tx.applied("undo", "thing", "one", "did")
-            tx.reverted("undo_rollback", "thing", "one", "undid")
+            tx.applied("undo", "thing", "one", NOTE(step="did"))
+            tx.reverted("undo_rollback", "thing", "one", NOTE(step="undid"))
             raise HostError("the second step was refused")
     assert [e["operation"] for e in await audit.export("l1:chat")] == ["undo", "undo_rollback"]
 

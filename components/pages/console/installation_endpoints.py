@@ -35,8 +35,9 @@ async def overview(memory: MemoryService, body: Body) -> Result:
     return {
         "kb": {"id": kb_id, "settings": found[1].to_dict()} if found else None,
         "isolation": isolation.value,
-        # The installation pseudo-scope holds only installation-level audit (fence clears).
-        "scopes": [space_entry(key, isolation) for key in await memory.known_scopes()],
+        # Every noted chat, the most recently active first, with what tells them apart (label parts,
+        # last change, counts); the installation pseudo-scope holds only installation-level audit.
+        "scopes": [{**space_entry(a.scope_key, isolation), **a.to_dict()} for a in await memory.space_activity()],
         "fences": [fence_entry(f, kb_id) for f in fences],
     }
 

@@ -8,7 +8,13 @@ from components.pages.console.memory_endpoints import episode_view
 from components.pages.console.requests import Body, Result, allowed, page_size
 from components.pages.console.routes import Endpoints
 from components.pages.console.spaces import one_record, optional_space, resolve_space
-from ltm import MAX_CANDIDATES, Candidate, KBSettings, MemoryService, params
+from ltm import MAX_CANDIDATES, Candidate, KBSettings, MemoryService, Said, params
+
+
+def coded(said: Said) -> dict[str, Any]:
+    """What the core said, as the page words it: its code and parameters, with its English as fallback."""
+    return {**said.to_dict(), "english": said.english}
+
 
 # The page has no chat identity: a decision made here is recorded as the console's.
 REVIEWER = "console"
@@ -19,7 +25,8 @@ ROUTES = Endpoints()
 @ROUTES("/review", read_only=True)
 async def review(memory: MemoryService, body: Body) -> Result:
     """The switches of both review features and, for a selected space, its pending consolidation
-    drafts (the candidate queue has its own endpoint, /candidates)."""
+    drafts. The candidate queue is paged by its own endpoint, /candidates (an empty `candidates`
+    list here used to read as "no candidates" while some were pending)."""
     allowed(body, {"space"})
     space = await optional_space(memory, body)
     found = await memory.memory_kb()
@@ -33,7 +40,6 @@ async def review(memory: MemoryService, body: Body) -> Result:
             "candidate_extraction_enabled": settings.candidate_extraction_enabled if settings else False,
         },
         "drafts": drafts,
-        "candidates": [],
     }
 
 
@@ -109,8 +115,10 @@ async def review_draft_preview(memory: MemoryService, body: Body) -> Result:
         "space": space.to_dict(),
         "draft": preview.draft.to_public() if preview.draft else None,
         "note": preview.draft_note,
+        "note_said": preview.note.to_dict() if preview.note else None,
         "rejected": preview.rejected,
-        "archival": [{"episode": episode_view(c.episode), "notes": list(c.notes)} for c in preview.archival],
+        "archival": [{"episode": episode_view(c.episode), "notes": [coded(n) for n in c.notes]}
+                     for c in preview.archival],
         "archival_total": preview.archival_total,
     }
 
@@ -123,7 +131,8 @@ async def review_draft_approve(memory: MemoryService, body: Body) -> Result:
     result = await memory.consolidation_run(space.scope, params.record_id(body.get("proposal_id"), "proposal_id"))
     return {"space": space.to_dict(), "proposal_id": result.proposal_id,
             "summary": episode_view(result.summary) if result.summary else None,
-            "sources": [episode_view(e) for e in result.sources], "profile_note": result.profile_note}
+            "sources": [episode_view(e) for e in result.sources], "profile_note": result.profile_note,
+            "profile_said": result.profile.to_dict() if result.profile else None}
 
 
 @ROUTES("/review/draft/discard")

@@ -69,7 +69,7 @@ def test_a_user_message_becomes_a_pending_candidate_that_accept_makes_recallable
         assert f"the {tag} offsite is in Lisbon" in ltm_block(request), system_texts(request)
 
         audit = chat.send("!memory audit")
-        assert "candidate_accept" in audit and "remember" in audit, audit
+        assert "Candidate accepted" in audit and "· Remember ·" in audit, audit  # operations by their readable names
 
     # The handler handed the work off before anything was stored: the reply of the first turn waited
     # for the hand-off only (two reads of the turn), never for extraction or storage.
@@ -106,7 +106,7 @@ def test_a_past_tense_move_and_a_japanese_fact_each_leave_one_pending_candidate(
         # One candidate each: the move is an episode only (no "lives in Osaka" beside it).
         every = chat.send("!memory candidates --all-statuses")
         tagged = [line.strip() for line in every.splitlines() if tag in line]
-        assert sorted(tagged) == sorted([move, home, f"said: '私は{tag}市に住んでいます'"]), every
+        assert sorted(tagged) == sorted([f"“{move}”", f"“{home}”", f"said: “私は{tag}市に住んでいます”"]), every
 
 
 def _stored_line_after(e2e: Any, offset: int, timeout: float = 60.0) -> str:

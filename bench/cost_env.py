@@ -22,6 +22,7 @@ import asyncio
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -73,12 +74,22 @@ class ThreadedBackend:
         self.name = inner.name
         self.thread_cpu = 0.0
         self._lock = threading.Lock()
+        # Local-mode Qdrant is one in-process data structure, not safe across threads (two overlapping
+        # calls raise IndexError inside qdrant_client); the host's Qdrant is a server that keeps each
+        # request atomic. Such a store's calls still run off the event loop, one at a time.
+        self._one_at_a_time = threading.Lock() if not getattr(inner, "thread_safe", True) else None
 
     async def _run(self, method: str, *args: Any, **kw: Any) -> Any:
+        def call() -> Any:
+            if self._one_at_a_time is None:
+                return _drive(getattr(self.inner, method)(*args, **kw))
+            with self._one_at_a_time:
+                return _drive(getattr(self.inner, method)(*args, **kw))
+
         def work() -> Any:
             start = time.thread_time()
             try:
-                return _drive(getattr(self.inner, method)(*args, **kw))
+                return call()
             finally:
                 with self._lock:
                     self.thread_cpu += time.thread_time() - start
@@ -236,7 +247,82 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
                 await flush()
                 pending = rest
     await flush()
+    await store.save_word_indexes()  # saves of the spaces' indexes the writes scheduled: done before any timing
     return writes
+
+
+_REFERENCE_ROWS = {"results": [{"id": f"{n:08d}-ref", "distance": n / 7.0,
+                                  "metadata": {"file_id": "ltm2-" + "0" * 64, "uuid": f"ref.{n}", "user_key": "u",
+                                               "text": '{"ltm":2,"content":"' + "reference words " * 30 + '"}'}}
+                                 for n in range(40)]}
+_REFERENCE_TEXTS = [f"what did Alice say about the trip number {n} to Berlin and the new apartment?" for n in range(60)]
+
+
+_REFERENCE_WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?")
+_REFERENCE_STOPWORDS = frozenset("a an the and or but if of to in on at by for with from as is are was were be "
+                                 "did what who about".split())
+
+
+def _reference_tokens(text: str) -> list[str]:
+    """The job's own word split: fixed here (the plugin's tokenizer may change; the job must not)."""
+    return [w for w in _REFERENCE_WORD.findall(text.lower()) if w not in _REFERENCE_STOPWORDS]
+
+
+def reference_cpu_s() -> float:
+    """CPU seconds (this thread) of a fixed pure-Python job like a turn's own work (a JSON round trip of a
+    40-row search answer, splitting 60 questions into words, scoring 400 numbers): the machine is shared,
+    so plugin CPU is also given as a multiple of this job measured next to it, turn by turn, which the load
+    inflates alike. It uses no plugin code, so its size does not change with the plugin. About 3 ms on a
+    quiet core of this machine."""
+    start = time.thread_time()
+    for _ in range(4):
+        json.loads(json.dumps(_REFERENCE_ROWS))
+    for text in _REFERENCE_TEXTS * 2:
+        _reference_tokens(text)
+    scores = sorted((n * 7919) % 1000 / 1000 for n in range(400))
+    sum(s * s for s in scores)
+    return time.thread_time() - start
+
+
+def normalized_cpu(plugin_s: Sequence[float], reference_s: Sequence[float]) -> dict[str, float]:
+    """Plugin CPU against the reference job measured beside it: the median ratio, and that ratio times
+    the reference's quietest run in this process (plugin CPU at the pace of the least loaded moment)."""
+    ratios = [p / r for p, r in zip(plugin_s, reference_s) if r > 0]
+    ratio = statistics.median(ratios) if ratios else 0.0
+    quiet = min(reference_s) if reference_s else 0.0
+    return {"ratio_to_reference": round(ratio, 3), "reference_quiet_ms": round(quiet * 1000, 3),
+            "reference_median_ms": round(statistics.median(reference_s) * 1000, 3) if reference_s else 0.0,
+            "plugin_cpu_at_quiet_pace_ms": round(ratio * quiet * 1000, 3)}
+
+
+def use_window(size: int | None) -> int:
+    """Measure with a vector window of `size` rows instead of the shipped `candidate_window` (a
+    benchmark-only seam: every recall applies the KB's settings to its recipe with
+    `RecallRecipe.resolved_for`, patched here for this process). Returns the window every recall now uses."""
+    from dataclasses import replace
+
+    from ltm.episodes.ranking import RecallRecipe
+
+    shipped = _SHIPPED_RESOLVED_FOR[0]
+    if size is None:
+        RecallRecipe.resolved_for = shipped  # type: ignore[method-assign]  # the shipped method back
+        return int(RecallRecipe().candidate_window)
+
+    def resolved_for(recipe: RecallRecipe, settings: Any) -> RecallRecipe:
+        resolved = shipped(recipe, settings)
+        return resolved if resolved.candidate_window == size else replace(resolved, candidate_window=size)
+
+    RecallRecipe.resolved_for = resolved_for  # type: ignore[method-assign]  # benchmark-only seam
+    return size
+
+
+def _shipped_resolved_for() -> Any:
+    from ltm.episodes.ranking import RecallRecipe
+
+    return RecallRecipe.resolved_for
+
+
+_SHIPPED_RESOLVED_FOR = [_shipped_resolved_for()]
 
 
 # ----------------------------------------------------------------------------- figures

@@ -21,7 +21,9 @@ plugin is restarted (a new plugin process, nothing built yet) and measured:
 - audit: append of one entry (the write gate's `append_many`) and the newest page of
   `audit_page` (what `!memory audit` shows) on a log of 100 entries and on one of 100,000
   entries (filled by `append_many` in batches of 5,000), and the last page of each;
-- `list`: the first and the deepest page `list_episodes` serves in the huge space;
+- `list`: `!memory list` through the SDK's command dispatch in the huge space (one in ten of its
+  episodes archived): the first, a middle and the last page, the first with archived records and
+  the last of every status; each with its host calls (after the space's index is back);
 - peak memory: the RSS high-water mark of the process (`resource.getrusage`: host, store and
   plugin share this process), the RSS when the bulk was written, and the RSS each cold turn
   added (the plugin's lazily built per-space state; the store is warmed by a floor query first).
@@ -66,9 +68,11 @@ from bench.plugin_env import quiet_logs  # noqa: E402
 from bench.turn_cost import QUESTIONS, Turns  # noqa: E402
 from ltm import parse_records  # noqa: E402
 from ltm.episodes.lifecycle import STORED  # noqa: E402
+from ltm.episodes.model import LISTED_STATUSES, EpisodeStatus  # noqa: E402
 from ltm.episodes.transfer import IMPORTED  # noqa: E402
 from ltm.identity import Identity  # noqa: E402
-from testhost import PluginHarness  # noqa: E402
+from testhost import PluginHarness, make_session  # noqa: E402
+from testhost.hooks import index_space  # noqa: E402
 
 HUGE_GROUP = "huge"
 AUDIT_FILL_BATCH = 5000
@@ -128,7 +132,10 @@ class Installation:
             groups.append((scope, synthetic_episodes(size, seed=rank)))
         huge = await self.memory.scope_for(identity_of(HUGE_GROUP), self.kb)
         self.scopes[HUGE_GROUP], self.sizes[HUGE_GROUP] = huge, args.huge
-        groups.append((huge, synthetic_episodes(args.huge, seed=0)))
+        huge_items = synthetic_episodes(args.huge, seed=0)
+        for item in huge_items[3::10]:
+            item["status"] = "archived"  # one in ten: the listing's status filter has something to find
+        groups.append((huge, huge_items))
         t0 = time.perf_counter()
         writes = await direct_fill(self.harness, self.host, groups)
         fill_s = time.perf_counter() - t0
@@ -178,7 +185,8 @@ class Installation:
         return {"space": label, "group": name, "episodes": self.sizes[name], "turn_ms": turn_ms, "floor_ms": floor_ms,
                 "ratio_median": round(turn_ms["median"] / floor_ms["median"], 3) if floor_ms["median"] else None,
                 "plugin_cpu_ms": summary_ms([r["plugin_cpu"] for r in runs]),
-                "host_calls_total": sum(runs[0]["calls"].values()), "host_calls": runs[0]["calls"],
+                "host_calls_total": max(sum(r["calls"].values()) for r in runs), "host_calls": runs[0]["calls"],
+                "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get("vector_list")) / len(runs), 3),
                 "cold_turn": None,
                 "episodes_injected": len(snapshot.get("episodes") or []), "errors": snapshot.get("errors") or []}
 
@@ -260,16 +268,51 @@ class Installation:
                 "last_page_host_calls_total": sum(last_calls.values())}
 
     # ------------------------------------------------------------------ list
+    async def command(self, name: str, text: str) -> tuple[float, dict[str, int], str]:
+        """One `!memory ...` chat command in the group's live query, through the SDK's command dispatch."""
+        query_id = 900_000 + len(self.host.calls) % 90_000
+        self.host.open_query(query_id, bot_uuid=BOT, launcher_type="group", launcher_id=name, sender_id=SPEAKER,
+                             sender_name=SPEAKER_NAME, pipeline_kbs=[self.kb])
+        session = make_session("group", name, sender_id=SPEAKER, bot_uuid=BOT)
+        try:
+            wall, calls, replies = await self.timed(lambda: self.harness.execute_command(
+                text, session=session, query_id=query_id, privilege=2))
+        finally:
+            self.host.close_query(query_id)
+        return wall, calls, str((replies or [{}])[0].get("text") or "")
+
     async def listing(self, name: str) -> dict[str, Any]:
+        """`!memory list` pages in the space (after its index is back, if this process restarted): the first
+        page, one in the middle, the last, the first with a status filter and the last with every status;
+        the service's own page too (what the console's Episodes page calls)."""
         scope = self.scopes[name]
-        wall1, calls1, first = await self.timed(lambda: self.memory.list_episodes(scope, page=1))
-        deep_page = first.pages
-        wall2, calls2, deep = await self.timed(lambda: self.memory.list_episodes(scope, page=deep_page))
-        return {"group": name, "episodes": self.sizes[name], "listed_total": first.total,
-                "truncated": first.truncated, "pages": first.pages,
-                "first_page_ms": round(wall1 * 1000, 1), "first_page_host_calls": calls1,
-                "deepest_page": deep_page, "deepest_page_ms": round(wall2 * 1000, 1),
-                "deepest_page_host_calls": calls2, "deepest_page_rows": len(deep.episodes)}
+        t0 = time.perf_counter()
+        await index_space(self.memory, scope)
+        ready_s = time.perf_counter() - t0
+        first = await self.memory.list_episodes(scope, page=1)
+        archived = await self.memory.list_episodes(scope, (EpisodeStatus.ARCHIVED,), page=1)
+        every = await self.memory.list_episodes(scope, LISTED_STATUSES, page=1)
+        pages = {"first": "!memory list 1", "middle": f"!memory list {max(1, first.pages // 2)}",
+                 "last": f"!memory list {first.pages}", "archived, first": "!memory list 1 --include-archived",
+                 "every status, last": f"!memory list {every.pages} --include-archived --include-superseded"}
+        out: dict[str, Any] = {"group": name, "episodes": self.sizes[name], "listed_total": first.total,
+                               "truncated": first.truncated, "pages": first.pages,
+                               "archived_total": archived.total, "index_ready_s": round(ready_s, 2), "command": {}}
+        for label, text in pages.items():
+            walls, calls, reply = [], {}, ""
+            for _ in range(max(1, self.args.runs // 4)):
+                wall, calls, reply = await self.command(name, text)
+                walls.append(wall)
+            out["command"][label] = {"text": text, "ms": summary_ms(walls), "host_calls": calls,
+                                     "host_calls_total": sum(calls.values()), "reply_lines": reply.count("\n") + 1}
+        wall, calls, deep = await self.timed(lambda: self.memory.list_episodes(scope, page=first.pages))
+        out["service_last_page"] = {"ms": round(wall * 1000, 2), "host_calls": calls, "rows": len(deep.episodes)}
+        # (compatibility with the older fields)
+        out.update(first_page_ms=out["command"]["first"]["ms"]["median"],
+                   first_page_host_calls=out["command"]["first"]["host_calls"], deepest_page=first.pages,
+                   deepest_page_ms=out["command"]["last"]["ms"]["median"],
+                   deepest_page_host_calls=out["command"]["last"]["host_calls"], deepest_page_rows=len(deep.episodes))
+        return out
 
     async def close(self) -> None:
         await self.harness.stop()
@@ -347,9 +390,11 @@ def report(result: dict[str, Any]) -> None:
                   f"(p95 {a['first_page_ms']['p95']:.1f}); last page ({a['last_page']:,}) {a['last_page_ms']:.0f} ms, "
                   f"{a['last_page_host_calls_total']} host calls")
         li = r["list"]
-        print(f"list in the {li['episodes']:,}-episode space: page 1 {li['first_page_ms']} ms, deepest page "
-              f"{li['deepest_page']:,} {li['deepest_page_ms']} ms (listed {li['listed_total']:,}, truncated "
-              f"{li['truncated']}; host calls {sum(li['deepest_page_host_calls'].values())})")
+        print(f"list in the {li['episodes']:,}-episode space ({li['listed_total']:,} active listed, {li['pages']:,} "
+              f"pages, truncated {li['truncated']}; index back after {li['index_ready_s']} s):")
+        for label, c in li["command"].items():
+            print(f"  {c['text']} ({label}): p50 {c['ms']['median']:.1f} ms, max {c['ms']['max']:.1f} ms, host calls "
+                  f"{c['host_calls']}")
         errors = [(i["space"], i["errors"]) for i in r["injection"] if i["errors"]]
         if errors:
             print(f"injection errors: {errors}")

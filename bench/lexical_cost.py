@@ -16,7 +16,9 @@ with a rare word (one episode in 500). No host, no Chroma: this is the plugin's 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import random
 import shlex
 import statistics
@@ -30,9 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ltm.episodes.lexical import SpaceIndex  # noqa: E402
 from ltm.episodes.model import Episode  # noqa: E402
 from ltm.episodes.ranking import tokenize  # noqa: E402
+from ltm.episodes.space_index import SpaceIndex  # noqa: E402
 
 COMMON = ["trip", "berlin", "apartment", "concert", "garden", "budget", "meeting", "friday", "coffee", "bike"]
 QUESTIONS = {"common words": "what did Alice say about the trip to Berlin and the new apartment?",
@@ -65,7 +67,7 @@ def measure(n: int, runs: int) -> dict[str, Any]:
     tracemalloc.stop()
     rng = random.Random(1)
     also = [eps[i].episode_id for i in rng.sample(range(n), min(n, 220))]
-    row: dict[str, Any] = {"episodes": n, "build_s": round(build, 3), "index_mb": round(memory / 1e6, 1)}
+    row: dict[str, Any] = {"episodes": n, "build_s": round(build, 3), "index_mb": round(memory / 1e6, 3)}
     for label, question in QUESTIONS.items():
         tokens = tokenize(question)
         times = []
@@ -78,12 +80,73 @@ def measure(n: int, runs: int) -> dict[str, Any]:
     return row
 
 
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+async def _resident(n: int) -> dict[str, Any]:
+    """In this (fresh) process: the plugin's modules loaded, a space of `n` of `bench/host_calls.py`'s
+    synthetic episodes saved as index pages in an in-memory plugin storage (outside the measurement),
+    then loaded the way a restarted plugin loads them (`IndexPages.load`). Resident memory before and
+    after the load = what the space's index adds to the plugin process."""
+    import ctypes
+    import gc
+
+    from bench.host_calls import synthetic_episodes
+    from ltm._storage import JsonStore
+    from ltm.episodes.index_pages import IndexPages, rows_of
+    from ltm.episodes.transfer import materialize, parse_records
+    from ltm.identity import Identity, MemoryScope
+    from testhost.memory_ports import InMemoryPorts
+
+    identity = Identity.build(launcher_type="group", launcher_id="g1", bot_uuid="bot-1", sender_id="alice",
+                              sender_name="Alice")
+    scope = MemoryScope.for_identity(identity, identity_isolation(), "kb")
+    built = SpaceIndex(scope.user_key)
+    items = synthetic_episodes(n)
+    for part in range(0, n, 5000):
+        for episode in materialize(scope, parse_records(items[part:part + 5000]), None, True):
+            built.add(episode)
+    del items
+    fake = InMemoryPorts()
+    pages = IndexPages(JsonStore(fake.store))
+    await pages.save("kb", scope.user_key, list(rows_of(built)), lambda: True, asyncio.Lock())
+    del built
+    gc.collect()
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc_trim(0)
+    before = _rss_mib()
+    t0 = time.perf_counter()
+    loaded = await pages.load("kb", scope.user_key)
+    load_s = time.perf_counter() - t0
+    gc.collect()
+    libc.malloc_trim(0)
+    after = _rss_mib()
+    assert loaded is not None and len(loaded) == n
+    saved_mib = sum(len(v) for v in fake.store.data.values()) / 2**20
+    return {"episodes": n, "rss_before_mib": round(before, 1), "rss_after_mib": round(after, 1),
+            "index_rss_mib": round(after - before, 1), "load_s": round(load_s, 2), "saved_pages_mib": round(saved_mib, 1)}
+
+
+def identity_isolation() -> Any:
+    from ltm.identity import Isolation
+
+    return Isolation.SESSION
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / ".cache" / "results" / "lexical-cost.json")
+    parser.add_argument("--resident", type=int, default=0, metavar="N",
+                        help="only: resident memory a loaded index of N synthetic episodes adds (own process)")
     args = parser.parse_args(argv)
+    if args.resident:
+        row = asyncio.run(_resident(args.resident))
+        print(json.dumps(row))
+        return row
     command = f"cd {ROOT} && .venv/bin/python bench/lexical_cost.py {shlex.join(sys.argv[1:] if argv is None else argv)}"
     rows = [measure(int(s), args.runs) for s in args.sizes.split(",")]
     print(f"command: {command.rstrip()}")

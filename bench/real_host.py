@@ -14,9 +14,16 @@ on loopback, a fresh temporary data dir) is started once. On it:
   "with" session's memory space gets --episodes synthetic episodes through `!memory import l2`
   (batches of 100) before anything is measured, so every turn's recall searches a real space.
 
-Then --warmup turns on each pipeline, then --turns measured turns on each, interleaved
-(with/without, then without/with, ...) so drift hits both alike; each pair sends the same
-question. Turn time = from sending the message on the debug-chat WebSocket to the final reply.
+- a third pipeline, "floor", the same again but bound to the benchmark's floor plugin
+  (bench/floor_plugin, built and installed with devhost's own helpers): its PromptPreProcessing
+  makes the floor's two host calls on the measured space (the question's embedding, one top-k
+  vector search filtered on the space's `file_id`) and nothing else. The floor = the runtime's
+  durations of those two calls (action log), in the same run; goal: added time per turn
+  (with - without, medians) <= 1.5x the floor (`--no-floor` leaves it out).
+
+Then --warmup turns on each pipeline, then --turns measured turns on each, interleaved (the
+order rotates every question) so drift hits all alike; each round sends the same question.
+Turn time = from sending the message on the debug-chat WebSocket to the final reply.
 
 Host calls: every process of the stack gets `DEVHOST_ACTION_LOG` (devhost/sitecustomize/
 devhost_action_probe.py), so the plugin runtime logs each plugin-protocol action with its
@@ -60,15 +67,20 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from devhost.chat import DebugChat, ModelLog  # noqa: E402
-from devhost.langbot_setup import ensure_pipeline, find_named  # noqa: E402
+from devhost.langbot_setup import build_plugin, ensure_pipeline, find_named, install_plugin  # noqa: E402
 from devhost.lbclient import LTM_PLUGIN, RUNNER_PLUGIN, LangBotClient  # noqa: E402
 from devhost.stack import SetupInfo, Stack, StackConfig  # noqa: E402
 
 BENCH_KB = "LTM bench memory"
 WITH = "LTM bench: with LongTermMemory"
 WITHOUT = "LTM bench: without LongTermMemory"
+FLOOR = "LTM bench: recall floor"
+FLOOR_PLUGIN = ("ltm-bench", "FloorQuery")
+FLOOR_PLUGIN_DIR = ROOT / "bench" / "floor_plugin"
 LTM_ID = "/".join(LTM_PLUGIN)
 RUNNER_ID_PEER = "/".join(RUNNER_PLUGIN)
+FLOOR_ID = "/".join(FLOOR_PLUGIN)
+IMPORTED_INTO = re.compile(r"Imported \d+ episodes? into (\S+)")
 IMPORT_BATCH = 100
 DEFAULT_JSON = ROOT / "bench" / ".cache" / "results" / "real_host.json"
 MEMORY_LINES = re.compile(r"I see (\d+) memory lines")
@@ -158,6 +170,8 @@ def classify(record: dict[str, Any]) -> str | None:
     plugin_side = record.get("handler") == "PluginConnectionHandler"
     peer = record.get("peer")
     if plugin_side and record.get("dir") == "in":
+        if peer == FLOOR_ID:
+            return "floor_sdk"
         return "ltm_sdk" if peer == LTM_ID else "runner_sdk" if peer == RUNNER_ID_PEER else "other_plugin_sdk"
     if plugin_side and record.get("dir") == "out":
         return "host_to_ltm" if peer == LTM_ID else None
@@ -166,7 +180,8 @@ def classify(record: dict[str, Any]) -> str | None:
     return None
 
 
-KINDS = ("ltm_sdk", "runner_sdk", "other_plugin_sdk", "langbot_to_runtime", "host_to_ltm")
+KINDS = ("ltm_sdk", "runner_sdk", "other_plugin_sdk", "langbot_to_runtime", "host_to_ltm", "floor_sdk")
+FLOOR_ACTIONS = ("invoke_embedding", "vector_search")  # the floor: the question's embedding + one top-k search
 
 
 def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
@@ -177,7 +192,7 @@ def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
     bounds = [(t, t["sent"], ordered[i + 1]["sent"] if i + 1 < len(ordered) else t["replied"] + 1.0)
               for i, t in enumerate(ordered)]
     out: dict[str, Any] = {}
-    for label in ("with", "without"):
+    for label in sorted({t["pipeline"] for t in turns}):
         mine = [(t, lo, hi) for t, lo, hi in bounds if t["pipeline"] == label and t["measured"]]
         counts: dict[str, list[int]] = {kind: [] for kind in KINDS}
         by_action: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
@@ -185,6 +200,7 @@ def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
         ltm_calls: dict[str, list[float]] = {}
         ltm_ms: list[float] = []
         handler_ms: list[float] = []
+        floor_ms: list[float] = []  # per turn: the two floor calls (floor pipeline: the bench plugin's; "with": the plugin's)
         embeds: list[int] = []
         chats: list[int] = []
         for _turn, lo, hi in mine:
@@ -201,6 +217,9 @@ def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
                     if kind == "ltm_sdk":  # the n-th call of an action in the turn (the searches differ)
                         ltm_calls.setdefault(f"{action}#{seen[action]}", []).append(float(r.get("ms") or 0.0))
             ltm_ms.append(sum(float(r.get("ms") or 0.0) for r in inside if classify(r) == "ltm_sdk"))
+            own = "floor_sdk" if label == "floor" else "ltm_sdk"
+            floor_ms.append(sum(float(r.get("ms") or 0.0) for r in inside
+                                if classify(r) == own and r.get("action") in FLOOR_ACTIONS))
             handler_ms.append(sum(float(r.get("ms") or 0.0) for r in inside if classify(r) == "host_to_ltm"))
             reqs = [r for r in requests if lo <= float(r.get("time") or 0.0) < hi]
             embeds.append(sum(1 for r in reqs if r.get("kind") == "embeddings"))
@@ -219,6 +238,7 @@ def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
                                  for kind in KINDS if durations[kind]},
             "ltm_sdk_ms_by_call_p50": {c: round(statistics.median(v), 2) for c, v in sorted(ltm_calls.items())},
             "ltm_sdk_ms_sum_p50": round(statistics.median(ltm_ms), 2) if ltm_ms else 0.0,
+            "embedding_plus_searches_ms_p50": round(statistics.median(floor_ms), 2) if floor_ms else 0.0,
             "host_to_ltm_ms_sum_p50": round(statistics.median(handler_ms), 2) if handler_ms else 0.0,
             "ltm_share_of_host_calls": round(per_turn["ltm_sdk"] / host_total, 3) if host_total else 0.0,
             "embedding_requests_per_turn": round(sum(embeds) / turns_n, 2),
@@ -228,7 +248,7 @@ def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
 
 
 # ----------------------------------------------------------------------------- the run
-def prepare(info: SetupInfo, *, default_kb: bool) -> tuple[str, str, str]:
+def prepare(info: SetupInfo, *, default_kb: bool, floor: bool = False) -> tuple[str, str, str, str | None]:
     """The memory KB and the two pipelines; returns (kb, with, without).
 
     One LongTermMemory installation keeps one memory KB. devhost's setup creates it with
@@ -250,7 +270,64 @@ def prepare(info: SetupInfo, *, default_kb: bool) -> tuple[str, str, str]:
                                 description="bench/real_host.py: LongTermMemory bound")
     without_uuid = ensure_pipeline(client, WITHOUT, llm_uuid=info.llm_model_uuid, kb_uuids=[kb_uuid], plugins=[],
                                    description="bench/real_host.py: the same pipeline, no plugin bound")
-    return kb_uuid, with_uuid, without_uuid
+    floor_uuid = None
+    if floor:
+        floor_uuid = ensure_pipeline(client, FLOOR, llm_uuid=info.llm_model_uuid, kb_uuids=[kb_uuid],
+                                     plugins=[FLOOR_PLUGIN],
+                                     description="bench/real_host.py: the same pipeline with the floor query plugin")
+    return kb_uuid, with_uuid, without_uuid, floor_uuid
+
+
+def install_floor(info: SetupInfo, lbvenv: Path, state_dir: Path) -> None:
+    """Build and install the floor query plugin (bench/floor_plugin) with devhost's own helpers."""
+    client = LangBotClient(info.base_url, token=info.token)
+    client.workspace_uuid = info.workspace_uuid
+    package = build_plugin(str(lbvenv.resolve() / "bin" / "lbp"), FLOOR_PLUGIN_DIR, state_dir / "dist-floor")
+    install_plugin(client, package, FLOOR_PLUGIN, state_dir)
+
+
+def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, window: int) -> None:
+    """Install LongTermMemory built from a copy of this checkout whose `RecallRecipe.candidate_window`
+    default is `window` (benchmark only: the installed plugin has no other way to be told; the
+    checkout itself is not changed)."""
+    import shutil
+
+    stage = state_dir / f"window-{window}"
+    if stage.exists():
+        shutil.rmtree(stage)
+    stage.mkdir(parents=True)
+    for name in ("manifest.yaml", "main.py", "requirements.txt", "README.md", "assets", "components", "ltm", "readme",
+                 "scripts", "pages"):
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, stage / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        elif source.exists():
+            shutil.copy2(source, stage / name)
+    ranking = stage / "ltm" / "episodes" / "ranking.py"
+    text, count = re.subn(r"candidate_window: int = \d+", f"candidate_window: int = {window}", ranking.read_text())
+    if count != 1:
+        raise RuntimeError("RecallRecipe.candidate_window not found in ltm/episodes/ranking.py")
+    ranking.write_text(text)
+    done = subprocess.run(["bash", str(stage / "scripts" / "build.sh"), str(stage / "dist")], cwd=str(stage),
+                          env=dict(os.environ, LBP=str(lbvenv.resolve() / "bin" / "lbp")), capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the window-{window} variant failed:\n{done.stdout}\n{done.stderr}")
+    client = LangBotClient(info.base_url, token=info.token)
+    client.workspace_uuid = info.workspace_uuid
+    install_plugin(client, next((stage / "dist").glob("*.lbpkg")), LTM_PLUGIN, state_dir)
+
+
+def configure_floor(info: SetupInfo, kb_uuid: str, user_key: str, top_k: int) -> None:
+    """Point the floor plugin at the measured memory space: its collection, embedding model, space token."""
+    from ltm.langbot.layout import space_token
+
+    client = LangBotClient(info.base_url, token=info.token)
+    client.workspace_uuid = info.workspace_uuid
+    client.put(f"/plugins/{FLOOR_PLUGIN[0]}/{FLOOR_PLUGIN[1]}/config", {
+        "collection_id": kb_uuid, "embedding_model_uuid": info.embedding_model_uuid,
+        "file_id": space_token(user_key), "top_k": top_k})
+    client.wait_plugin(*FLOOR_PLUGIN)
 
 
 def fill(chat: DebugChat, episodes: list[dict[str, Any]]) -> dict[str, Any]:
@@ -263,26 +340,38 @@ def fill(chat: DebugChat, episodes: list[dict[str, Any]]) -> dict[str, Any]:
         if f"Imported {len(batch)} episode" not in reply:
             raise RuntimeError(f"!memory import l2 failed: {reply[:400]}")
     seconds = time.perf_counter() - started
+    found = IMPORTED_INTO.search(replies[0]) if replies else None
     return {"episodes": len(episodes), "seconds": round(seconds, 2),
             "episodes_per_s": round(len(episodes) / seconds, 1) if seconds else None,
-            "first_reply": replies[0].splitlines()[0][:200] if replies else ""}
+            "first_reply": replies[0].splitlines()[0][:200] if replies else "",
+            "user_key": found.group(1) if found else None}
 
 
 def run_bench(info: SetupInfo, *, action_log: Path, request_log: Path, turns: int = 30, warmup: int = 5,
-              episodes: int = 300, default_kb: bool = True) -> dict[str, Any]:
-    """Measure on a running, set-up stack (devhost `Stack` with `action_log`)."""
-    kb_uuid, with_uuid, without_uuid = prepare(info, default_kb=default_kb)
+              episodes: int = 300, default_kb: bool = True, floor: bool = False, floor_top_k: int = 5
+              ) -> dict[str, Any]:
+    """Measure on a running, set-up stack (devhost `Stack` with `action_log`). With `floor` (the floor
+    plugin installed, `install_floor`) a third pipeline runs the floor query on the measured space."""
+    kb_uuid, with_uuid, without_uuid, floor_uuid = prepare(info, default_kb=default_kb, floor=floor)
     model_log = ModelLog(request_log)
     texts = questions(warmup + turns)
     log: list[dict[str, Any]] = []
     memory_lines: list[int] = []
     with DebugChat(info.base_url, with_uuid, info.token, info.workspace_uuid) as with_chat, \
-            DebugChat(info.base_url, without_uuid, info.token, info.workspace_uuid) as without_chat:
+            DebugChat(info.base_url, without_uuid, info.token, info.workspace_uuid) as without_chat, \
+            DebugChat(info.base_url, floor_uuid or without_uuid, info.token, info.workspace_uuid) as floor_chat:
         filled = fill(with_chat, synthetic_episodes(episodes)) if episodes else {"episodes": 0}
         chats = {"with": with_chat, "without": without_chat}
+        if floor_uuid is not None:
+            if not filled.get("user_key"):
+                raise RuntimeError("the floor needs the measured space: no import reply named it")
+            configure_floor(info, kb_uuid, filled["user_key"], floor_top_k)
+            chats["floor"] = floor_chat
+        labels = list(chats)
         for i, text in enumerate(texts):
             measured = i >= warmup
-            order = ("with", "without") if i % 2 == 0 else ("without", "with")
+            shift = i % len(labels)  # rotate the order, so drift and caches fall on every pipeline alike
+            order = labels[shift:] + labels[:shift]
             for label in order:
                 sent = time.time()
                 clock = time.perf_counter()
@@ -293,7 +382,7 @@ def run_bench(info: SetupInfo, *, action_log: Path, request_log: Path, turns: in
                 context = "[LongTermMemory] context: yes" in reply
                 if label == "with" and not context:
                     raise RuntimeError(f"no LongTermMemory context in a 'with' turn: {reply[:300]}")
-                if label == "without" and context:
+                if label != "with" and context:
                     raise RuntimeError(f"LongTermMemory context in a 'without' turn: {reply[:300]}")
                 found = MEMORY_LINES.search(reply)
                 if label == "with" and measured and found:
@@ -304,6 +393,18 @@ def run_bench(info: SetupInfo, *, action_log: Path, request_log: Path, turns: in
     with_ms = [t["ms"] for t in log if t["measured"] and t["pipeline"] == "with"]
     without_ms = [t["ms"] for t in log if t["measured"] and t["pipeline"] == "without"]
     with_t, without_t = timing(with_ms), timing(without_ms)
+    floor_figures: dict[str, Any] | None = None
+    if floor_uuid is not None:
+        floor_turns = timing([t["ms"] for t in log if t["measured"] and t["pipeline"] == "floor"])
+        floor_ms = calls["floor"]["embedding_plus_searches_ms_p50"]
+        added = with_t["p50_ms"] - without_t["p50_ms"]
+        floor_figures = {
+            "top_k": floor_top_k, "turn": floor_turns,
+            "floor_ms_p50": floor_ms,  # the floor plugin's invoke_embedding + vector_search, at the runtime
+            "floor_turn_added_ms_p50": round(floor_turns["p50_ms"] - without_t["p50_ms"], 2),
+            "added_over_floor": round(added / floor_ms, 3) if floor_ms else None,
+            "plugin_embedding_plus_searches_ms_p50": calls["with"]["embedding_plus_searches_ms_p50"],
+        }
     return {
         "bench": "real_host",
         "turns": turns, "warmup": warmup, "episodes": episodes, "kb_uuid": kb_uuid,
@@ -317,6 +418,7 @@ def run_bench(info: SetupInfo, *, action_log: Path, request_log: Path, turns: in
         "ratio_p95": round(with_t["p95_ms"] / without_t["p95_ms"], 3),
         "added_ms_p50": round(with_t["p50_ms"] - without_t["p50_ms"], 2),
         "memory_lines_p50": statistics.median(memory_lines) if memory_lines else None,
+        "floor": floor_figures,
         "host_calls": calls,
         "actions_logged": len(actions),
     }
@@ -355,7 +457,13 @@ def print_report(result: dict[str, Any], command: str) -> None:
         print(f"  {label:<10} {figures['p50_ms']:>9.1f} {figures['p95_ms']:>9.1f} {figures['mean_ms']:>9.1f}")
     print(f"  ratio of medians {result['ratio_p50']:.3f}x (goal <= 1.15x), p95 {result['ratio_p95']:.3f}x, "
           f"added p50 {result['added_ms_p50']:.1f} ms; memory lines in the prompt p50 {result['memory_lines_p50']}")
-    for label in ("with", "without"):
+    floor = result.get("floor")
+    if floor:
+        print(f"  floor ({floor['top_k']}-nearest search + embedding, through the host, same run): p50 "
+              f"{floor['floor_ms_p50']:.1f} ms; added per turn / floor = {floor['added_over_floor']}x (goal <= 1.5x); "
+              f"the floor pipeline's turn adds {floor['floor_turn_added_ms_p50']:.1f} ms; the plugin's own embedding "
+              f"+ search p50 {floor['plugin_embedding_plus_searches_ms_p50']:.1f} ms")
+    for label in result["host_calls"]:
         calls = result["host_calls"][label]
         print(f"  host calls per turn ({label}): {calls['per_turn']}; LongTermMemory share "
               f"{calls['ltm_share_of_host_calls']:.0%}; time in LongTermMemory's handlers p50 {calls['host_to_ltm_ms_sum_p50']} ms "
@@ -381,6 +489,11 @@ def main(argv: Iterable[str] | None = None) -> int:
                         help="the scripted model waits this long per chat answer, a stand-in for a real model's "
                              "latency (default 0: the host's and the plugin's own time only)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--window", type=int, default=None,
+                        help="install LongTermMemory with this candidate_window instead of the shipped default "
+                             "(built from a patched copy of the checkout)")
+    parser.add_argument("--no-floor", dest="floor", action="store_false",
+                        help="skip the third pipeline that measures the floor (embedding + top-k search)")
     parser.add_argument("--keep-data", action="store_true", help="keep the temporary data dir")
     args = parser.parse_args(list(argv) if argv is not None else None)
     command = "python bench/real_host.py " + " ".join(shlex.quote(a) for a in (list(argv) if argv is not None
@@ -394,15 +507,19 @@ def main(argv: Iterable[str] | None = None) -> int:
     try:
         stack.start()
         info = stack.setup()
+        if args.window is not None:
+            install_window_variant(info, config.lbvenv, data_dir, args.window)
+        if args.floor:
+            install_floor(info, config.lbvenv, data_dir)
         result = run_bench(info, action_log=config.action_log, request_log=stack.request_log, turns=args.turns,
-                           warmup=args.warmup, episodes=args.episodes)
+                           warmup=args.warmup, episodes=args.episodes, floor=args.floor)
     finally:
         stack.stop()
         if not args.keep_data:
             import shutil
 
             shutil.rmtree(data_dir, ignore_errors=True)
-    result.update(command=command, chat_delay_ms=args.chat_delay_ms, embedder=stack.embedder_label, vdb=args.vdb, versions=versions(config.lbvenv),
+    result.update(command=command, chat_delay_ms=args.chat_delay_ms, window=args.window or "shipped default", embedder=stack.embedder_label, vdb=args.vdb, versions=versions(config.lbvenv),
                   machine=machine(), when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2))

@@ -70,10 +70,12 @@ from .errors import (
     UnrecordedChange,
     ValidationError,
 )
+from .host_values import clean_host_text
 from .identity import (
     Identity,
     Isolation,
     MemoryScope,
+    derived_pair_problem,
     split_session_key,
     user_key_for,
     user_key_for_session_key,
@@ -179,7 +181,9 @@ __all__ = [
     "UnrecordedChange",
     "ValidationError",
     "Validity",
+    "clean_host_text",
     "clean_tags",
+    "derived_pair_problem",
     "load_json",
     "now_iso",
     "params",

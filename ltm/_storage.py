@@ -178,9 +178,25 @@ def legacy_layout_marker_key(kb_id: str) -> str:
 
 
 # ---- candidate extraction (Q): the review queue of one session scope
+CANDIDATES_PREFIX = _key("candidates", "")
+
+
 def candidates_key(scope_key: str) -> str:
     """Every memory candidate of one session scope, with its review state, in one bounded record."""
     return _key("candidates", escape(scope_key))
+
+
+# ---- the saved word index of one L2 space (episodes/index_pages.py): a head and numbered pages
+def word_index_head_key(kb_id: str, user_key: str) -> str:
+    return _key("wordindex", escape(kb_id), escape(user_key), "head")
+
+
+def word_index_page_key(kb_id: str, user_key: str, generation: int, page: int) -> str:
+    return _key("wordindex", escape(kb_id), escape(user_key), str(generation), str(page))
+
+
+def word_index_kb_prefix(kb_id: str) -> str:
+    return _key("wordindex", escape(kb_id), "")
 
 
 def scope_of_key(key: str) -> str | None:
@@ -247,9 +263,9 @@ class JsonStore:
             if self._cache and self._known is None:
                 self._known = set(await self._port.keys(""))
 
-    def _remember(self, key: str, raw: bytes) -> None:
+    def _remember(self, key: str, raw: bytes, keep: bool = True) -> None:
         self._forget(key)
-        if len(raw) > self.CACHE_BYTES // 8:
+        if not keep or len(raw) > self.CACHE_BYTES // 8:
             return
         self._values[key] = raw
         self._cached_bytes += len(raw)
@@ -262,7 +278,7 @@ class JsonStore:
         if old is not None:
             self._cached_bytes -= len(old)
 
-    async def _read(self, key: str) -> bytes | None:
+    async def _read(self, key: str, keep: bool = True) -> bytes | None:
         if not self._cache or self._known is None:
             return await self._port.get(key)
         if key not in self._known and key not in self._uncertain:
@@ -277,12 +293,13 @@ class JsonStore:
             self._known.discard(key)
         else:
             self._known.add(key)
-            self._remember(key, raw)
+            self._remember(key, raw, keep)
         return raw
 
-    async def get(self, key: str, default: Any = None) -> Any:
+    async def get(self, key: str, default: Any = None, *, keep: bool = True) -> Any:
+        """`keep=False`: a big value read once (saved index pages) does not push hot records out of the cache."""
         await self._ensure_ready()
-        raw = await self._read(key)
+        raw = await self._read(key, keep)
         if raw is None:
             return default
         try:
@@ -312,7 +329,7 @@ class JsonStore:
         self._uncertain.discard(key)
         after()
 
-    async def set(self, key: str, value: Any) -> None:
+    async def set(self, key: str, value: Any, *, keep: bool = True) -> None:
         await self._ensure_ready()
         try:
             data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -323,7 +340,7 @@ class JsonStore:
         def stored() -> None:
             if self._known is not None:
                 self._known.add(key)
-                self._remember(key, data)
+                self._remember(key, data, keep)
 
         await self._changed(key, self._port.set(key, data), stored)
 

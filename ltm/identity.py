@@ -10,6 +10,9 @@ Decisions (also in docs/ARCHITECTURE.md):
   This never widens sharing beyond one conversation.
 - A sender id of None, 0, "0" or "" means "unknown speaker": no speaker profile,
   and episodes carry `sender_id = ""`.
+- Host values enter through `Identity.from_host`, which applies the boundary rule of
+  `ltm/host_values.py` (ids escaped, names cleaned). `Identity.build` takes values the plugin
+  already holds (a stored speaker, a test's plain ids) and refuses any that skipped that rule.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import ValidationError
+from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
 from .wording import Phrase
 
 LAUNCHER_TYPES = ("group", "person")
@@ -54,9 +58,13 @@ class Identity:
 
     def __post_init__(self) -> None:
         if self.launcher_type not in LAUNCHER_TYPES:
-            raise ValidationError(f"launcher_type must be 'group' or 'person', got {self.launcher_type!r}")
+            raise ValidationError(f"launcher_type must be 'group' or 'person', got {self.launcher_type[:40]!r}")
         if not str(self.launcher_id).strip():
             raise ValidationError("launcher_id is required")
+        problem = (id_problem(self.launcher_id, "launcher_id") or id_problem(self.sender_id, "sender_id")
+                   or id_problem(self.bot_uuid, "bot_uuid", bot=True) or name_problem(self.sender_name))
+        if problem:
+            raise ValidationError(problem)
 
     @classmethod
     def build(
@@ -76,6 +84,31 @@ class Identity:
             bot_uuid=clean_id(bot_uuid),
             sender_id=clean_id(sender_id),
             sender_name=str(sender_name or "").strip(),
+            query_id=query_id,
+        )
+
+    @classmethod
+    def from_host(
+        cls,
+        *,
+        launcher_type: Any,
+        launcher_id: Any,
+        bot_uuid: Any = None,
+        sender_id: Any = None,
+        sender_name: Any = None,
+        query_id: int | None = None,
+    ) -> Identity:
+        """The identity of raw host values (or ids an admin typed as the host shows them)."""
+        ltype = getattr(launcher_type, "value", launcher_type)
+        raw_launcher = str(launcher_id if launcher_id is not None else "")
+        if not raw_launcher.strip():
+            raise ValidationError("launcher_id is required")
+        return cls.build(
+            launcher_type=str(ltype or "")[:40],
+            launcher_id=escape_id(raw_launcher),
+            bot_uuid=escape_bot_uuid(clean_id(bot_uuid)),
+            sender_id=escape_id(clean_id(sender_id)),
+            sender_name=clean_name(sender_name),
             query_id=query_id,
         )
 
@@ -118,6 +151,35 @@ def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> st
     return session_key
 
 
+def chat_of_session_key(session_key: str) -> Identity | None:
+    """The chat a session key names, when it is a key this plugin derives: `<bot uuid>:group_<id>`,
+    `<bot uuid>:person_<id>` or the session name alone, every id in the kept form (None otherwise)."""
+    bot_uuid, session_name = split_session_key(session_key)
+    launcher_type, sep, launcher_id = session_name.partition("_")
+    if not sep or launcher_type not in LAUNCHER_TYPES or not launcher_id:
+        return None
+    try:
+        chat = Identity.build(launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid)
+    except ValidationError:
+        return None
+    return chat if chat.session_key == session_key else None
+
+
+def derived_pair_problem(scope_key: str, user_key: str, isolation: Isolation | str) -> str | None:
+    """Why `(scope_key, user_key)` is not a pair this plugin derives for one chat (None when it is).
+    A surface that takes raw keys (an admin page) checks this before it builds a `MemoryScope`, so
+    no pair of keys can read one chat's records and write them into another's space."""
+    chat = chat_of_session_key(scope_key)
+    if chat is None:
+        return ("scope_key is not a chat's key this plugin derives: <bot uuid>:group_<id>, "
+                "<bot uuid>:person_<id>, or group_<id> / person_<id> without a bot")
+    expected = user_key_for(chat, isolation)
+    if user_key != expected:
+        return (f"user_key {user_key} is not the key this plugin derives for scope_key {scope_key} "
+                f"in {Isolation(isolation).value} isolation ({expected})")
+    return None
+
+
 @dataclass(frozen=True)
 class MemoryScope:
     """Everything the service needs to keep one call inside its own memory.
@@ -135,6 +197,10 @@ class MemoryScope:
     def __post_init__(self) -> None:
         if not self.scope_key or not self.user_key:
             raise ValidationError("scope_key and user_key are required")
+        for name, key in (("scope_key", self.scope_key), ("user_key", self.user_key)):
+            if has_stray_characters(key):
+                raise ValidationError(f"{name} contains a control, bidi or unpaired surrogate character; "
+                                      "no memory space key does")
 
     @classmethod
     def for_identity(cls, identity: Identity, isolation: Isolation | str, kb_id: str = "") -> MemoryScope:

@@ -62,6 +62,9 @@ class KnowledgeBaseRegistry:
         self._directory = directory
         self._cache: dict[str, Any] | None = None
         self._gone: set[str] | None = None  # registered KBs LangBot no longer has (checked once per process)
+        # Parsed settings per KB, valid while its stored dict is the same object (every change makes a new one):
+        # a turn reads them three times.
+        self._parsed: dict[str, tuple[Any, KBSettings]] = {}
 
     async def _record(self) -> dict[str, Any]:
         if self._cache is None:
@@ -277,19 +280,28 @@ class KnowledgeBaseRegistry:
 
     async def settings(self, kb_id: str) -> KBSettings:
         """The KB's effective settings: its creation settings with the installation's overrides."""
-        return self._effective(kb_id, await self.entry(kb_id))
+        return self._effective(kb_id, await self._stored_entry(kb_id))
 
     def _effective(self, kb_id: str, raw: dict[str, Any]) -> KBSettings:
-        settings = effective(raw)
+        known = self._parsed.get(kb_id)
+        if known is not None and known[0] is raw:
+            settings = known[1]
+        else:
+            settings = effective(raw)
+            self._parsed[kb_id] = (raw, settings)
         self._gate.kb_isolation(kb_id, settings.isolation)  # a turn's scope derived before a change is stale
         return settings
 
-    async def entry(self, kb_id: str) -> dict[str, Any]:
-        """A copy of the KB's stored entry: its creation settings and, under `overrides`, the overrides."""
-        raw = (await self._record())["kbs"].get(kb_id)
+    async def _stored_entry(self, kb_id: str) -> dict[str, Any]:
+        """The cached record's own entry of the KB (never changed in place: a change stores a new record)."""
+        raw: dict[str, Any] | None = (await self._record())["kbs"].get(kb_id)
         if not raw:
             raise NoKnowledgeBase(f"knowledge base {kb_id} is not a LongTermMemory knowledge base")
-        return copy.deepcopy(raw)
+        return raw
+
+    async def entry(self, kb_id: str) -> dict[str, Any]:
+        """A copy of the KB's stored entry: its creation settings and, under `overrides`, the overrides."""
+        return copy.deepcopy(await self._stored_entry(kb_id))
 
     async def described(self, kb_id: str) -> EffectiveSettings:
         return describe(kb_id, await self.entry(kb_id))

@@ -15,12 +15,13 @@ from ._audit import AuditLog
 from ._fences import FenceRegistry
 from ._gate import WriteGate
 from ._storage import JsonStore
+from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
 from .consolidation import Consolidator, DraftBook
 from .diagnostics import Diagnostics
 from .episodes.duplicates import DuplicateFinder
-from .episodes.lifecycle import EpisodeLifecycle
+from .episodes.lifecycle import DerivedInOrder, EpisodeLifecycle
 from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
 from .episodes.store import EpisodeStore
@@ -71,23 +72,25 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     audit = AuditLog(store)
     diagnostics = Diagnostics(store, fences, ports.index, ports.embedder, ports.directory)
     gate = WriteGate(fences, audit, diagnostics.note_scope)
-    episodes = EpisodeStore(ports.index, ports.embedder)
+    episodes = EpisodeStore(ports.index, ports.embedder, store)  # big spaces' indexes are saved in storage
     # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
     profiles = ProfileBook(gate, store, limits)
     layouts = LayoutMigrations(gate, store, ports.index, episodes)
     kbs = KnowledgeBaseRegistry(gate, store, fences, episodes, ports.index, layouts, ports.directory)
-    # Summaries and review drafts derived from episodes are removed before their sources change (K5).
+    # Summaries and review drafts derived from episodes are removed before their sources change (K5),
+    # and an accepted candidate loses its words before the episode it became is deleted.
     drafts = DraftBook(store, episodes)
+    queue = CandidateQueue(gate, store)
+    derived = DerivedInOrder(drafts, ForgottenCandidates(queue, store))
     # One fact, one record: every write path and the candidate check ask the same finder.
     duplicates = DuplicateFinder(episodes)
-    lifecycle = EpisodeLifecycle(gate, episodes, drafts, duplicates)
-    queue = CandidateQueue(gate, store)
+    lifecycle = EpisodeLifecycle(gate, episodes, derived, duplicates)
     listing = EpisodeListing(episodes)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
         listing=listing, drafts=drafts, lifecycle=lifecycle,
-        transfer=EpisodeTransfer(gate, episodes, store, drafts, duplicates),
+        transfer=EpisodeTransfer(gate, episodes, store, derived, duplicates),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),

@@ -12,7 +12,7 @@ Failure contract for every port method (the write fences depend on it):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -49,10 +49,34 @@ class IndexRecord:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
 class IndexHit:
-    record: IndexRecord
-    distance: float  # lower is better; the scale depends on the backend, so only compare within one list
+    """One search result: the record's id and distance at once, the record itself when first asked for.
+
+    A search answer holds far more rows than a recall keeps (the vector window against `top_k`), and
+    the plugin's own index of the space already knows what ranking needs of each, so an adapter may
+    hand over `decode` instead of a parsed record: it runs at most once, and answers None when the row
+    turns out not to be a record of the asked space (fail closed). `distance`: lower is better; the
+    scale depends on the backend, so only compare within one list."""
+
+    __slots__ = ("_decode", "_record", "distance", "record_id")
+
+    def __init__(self, record: IndexRecord | None, distance: float, *, record_id: str = "",
+                 decode: Callable[[], IndexRecord | None] | None = None) -> None:
+        if record is None and (decode is None or not record_id):
+            raise ValueError("an index hit needs its record, or its id and a decoder")
+        self.record_id = record.record_id if record is not None else record_id
+        self.distance = distance
+        self._record = record
+        self._decode = decode
+
+    @property
+    def record(self) -> IndexRecord | None:
+        if self._decode is not None:
+            self._record, self._decode = self._decode(), None
+        return self._record
+
+    def __repr__(self) -> str:
+        return f"IndexHit({self.record_id!r}, {self.distance!r})"
 
 
 @dataclass(frozen=True)
@@ -80,6 +104,11 @@ class VectorIndex(Protocol):
         ...
 
     async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None: ...
+
+    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
+        """The records of `space` among these ids, in one host call where the store can look records up
+        by key (a page of a listing, the few recall winners the vector search did not return)."""
+        ...
 
     async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage: ...
 

@@ -128,7 +128,7 @@ class MemoryService:
 
     async def list_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,),
                             page: int = 1, page_size: int = 10) -> EpisodePage:
-        """Newest first, paged, with a correct total (management path: enumerates the space)."""
+        """Newest first, paged, with a correct total (from the space's index: episodes/listing.py)."""
         await self._m.kbs.open(scope)
         return await self._m.listing.page(scope, statuses, page, page_size)
 

@@ -25,7 +25,7 @@ part-way (`fake.faults`), following the port failure contract: `HostError` for a
 is applied and only the answer is lost), `asyncio.CancelledError` for cancellation.
 Operation names are "<port>.<method>": `store.get`, `store.set`, `store.delete`,
 `store.keys`, `index.upsert`, `index.search`, `index.search_text`, `index.get`,
-`index.page`, `index.delete`, `index.drop_collection`, `index.probe_isolation`,
+`index.get_many`, `index.page`, `index.delete`, `index.drop_collection`, `index.probe_isolation`,
 `embedder.embed`, `llm.complete`, `directory.knowledge_base_ids`.
 """
 
@@ -49,7 +49,7 @@ T = TypeVar("T")
 
 OPERATIONS: tuple[str, ...] = (
     "store.get", "store.set", "store.delete", "store.keys",
-    "index.upsert", "index.search", "index.search_text", "index.get", "index.page", "index.delete",
+    "index.upsert", "index.search", "index.search_text", "index.get", "index.get_many", "index.page", "index.delete",
     "index.drop_collection", "index.probe_isolation",
     "embedder.embed", "llm.complete", "directory.knowledge_base_ids",
 )
@@ -61,8 +61,8 @@ class Call:
     """One port call as the fake saw it. `args` holds the call's routing arguments:
     `key` (store.get/set/delete), `prefix` (store.keys); `collection` for every index call, plus
     `ids` and `spaces` (upsert), `space`, `speaker`, `top_k` (search), `space`, `text`, `top_k`
-    (search_text), `space`, `record_id` (get), `space`, `limit`, `offset` (page), `space`, `ids`
-    (delete); `model` and `texts` (embedder.embed), `model` (llm.complete)."""
+    (search_text), `space`, `record_id` (get), `space`, `ids` (get_many), `space`, `limit`, `offset`
+    (page), `space`, `ids` (delete); `model` and `texts` (embedder.embed), `model` (llm.complete)."""
 
     op: str
     args: Mapping[str, Any] = field(default_factory=dict)
@@ -394,6 +394,11 @@ class InMemoryIndex:
     async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None:
         call = Call("index.get", {"collection": collection, "space": space, "record_id": record_id})
         return await self._host.run(call, lambda: self._get_now(collection, space, record_id))
+
+    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
+        call = Call("index.get_many", {"collection": collection, "space": space, "ids": tuple(record_ids)})
+        return await self._host.run(call, lambda: [r for i in dict.fromkeys(record_ids)
+                                                   if (r := self._get_now(collection, space, i)) is not None])
 
     async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage:
         call = Call("index.page", {"collection": collection, "space": space, "limit": limit, "offset": offset})

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.common.chat_text import quote
+from ltm import Identity, user_key_for
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from tests.chat import Place, prompt_turn
 
@@ -64,18 +65,22 @@ STALE_SENDER = "first-speaker"
 
 
 def sender_key(sender: str) -> str:
-    """The sender id the plugin keeps for a host sender id ("" for an unknown speaker)."""
-    return "" if sender.strip() in ("", "0", "None") else sender.strip()
+    """The sender id the plugin keeps for a host sender id ("" for an unknown speaker; an id longer
+    than the kept bound is shortened by a hash, docs/GUARANTEES.md "Host identity")."""
+    return Identity.from_host(launcher_type="person", launcher_id="x", sender_id=sender).sender_id
+
+
+def _identity(place: Place) -> Identity:
+    return Identity.from_host(launcher_type=place.launcher_type, launcher_id=place.launcher_id,
+                              bot_uuid=place.bot_uuid)
 
 
 def scope_key(place: Place) -> str:
-    return f"{place.bot_uuid}:{place.session_name}" if place.bot_uuid else place.session_name
+    return _identity(place).session_key
 
 
 def user_key(place: Place, isolation: str) -> str:
-    if isolation == "bot" and place.bot_uuid:
-        return f"bot:{place.bot_uuid}"
-    return scope_key(place)
+    return user_key_for(_identity(place), isolation)
 
 
 def console_space(place: Place, isolation: str) -> dict[str, str]:

@@ -66,6 +66,15 @@ def test_lexical_cost_bench_smoke(tmp_path: Path) -> None:
     assert all(row["lookup_ms[common words]"] >= 0 and row["picked[a rare word]"] >= 0 for row in payload["rows"])
 
 
+def test_lexical_cost_resident_smoke() -> None:
+    """`--resident` saves a space's index as pages and loads it back the way a restarted plugin does."""
+    from bench import lexical_cost
+
+    row = lexical_cost.main(["--resident", "300"])
+    assert row["episodes"] == 300 and row["load_s"] >= 0 and row["saved_pages_mib"] > 0
+    assert row["index_rss_mib"] == round(row["rss_after_mib"] - row["rss_before_mib"], 1)
+
+
 def test_recipe_overrides_are_typed_and_refused_when_unknown_or_on_held_out() -> None:
     args = locomo_recall.parse_args(["--split", "tuning", "--recipe", "candidate_window=200,session_weight=0,"
                                      "strip_named_speakers=off"])

@@ -160,6 +160,81 @@ async def test_accept_makes_the_candidate_a_remembered_episode(harness: PluginHa
     assert "already accepted" in again and len(await chat.export_l2()) == 1
 
 
+FORGET_SURFACES = {
+    "forget tool": lambda chat, episode_id: chat.tool("forget", {"episode_id": episode_id}),
+    "!memory forget": lambda chat, episode_id: chat.run(f"!memory forget {episode_id}"),
+    "!memory delete": lambda chat, episode_id: chat.run("!memory delete --speaker u1"),
+    "console delete": None,  # /episode/delete, below
+}
+
+
+@pytest.mark.parametrize("surface", FORGET_SURFACES, ids=FORGET_SURFACES)
+@pytest.mark.parametrize("isolation", ["session", "bot"])
+async def test_forgetting_an_accepted_candidates_memory_redacts_the_candidate(harness: PluginHarness, surface: str,
+                                                                               isolation: str) -> None:
+    """Issue 21, finding 6: the queue, --all-statuses, the console and storage kept the forgotten text and
+    its "said:" quote. In bot isolation the memory may be forgotten from another chat of the bot."""
+    await harness.create_memory_kb(**ON, isolation=isolation)
+    await responded(harness, "Remember that the offsite is in Lisbon. Remember that the retro is on Monday.")
+    first, second = queue_records(harness.host)
+    chat = open_chat(harness, sender_id="admin-1", sender_name="Ada")
+    accepted = await chat.run(f"!memory candidate accept {first['id']}")
+    episode_id = accepted.split("stored episode ", 1)[1].split(" ", 1)[0]
+    # The forget tool deletes only the speaker's own episodes (u1 said it); the commands are an admin's.
+    forgetter = open_chat(harness, "g2" if isolation == "bot" else "g1",
+                          sender_id="u1" if surface == "forget tool" else "admin-1")
+    action = FORGET_SURFACES[surface]
+    if action is None:
+        user_key = f"bot:{BOT}" if isolation == "bot" else forgetter.scope_key
+        space = {"scope_key": forgetter.scope_key, "user_key": user_key}
+        assert (await api(harness, "/episode/delete", {"space": space, "episode_id": episode_id}))["ok"]
+    else:
+        await action(forgetter, episode_id)
+    assert await chat.export_l2() == []
+    redacted, untouched = queue_records(harness.host)
+    assert redacted["status"] == "accepted" and redacted["applied_id"] == episode_id
+    assert "Lisbon" not in json.dumps(redacted) and redacted["content"].startswith("[redacted")
+    assert untouched == second  # the pending candidate of the same message keeps its text
+    assert all(b"Lisbon" not in value for key, value in harness.host.storage.items()
+               if not key.startswith("v2/snapshot/"))  # the turn's injection snapshot is diagnostics
+    listing = await chat.run("!memory candidates --all-statuses")
+    assert "Lisbon" not in listing and "[accepted]" in listing and "retro is on Monday" in listing
+    console = await api(harness, "/candidates", {"space": SPACE, "all_statuses": True})
+    assert "Lisbon" not in json.dumps(console)
+    assert "candidate_redact" in [e["operation"] for e in await chat.audit_entries()]
+    assert "Lisbon" not in json.dumps(await chat.audit_entries())
+
+
+@pytest.mark.parametrize("surface", ["!memory forget-me", "console person erase"])
+async def test_erasing_a_person_redacts_their_accepted_candidate_even_in_a_fenced_chat(harness: PluginHarness,
+                                                                                        surface: str) -> None:
+    """Issue 21, finding 6 on the person-erase path: the chat's L1 space is fenced (a write with an unknown
+    outcome), so its candidates cannot be erased there; the L2 erase still takes the words of the accepted
+    candidate that became the person's episode, as part of its own audited change."""
+    from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+
+    await harness.create_memory_kb(**ON)
+    await responded(harness, "Remember that the offsite is in Lisbon.")
+    (record,) = queue_records(harness.host)
+    admin = open_chat(harness, sender_id="admin-1", sender_name="Ada")
+    assert "stored episode" in await admin.run(f"!memory candidate accept {record['id']}")
+    harness.host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallTimeoutError("set_plugin_storage timed out"),
+                           after_dispatch=True)
+    await admin.run("!memory profile set name The office")  # its outcome is unknown: L1 of g1 is fenced
+    assert "fence since" in await admin.run("!memory health")
+    if surface == "!memory forget-me":
+        reply = await open_chat(harness, sender_id="u1").run("!memory forget-me --confirm")
+    else:
+        reply = json.dumps(await api(harness, "/person/erase", {"sender_id": "u1", "dry_run": False}))
+    assert "fence" in reply, reply  # the L1 space is reported as left as it is
+    assert await admin.export_l2() == []
+    (redacted,) = queue_records(harness.host)
+    assert redacted["status"] == "accepted" and redacted["content"].startswith("[redacted")
+    assert all(b"Lisbon" not in value for key, value in harness.host.storage.items()
+               if not key.startswith("v2/snapshot/"))
+    assert "candidate_redact" in [e["operation"] for e in await admin.audit_entries()]
+
+
 async def test_accepting_a_profile_candidate_updates_the_speakers_profile(harness: PluginHarness) -> None:
     await harness.create_memory_kb(**ON)
     await responded(harness, "Call me Tommy.", sender="u7", name="Tom")
@@ -294,6 +369,32 @@ async def test_a_credential_never_reaches_the_model_or_storage(harness: PluginHa
     assert "ignore (looked like a credential" in listing and secret not in listing
 
 
+GLUED_KEY_MESSAGE = "our billing note: acctsk_live_51HqLyjWDarjtT1zdp7dcXYZ0123 for the shop"
+QUOTED_KEY = "sk_live_51HqLyjWDarjtT1zdp7dcXYZ0123"
+
+
+async def test_a_credential_the_model_quotes_is_never_queued(harness: PluginHarness) -> None:
+    """The key glued to a word passes the whole-message check; the model's quote of it alone does not."""
+    await harness.create_memory_kb(**ON, candidate_model_uuid="llm-1")
+    harness.host.llm_script = [json.dumps({"candidates": [
+        {"kind": "episode", "evidence_quote": QUOTED_KEY},
+        {"kind": "profile", "target": "speaker", "field": "preferences", "evidence_quote": QUOTED_KEY + " for"},
+        {"kind": "episode", "evidence_quote": "for the shop"},
+    ]})]
+    await responded(harness, GLUED_KEY_MESSAGE)
+    assert len(harness.host.llm_requests) == 1  # the message itself was not refused
+    records = queue_records(harness.host)
+    assert sorted(r["kind"] for r in records) == ["episode", "ignore"]
+    (ignored,) = [r for r in records if r["kind"] == "ignore"]
+    assert ignored["content"] == "[redacted: looks like an API key]" and ignored["evidence"] == ""
+    assert all(b"51HqLyjWDarjtT1zdp7dcXYZ0123" not in value for value in harness.host.storage.values())
+    for listing in (await open_chat(harness).run("!memory candidates"),
+                    await open_chat(harness).run("!memory candidates --all-statuses")):
+        assert "51HqLyjWDarjtT1zdp7dcXYZ0123" not in listing and "for the shop" in listing
+    console = await api(harness, "/candidates", {"space": SPACE, "all_statuses": True})
+    assert "51HqLyjWDarjtT1zdp7dcXYZ0123" not in json.dumps(console)
+
+
 @pytest.mark.parametrize("failure", [
     ActionCallTimeoutError("no answer within 30 s"),
     "not json at all",
@@ -353,6 +454,20 @@ async def test_console_refuses_foreign_ids_and_bad_bodies(harness: PluginHarness
         assert data["ok"] is False and "candidate_id is required" in data["error"]
     data = await api(harness, "/candidates", {"space": SPACE, "page_size": 500})
     assert data["ok"] is False and "page_size" in data["error"]
+    assert queue_records(harness.host)[0]["status"] == "pending"
+
+
+async def test_console_cannot_accept_a_candidate_into_another_chats_memory(harness: PluginHarness) -> None:
+    """Issue 21, finding 3: g1's scope_key with g2's user_key answered ok and wrote g1's text into g2."""
+    await harness.create_memory_kb(**ON)
+    await responded(harness, "Remember that the demo is on Friday.")
+    (record,) = queue_records(harness.host)
+    crossed = {"scope_key": f"{BOT}:group_g1", "user_key": f"{BOT}:group_g2"}
+    data = await api(harness, "/candidate/accept", {"space": crossed, "candidate_id": record["id"]})
+    assert data["ok"] is False and data["code"] == "invalid_input"
+    assert f"user_key {BOT}:group_g2 is not the key this plugin derives" in data["error"]
+    g2 = {"scope_key": f"{BOT}:group_g2", "user_key": f"{BOT}:group_g2"}
+    assert (await api(harness, "/episodes", {"space": g2}))["total"] == 0
     assert queue_records(harness.host)[0]["status"] == "pending"
 
 

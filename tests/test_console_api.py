@@ -159,7 +159,7 @@ async def test_profiles_of_the_selected_space_only(harness: PluginHarness) -> No
     assert data["space"]["scope_key"] == "bot-1:group_g1"
     other = await ok(harness, "/profiles", {"space": SPACE_P2})
     assert other["session_profile"]["name"] == "Bob's DM" and other["speaker_profiles"] == {}
-    empty = await ok(harness, "/profiles", {"space": {"scope_key": "nobody", "user_key": "nobody"}})
+    empty = await ok(harness, "/profiles", {"space": {"scope_key": "bot-1:group_nobody", "user_key": "bot-1:group_nobody"}})
     assert empty["session_profile"]["name"] == "" and empty["speaker_profiles"] == {}
 
 
@@ -260,12 +260,46 @@ async def test_ids_of_another_space_are_not_found(harness: PluginHarness) -> Non
     assert await statuses_in(harness, SPACE_G1) == {mine: "active"}
     audit = await ok(harness, "/audit", {"space": SPACE_G1})
     assert [e["operation"] for e in audit["entries"]] == ["remember"]
-    # A space with the right scope_key but another user_key does not reach the record either.
+    # A pair the plugin never derives (p2's scope_key with g1's user_key) reaches neither space.
     crossed = {"scope_key": "bot-1:person_p2", "user_key": "bot-1:group_g1"}
-    await refused(harness, "/episode/delete", {"space": crossed, "episode_id": theirs}, "not_found")
-    data = await ok(harness, "/episodes", {"space": crossed})
-    assert [e["id"] for e in data["episodes"]] == [mine]
-    assert "not the key this plugin derives" in data["space"]["warning"]
+    error = await refused(harness, "/episode/delete", {"space": crossed, "episode_id": theirs}, "invalid_input")
+    assert "user_key bot-1:group_g1 is not the key" in error and "(bot-1:person_p2)" in error
+    assert await statuses_in(harness, SPACE_P2) == {theirs: "active"}
+
+
+CROSSED_PAIRS = {
+    "another chat's user_key": {"scope_key": "bot-1:group_g1", "user_key": "bot-1:group_g2"},
+    "the bot-wide key in session isolation": {"scope_key": "bot-1:group_g1", "user_key": "bot:bot-1"},
+    "not a chat's key": {"scope_key": "bot-1:anything", "user_key": "bot-1:anything"},
+    "an id that skipped the boundary": {"scope_key": "bot-1:group_g\u202e1", "user_key": "bot-1:group_g\u202e1"},
+}
+
+
+SPACELESS_ROUTES = {"/overview", "/derive", "/settings", "/settings/set", "/settings/reset", "/person/find",
+                    "/person/export", "/person/erase"}
+
+
+@pytest.mark.parametrize("space", CROSSED_PAIRS.values(), ids=CROSSED_PAIRS)
+async def test_every_endpoint_refuses_a_pair_the_plugin_does_not_derive(harness: PluginHarness,
+                                                                        space: dict[str, str]) -> None:
+    """One check where the space is resolved (issue 21, finding 3): every endpoint that takes a space,
+    reads and writes alike, refuses before doing anything."""
+    from components.pages.console.api import ROUTES
+
+    await harness.create_memory_kb()
+    await remember(harness, G1, "group plan: picnic on Sunday")
+    before = dict(harness.host.storage)
+    checked = []
+    for path in ROUTES:
+        data = await api(harness, path, {"space": space})
+        if data["ok"] is False and "unknown field(s): space" in data["error"]:
+            continue
+        assert data["ok"] is False and data["code"] == "invalid_input", (path, data)
+        assert "scope_key" in data["error"], (path, data)
+        checked.append(path)
+    # Installation-wide endpoints take no space (the overview, derive, settings, the person view).
+    assert set(ROUTES) - set(checked) == SPACELESS_ROUTES
+    assert harness.host.storage == before
 
 
 # --------------------------------------------------------------------------- injection, audit, export
@@ -299,7 +333,7 @@ async def test_audit_pages_and_export(harness: PluginHarness) -> None:
     exported = (await ok(harness, "/audit/export", {"space": SPACE_G1}))["export"]
     assert exported["scope_key"] == "bot-1:group_g1" and len(exported["entries"]) == 5
     assert all(e["scope_key"] == "bot-1:group_g1" for e in exported["entries"])
-    empty = await ok(harness, "/audit", {"space": {"scope_key": "nobody", "user_key": "nobody"}})
+    empty = await ok(harness, "/audit", {"space": {"scope_key": "bot-1:group_nobody", "user_key": "bot-1:group_nobody"}})
     assert (empty["entries"], empty["total"], empty["pages"]) == ([], 0, 1)
 
 

@@ -178,7 +178,13 @@ async def test_run_refuses_unknown_and_foreign_proposals(harness: PluginHarness)
     await chat.remember("fact two")
     harness.host.llm_script = per_source
     pid = await preview_id(chat)
-    assert "belongs to another chat's memory scope" in await other.run(f"!memory consolidate run {pid}")
+    # Another chat's id answers exactly like an id that exists nowhere (docs/GUARANTEES.md).
+    unknown = str(uuid.uuid4())
+    for command in ("run", "discard"):
+        foreign = await other.run(f"!memory consolidate {command} {pid}")
+        nowhere = await other.run(f"!memory consolidate {command} {unknown}")
+        assert "no pending proposal" in foreign and "another" not in foreign
+        assert foreign.replace(pid, "<id>") == nowhere.replace(unknown, "<id>")
     assert "no pending proposal" in await chat.run(f"!memory consolidate run {uuid.uuid4()}")
     assert "not a proposal id" in await chat.run("!memory consolidate run p-1")
     assert "Usage: !memory consolidate" in await chat.run("!memory consolidate frobnicate")
@@ -321,7 +327,7 @@ async def test_bot_isolation_cascade_clears_drafts_of_every_chat_sharing_the_spa
     pid = await preview_id(second)  # drafted in g2 over the bot-wide space
     memory = service(harness)
     assert [d.proposal_id for d in await memory.consolidation_drafts(chat_scope(second, kb, bot=True))] == [pid]
-    assert "belongs to another chat's memory scope" in await first.run(f"!memory consolidate run {pid}")
+    assert "no pending proposal" in await first.run(f"!memory consolidate run {pid}")  # g2's draft
     await first.run(f"!memory forget {source}")  # from another chat of the same bot
     assert await memory.consolidation_drafts(chat_scope(second, kb, bot=True)) == []
     assert "already cleared" in await second.run(f"!memory consolidate run {pid}")
@@ -425,8 +431,11 @@ async def test_console_and_chat_share_the_scope_of_a_draft(harness: PluginHarnes
     assert [d["proposal_id"] for d in (await ok(harness, "/review/drafts", {"space": SPACE}))["drafts"]] == [pid]
     other = {"scope_key": f"{BOT}:group_g2", "user_key": f"{BOT}:group_g2"}
     assert (await ok(harness, "/review/drafts", {"space": other}))["drafts"] == []
-    error = await refused(harness, "/review/draft/approve", {"space": other, "proposal_id": pid}, "proposal_rejected")
-    assert "another chat's memory scope" in error
+    unknown = str(uuid.uuid4())
+    for endpoint in ("/review/draft/approve", "/review/draft/discard"):
+        foreign = await refused(harness, endpoint, {"space": other, "proposal_id": pid}, "not_found")
+        nowhere = await refused(harness, endpoint, {"space": other, "proposal_id": unknown}, "not_found")
+        assert foreign.replace(pid, "<id>") == nowhere.replace(unknown, "<id>") and "another" not in foreign
     await ok(harness, "/review/draft/approve", {"space": SPACE, "proposal_id": pid})
     assert "already used" in await chat.run(f"!memory consolidate run {pid}")
 

@@ -22,8 +22,8 @@ async def test_turn_cost_smoke(tmp_path: Path) -> None:
     for row in rows:
         assert row["errors"] == []
         assert row["episodes_injected"] == row["top_k"] == 5
-        assert row["host_calls_constant"] is True
-        assert 0 < row["host_calls_total"] == sum(row["host_calls"].values())
+        assert row["host_calls_besides_keyed_read_constant"] is True
+        assert 0 < row["host_calls_total"] == sum(row["host_calls"].values()) <= row["host_calls_max_total"] <= 7
         assert row["host_calls"]["invoke_embedding"] == 1  # one embedding per turn, whatever the scope holds
         assert row["floor_rows"] == row["top_k"]
         assert row["turn_ms"]["n"] == row["floor_ms"]["n"] == 3
@@ -32,8 +32,8 @@ async def test_turn_cost_smoke(tmp_path: Path) -> None:
         assert 0 <= row["plugin_cpu_ms"]["median"] <= row["process_cpu_ms"]["median"]
         assert row["plugin_cpu_without_wire_ms"]["median"] <= row["plugin_cpu_ms"]["median"]
         assert row["cold_turn"]["host_calls_total"] >= row["host_calls_total"]
-    # The host calls of a turn do not depend on the scope's size.
-    assert rows[0]["host_calls"] == rows[1]["host_calls"]
+    # The host calls of a turn do not depend on the scope's size (besides the keyed read of word-only winners).
+    assert result["goals"]["chroma"]["host_calls_le_7"] is True
     assert result["goals"]["chroma"]["host_calls_same_at_every_size"] is True
     assert result["environment"]["versions"]["chromadb"] != "-"
 
@@ -53,7 +53,7 @@ async def test_installation_smoke(tmp_path: Path) -> None:
         assert inj["errors"] == [] and inj["episodes_injected"] >= 1
         assert inj["turn_ms"]["median"] > 0 and inj["floor_ms"]["median"] > 0
         assert inj["cold_turn"] is not None and inj["cold_turn"]["host_calls_total"] >= inj["host_calls_total"]
-    assert len({inj["host_calls_total"] for inj in row["injection"]}) == 1  # same calls in every space
+    assert max(inj["host_calls_total"] for inj in row["injection"]) <= 7  # whatever the space holds
     for writes in row["writes"]:
         for op in ("remember", "forget", "update_profile"):
             assert writes[op]["ms"]["n"] == 2 and writes[op]["host_calls_total"] >= 1
@@ -65,5 +65,8 @@ async def test_installation_smoke(tmp_path: Path) -> None:
     assert small["entries"] == 10 + 2 and big["entries"] == 120 + 2  # filled, then one append per run
     assert big["last_page"] >= 12 and big["append_ms"]["n"] == 2
     listed = row["list"]
-    assert listed["listed_total"] >= 90 and listed["deepest_page_rows"] >= 1
+    assert listed["listed_total"] + listed["archived_total"] >= 90 and listed["deepest_page_rows"] >= 1
+    assert listed["truncated"] is False and listed["archived_total"] >= 1
+    for page in listed["command"].values():
+        assert page["host_calls_total"] <= 2 and page["reply_lines"] >= 2, page  # the page's keyed read
     assert row["peak_rss_mb"] > 0

@@ -29,6 +29,7 @@ a longer run:
 from __future__ import annotations
 
 import asyncio
+import copy
 import functools
 import json
 import os
@@ -235,8 +236,15 @@ class IsolationMachine(RuleBasedStateMachine):
             assert result.get("ok") is False and result["code"] == "invalid_input", result
             assert "known sender" in result["error"], result
             return
-        assert result.get("ok") is True, result
         who = speaker if which == "speaker" else ""
+        if mode == "remove":
+            after = copy.deepcopy(self.model.profile(place, who))
+            after.apply(mode, change)
+            if after.text() == self.model.profile(place, who).text():  # a removal that removes nothing is refused
+                assert result.get("ok") is False and result["code"] == "invalid_input", result
+                assert "nothing of that to remove" in result["error"], result
+                return
+        assert result.get("ok") is True, result
         self.model.update_profile(place, who, mode, change)
         assert result["profile"] == self.model.profile(place, who).text(), result
 
@@ -247,6 +255,12 @@ class IsolationMachine(RuleBasedStateMachine):
         exists = target in self.model.space(place)
         if surface == "tool":
             result = self.run(self.s.tool(place, sender, "forget", {"episode_id": target}))
+            episode = self.model.space(place).get(target)
+            shared = place.launcher_type == "group" or self.isolation == "bot"
+            others = episode is not None and shared and episode.sender not in ("", sender_key(sender))
+            if others and result.get("code") == "not_permitted":
+                return  # the tool in a shared chat deletes only the speaker's own episodes (or unattributed ones)
+            assert not (others and result.get("ok")), result
             ok = result.get("ok") is True
             if not ok:
                 assert result["code"] == "not_found", result

@@ -84,6 +84,11 @@ POSITIVES: list[tuple[str, str]] = [
     ("Authorization: Bearer abcDEF123ghiJKL456mnoPQR789", BEARER_TOKEN),
     ("curl -H 'authorization: bearer 9f8e7d6c5b4a3f2e1d0c9b8a'", BEARER_TOKEN),
     ("Authorization: Basic YWxpY2U6aHVudGVyMg==", PASSWORD),
+    # after an explicit header any token is one, however plain (issue 21, finding 7)
+    ("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345", BEARER_TOKEN),
+    ('curl -H "authorization:bearer abcdefghijklmnop" https://api.example.com', BEARER_TOKEN),
+    ("sk-4f9a2c7e1b8d3f6a0", API_KEY),  # 20 characters
+    ("tags: sk-a1b2c3d4e5f6g7h8", API_KEY),
     # English statements
     ("my bank password is hunter2", PASSWORD),
     ("My Gmail password is sunshine", PASSWORD),
@@ -263,6 +268,12 @@ NEGATIVES: list[str] = [
     "PIN policy: 4 to 8 digits",
     "my CV 2024 is attached",
     "Bearer of bad news",
+    "Authorization: Bearer <token>",
+    "Authorization: Bearer ${API_TOKEN}",
+    "Authorization: Bearer xxxxxxxxxxxxxxxxxxxx",
+    "the Authorization: Bearer header carries the token",
+    "sk-learn-pipeline-guide",
+    "sk-ii-facial-cream",
     # code-like text that is not a credential
     "pwd: /home/alice",
     "sort_key = created_at",

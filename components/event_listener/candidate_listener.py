@@ -32,7 +32,7 @@ from typing import Any
 
 from langbot_plugin.api.entities import context, events
 
-from ltm import Identity, LTMError, MemoryService
+from ltm import Identity, LTMError, MemoryService, clean_host_text
 
 log = logging.getLogger("LongTermMemory")
 
@@ -104,12 +104,13 @@ class CandidateListener:
         variables = await ctx.get_query_vars()
         if not isinstance(variables, dict) or not _attached(variables, found[0]):
             return
-        text = variables.get("user_message_text")
-        if not isinstance(text, str) or not text.strip() or _memory_command(text):
+        raw_text = variables.get("user_message_text")
+        text = clean_host_text(raw_text) if isinstance(raw_text, str) else ""
+        if not text.strip() or _memory_command(text):
             log.debug("[LongTermMemory] no user text to extract candidates from query=%s", ctx.query_id)
             return
         event = ctx.event
-        identity = Identity.build(
+        identity = Identity.from_host(
             launcher_type=variables.get("launcher_type") or event.launcher_type,
             launcher_id=variables.get("launcher_id") or event.launcher_id,
             bot_uuid=await self._bot_uuid(ctx, event),

@@ -25,7 +25,18 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm import AUTO_RECALL, Episode, Identity, LTMError, MemoryScope, MemoryService, Profile, now_iso, utc_now
+from ltm import (
+    AUTO_RECALL,
+    Episode,
+    Identity,
+    LTMError,
+    MemoryScope,
+    MemoryService,
+    Profile,
+    clean_host_text,
+    now_iso,
+    utc_now,
+)
 
 log = logging.getLogger("LongTermMemory")
 
@@ -70,9 +81,12 @@ class MemoryInjector(EventListener):
         scope: MemoryScope | None = None
         text = ""
         try:
-            variables = await ctx.get_query_vars()
-            text = str(variables.get("user_message_text") or "")
-            found = await memory.memory_kb()
+            found = await memory.memory_kb()  # (kept by the plugin: no host call after the first turn)
+            if found is None:
+                variables, bot_uuid = await ctx.get_query_vars(), None
+            else:  # two independent reads of the turn: one round trip instead of two
+                variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
+            text = clean_host_text(variables.get("user_message_text"))
             if found is None or not _attached(variables, found[0]):
                 # I4: automatic memory only in pipelines whose runner was given the memory KB. Nothing
                 # is read; `_ltm_context` is set to None ("no memory here"), because a consumer written
@@ -84,10 +98,10 @@ class MemoryInjector(EventListener):
                 # Command turns never reach a model: no recall, just an empty context (I3).
                 await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))
                 return
-            identity = Identity.build(
+            identity = Identity.from_host(
                 launcher_type=variables.get("launcher_type") or ctx.event.session_name.partition("_")[0],
                 launcher_id=variables.get("launcher_id") or ctx.event.session_name.partition("_")[2],
-                bot_uuid=await ctx.get_bot_uuid(),
+                bot_uuid=bot_uuid,
                 sender_id=variables.get("sender_id"),
                 sender_name=variables.get("sender_name"),
                 query_id=ctx.query_id,
@@ -113,25 +127,39 @@ class MemoryInjector(EventListener):
         if scope is None:
             log.warning("[LongTermMemory] no scope for query=%s; nothing injected", ctx.query_id)
             return
-        try:
-            await ctx.set_query_var(
-                "_ltm_context", context_variable(speaker_id, speaker_name, session_profile, speaker_profile, episodes))
-        except Exception as exc:  # noqa: BLE001 - I6
-            snapshot["errors"].append(f"context variable: {exc}")
         snapshot.update(
             session_profile=session_profile.to_dict(),
             speaker_profile=speaker_profile.to_dict() if speaker_profile is not None else None,
             episodes=[{"id": e.episode_id, "content": e.content} for e in episodes],
         )
-        try:
-            await memory.save_snapshot(scope, snapshot)
-        except LTMError as exc:
-            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.scope_key, exc.code)
+        # Independent writes, sent together; the snapshot is written again in the rare case the variable failed.
+        failure, _ = await asyncio.gather(
+            self._set_context(ctx, context_variable(speaker_id, speaker_name, session_profile, speaker_profile,
+                                                    episodes)),
+            self._save(memory, scope, dict(snapshot, errors=list(snapshot["errors"]))))
+        if failure:
+            snapshot["errors"].append(failure)
+            await self._save(memory, scope, snapshot)
         log.info(
             "[LongTermMemory] injection ready query=%s kb=%s scope=%s sender=%s blocks=%d chars=%d errors=%d",
             ctx.query_id, scope.kb_id or "-", scope.scope_key, speaker_id or "-", snapshot["blocks"],
             snapshot["chars"], len(snapshot["errors"]),
         )
+
+    @staticmethod
+    async def _set_context(ctx: Any, value: dict[str, Any]) -> str:
+        try:
+            await ctx.set_query_var("_ltm_context", value)
+        except Exception as exc:  # noqa: BLE001 - I6
+            return f"context variable: {exc}"
+        return ""
+
+    @staticmethod
+    async def _save(memory: MemoryService, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
+        try:
+            await memory.save_snapshot(scope, snapshot)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.scope_key, exc.code)
 
     @staticmethod
     async def _profiles(memory: MemoryService, scope: MemoryScope, snapshot: dict[str, Any]

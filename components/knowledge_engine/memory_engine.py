@@ -29,6 +29,7 @@ from ltm import (
     LTMError,
     MemoryService,
     ValidationError,
+    clean_host_text,
     load_json,
     parse_records,
     redact_for_log,
@@ -68,11 +69,16 @@ class MemoryEngine(KnowledgeEngine):
     async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
         kb_id = context.get_collection_id()
         settings = dict(context.retrieval_settings or {})
-        identity = identity_from_retrieval(settings)
+        query = clean_host_text(context.query)
+        try:
+            identity = identity_from_retrieval(settings)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] engine retrieve without a usable conversation: %s", exc)
+            return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})
         # L1 in docs/REQUIREMENTS.md: a shortened query, and never a secret the user may have typed.
-        short_query = redact_for_log(context.query or "")
+        short_query = redact_for_log(query)
         log.info(
-            "[LongTermMemory] engine retrieve collection=%s top_k=%s session=%s sender=%s bot=%s query=%r",
+            "[LongTermMemory] engine retrieve collection=%s top_k=%r session=%r sender=%r bot=%r query=%r",
             kb_id, settings.get("top_k"), settings.get("session_name"), settings.get("sender_id"),
             settings.get("bot_uuid"), short_query,
         )
@@ -84,12 +90,12 @@ class MemoryEngine(KnowledgeEngine):
         memory: MemoryService = self.plugin.memory
         try:
             scope = await memory.scope_for(identity, kb_id)
-            if memory.consume_injection(scope, context.query or ""):
+            if memory.consume_injection(scope, query):
                 # The listener already put this turn's memories into the prompt; a runner that
                 # retrieves the memory KB from its own config must not get them twice.
                 return RetrievalResponse(results=[], total_found=0,
                                          metadata={"note": "memories for this turn were already injected"})
-            hits = await memory.recall(scope, context.query or "", recipe=recipe)
+            hits = await memory.recall(scope, query, recipe=recipe)
         except LTMError as exc:
             log.warning("[LongTermMemory] engine retrieve failed: %s", exc)
             return RetrievalResponse(results=[], total_found=0, metadata={"error": exc.message})

@@ -7,7 +7,11 @@ In order, for the user's own message text (never the assistant's reply):
 3. with a candidate model: one bounded request (`selection.py`); a failed request or an
    answer that does not validate proposes nothing (the reason is returned, never the text),
    and the rules are not used as a substitute;
-4. otherwise the rules (`engine.py`), which scan at most their own `MAX_TEXT_CHARS`.
+4. otherwise the rules (`engine.py`), which scan at most their own `MAX_TEXT_CHARS`;
+5. whichever path proposed it, every proposal's content (a profile value is its content) and
+   quoted words go through the same secret detector before anything is queued: a proposal that
+   holds a secret becomes the redacted `ignore` proposal. A key glued to a word ("acctsk_live_…")
+   passes the whole-message check of step 2, while the model's quote of the key alone does not.
 """
 
 from __future__ import annotations
@@ -43,11 +47,20 @@ async def extract(user_text: str, *, max_candidates: int, model_uuid: str, llm: 
         # Kept only as a redacted note (a rule's finding); with a model configured the text is never sent.
         return Extraction(CandidateOrigin.RULES, [ignore_candidate(kind)])
     if not model_uuid:
-        return Extraction(origin, extract_candidates(user_text, max_candidates=max_candidates))
+        return Extraction(origin, without_secrets(extract_candidates(user_text, max_candidates=max_candidates)))
     try:
         reply = await llm.complete(model_uuid, request_messages(user_text, max_candidates, now_iso()),
                                    timeout_s=TIMEOUT_S, max_output_chars=MAX_OUTPUT_CHARS)
-        return Extraction(origin, parse_selection(reply, user_text, max_candidates))
+        return Extraction(origin, without_secrets(parse_selection(reply, user_text, max_candidates)))
     except LTMError as exc:
         # A refusal, no answer within the timeout, an oversized or invalid answer: nothing is proposed.
         return Extraction(origin, rejected=f"{exc.code}: {exc.message}")
+
+
+def without_secrets(proposals: list[ProposedMemory]) -> list[ProposedMemory]:
+    """Step 5: a proposal whose content or quoted words look like a secret keeps nothing of them."""
+    checked: list[ProposedMemory] = []
+    for proposal in proposals:
+        kind = secret_kind(proposal.content) or (secret_kind(proposal.evidence) if proposal.evidence else None)
+        checked.append(ignore_candidate(kind) if kind is not None else proposal)
+    return checked

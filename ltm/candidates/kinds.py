@@ -51,6 +51,11 @@ def redacted_text(kind: str) -> str:
     return f"[redacted: looks like {kind}]"
 
 
+# What an accepted candidate keeps once the memory it became is deleted (forget, bulk delete, a
+# document's removal): its text and quote go with the memory, the decision stays listed.
+FORGOTTEN_TEXT: Final = "[redacted: the memory it became was deleted]"
+
+
 def ignore_candidate(kind: str) -> ProposedMemory:
     """The one proposal of a message that looks like it holds a secret: nothing of the text is kept."""
     return ProposedMemory(CandidateKind.IGNORE, redacted_text(kind), "", SECRET_RULE)

@@ -45,6 +45,8 @@ APPLIED_AS = {kind: Phrase(f"candidate.applied.{kind}", kind.replace("_", " "))
               for kind in ("episode", "speaker_profile", "session_profile")}
 ORIGIN = {o: Phrase(f"origin.{o.value}", o.value) for o in CandidateOrigin}
 ERASED = Phrase("audit.candidate_erased", "{status} {what} candidate erased")
+REDACTED = Phrase("audit.candidate_redacted",
+                  "text of the accepted {what} candidate removed: its episode {applied_id} was deleted")
 CANDIDATE_STATUS = {s: Phrase(f"candidate.status.{s.value}", s.value) for s in CandidateStatus}
 
 log = logging.getLogger("LongTermMemory")
@@ -215,6 +217,26 @@ class CandidateQueue:
             log.info("[LongTermMemory] candidate queue of scope=%s: %d decided candidate(s) dropped to make room",
                      scope.scope_key, dropped)
         return ProposeResult(added, refused, duplicates, dropped)
+
+    async def redact_applied(self, tx: WriteTx, scope: MemoryScope, episode_ids: set[str]) -> int:
+        """Accepted candidates of this scope that became one of `episode_ids` lose their text and quote,
+        audited as `candidate_redact`. Part of `tx`, the L2 change deleting those episodes (like the
+        drafts it clears, so a fenced chat never blocks a forget); the queue's own lock is held for it."""
+        if not any(c.applied_as_episode(episode_ids) for c in (await self._read(scope)).items):
+            return 0
+        async with self._gate.hold(Space.l1(scope.scope_key)):
+            record = await self._read(scope)
+            hits = [c for c in record.items if c.applied_as_episode(episode_ids)]
+            if not hits:
+                return 0
+            chosen = {c.candidate_id for c in hits}
+            record.items = [c.without_text() if c.candidate_id in chosen else c for c in record.items]
+            await tx.call("storage write", partial(self._write, scope, record))
+            for candidate in hits:
+                tx.applied("candidate_redact", "candidate", candidate.candidate_id,
+                           REDACTED(what=candidate.describe(), applied_id=candidate.applied_id or ""),
+                           applied_id=candidate.applied_id)
+        return len(hits)
 
     @contextlib.asynccontextmanager
     async def deciding(self, scope: MemoryScope) -> AsyncIterator[None]:

@@ -22,7 +22,7 @@ from ..identity import Identity
 from ..profiles.model import FIELD_LABEL, TARGET_LABEL, ProfileTarget
 from ..timefields import now_iso
 from ..wording import Phrase, Said
-from .kinds import SESSION, CandidateKind, ProfileField, ProposedMemory
+from .kinds import FORGOTTEN_TEXT, SESSION, CandidateKind, ProfileField, ProposedMemory
 
 USER_STATEMENT = "user_statement"
 INFERENCE = "inference"
@@ -134,6 +134,15 @@ class Candidate:
                 applied_id: str | None = None, applied_existing: bool = False) -> Candidate:
         return replace(self, status=status, decided_at=now_iso(), decided_by=by, applied_type=applied_type,
                        applied_id=applied_id, applied_existing=applied_existing)
+
+    def applied_as_episode(self, episode_ids: set[str]) -> bool:
+        """Accepted as one of these episodes, and still holding its text."""
+        return (self.applied_type == "episode" and self.applied_id in episode_ids
+                and (self.content, self.evidence) != (FORGOTTEN_TEXT, ""))
+
+    def without_text(self) -> Candidate:
+        """The candidate once its memory is deleted: the decision stays, the words go (content and quote)."""
+        return replace(self, content=FORGOTTEN_TEXT, evidence="")
 
     def describe(self) -> Said:
         """What the candidate proposes, without its content (safe for audit summaries and logs)."""

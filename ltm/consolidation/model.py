@@ -42,8 +42,9 @@ class ConsolidationDisabled(StateError):
 
 
 class ProposalRejected(StateError):
-    """`run <proposal_id>` refused. details: `reason` (missing, used, cross_scope, cross_kb, stale,
-    inactive, validity, over_budget, not_verified) and `proposal_id`."""
+    """`run <proposal_id>` refused. details: `reason` (used, cross_kb, stale, inactive, validity,
+    over_budget, not_verified) and `proposal_id`. An id this chat has no draft of (unknown, or
+    another chat's) is `NotFound` instead, the same words either way."""
 
     code = "proposal_rejected"
 

@@ -32,6 +32,7 @@ from .._storage import (
     parse_draft_key,
 )
 from ..episodes.store import EpisodeStore
+from ..errors import NotFound
 from ..identity import MemoryScope
 from ..timefields import now_iso
 from ..wording import Phrase, Said
@@ -79,7 +80,9 @@ class DraftBook:
         return result
 
     async def find(self, scope: MemoryScope, proposal_id: str) -> Draft:
-        """The pending draft `proposal_id` of this scope, or ProposalRejected saying why there is none."""
+        """The pending draft `proposal_id` of this scope; ProposalRejected when it was used or belongs to
+        this chat on another memory KB; NotFound, word for word, when it exists nowhere or in another
+        chat (docs/GUARANTEES.md: an id of another space is `not_found`, like an unknown one)."""
         closed = (await self.closed(scope.kb_id, scope.scope_key)).get(proposal_id)
         if closed is not None:
             raise ProposalRejected(
@@ -91,22 +94,17 @@ class DraftBook:
             if draft.kb_id != scope.kb_id:
                 raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base",
                                        reason="cross_kb", proposal_id=proposal_id)
-            if (draft.scope_key, draft.user_key) != (scope.scope_key, scope.user_key):
-                raise ProposalRejected(f"proposal {proposal_id} belongs to another memory scope",
-                                       reason="cross_scope", proposal_id=proposal_id)
-            return draft
-        for other in await self._store.keys(DRAFT_PREFIX):
-            parsed = parse_draft_key(other)
-            if parsed is None or parsed[3] != proposal_id:
-                continue
-            if parsed[0] != scope.kb_id:
-                raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base; "
-                                       "nothing was changed", reason="cross_kb", proposal_id=proposal_id)
-            raise ProposalRejected(f"proposal {proposal_id} belongs to another chat's memory scope; run it where "
-                                   "it was previewed. Nothing was changed", reason="cross_scope",
-                                   proposal_id=proposal_id)
-        raise ProposalRejected(f"no pending proposal {proposal_id} in this scope; run preview first",
-                               reason="missing", proposal_id=proposal_id)
+            if (draft.scope_key, draft.user_key) == (scope.scope_key, scope.user_key):
+                return draft
+        else:
+            for other in await self._store.keys(DRAFT_PREFIX):
+                parsed = parse_draft_key(other)
+                # Only this chat's own draft, left on another memory KB, is told apart.
+                if parsed is not None and parsed[1:] == (scope.user_key, scope.scope_key, proposal_id):
+                    raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base; "
+                                           "nothing was changed", reason="cross_kb", proposal_id=proposal_id)
+        raise NotFound(f"no pending proposal {proposal_id} in this chat; run preview first",
+                       proposal_id=proposal_id)
 
     async def lineage(self, kb_id: str, user_key: str) -> dict[str, list[str]]:
         raw = await self._store.get(lineage_key(kb_id, user_key), {})

@@ -26,10 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import HostFailure
-from .lexical import SpaceIndex
 from .model import Episode
 from .ranking import tokenize
 from .sameness import cosine, fact_key, near_duplicate, words_could_be_near
+from .space_index import SpaceIndex
 from .store import EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
@@ -87,7 +87,7 @@ class DuplicateFinder:
                 assert vector is not None  # embedded above when there is no index
                 hits = await self._store.search(kb_id, user_key, vector, top_k=DUPLICATE_WINDOW,
                                                 sender_id=probe.sender_id)
-                found = [h.episode for h in hits]
+                found = [h.episode for h in hits if h.episode is not None]
             own = [e for e in found if e.is_active and e.sender_id == probe.sender_id]
             pools.append([Match(e.content, episode=e) for e in _oldest_first(own)])
         return await self._judge(model_uuid, probes, vectors, pools)

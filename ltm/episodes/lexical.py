@@ -1,260 +1,89 @@
-"""A per-space, in-process lexical index (E6, E7): BM25 over every record of a memory space.
+"""Every space index of this process (`space_index.py`), built once and kept current (E6, E7).
 
 Why: the vector window (the nearest `candidate_window` records) misses memories that share the
 question's rare words but not its overall meaning, and the host's own "full text" search on
 LangBot's Chroma is a substring match of the whole message (useless for a natural-language
-question). The plugin is the only writer of its memory KB, so it can keep its own word index
-of each space and find lexical candidates anywhere in the space with **no host call per turn**.
+question). Listings need every record of a space in order, which stores that page by offset
+cannot give cheaply. The plugin is the only writer of its memory KB, so it keeps its own index of
+each space: whole-space word candidates and listing order with **no host call per turn**.
 
-- Keyed by `(kb_id, user_key)`; built lazily the first time recall needs it, by paging through
-  every record of the space (`VectorIndex.page`). A space of at most `FIRST_PAGE` records is
-  indexed inside that recall; a bigger one in a background task, so no turn ever waits for a
-  build (at 100,000 records a build pages for minutes on stores that page by offset), and
-  recalls until then score words inside the vector window only. There is no `MAX_ENUMERATED` cut here: the index
-  is per-process memory (roughly the records' own size plus ~100 bytes per distinct word per
-  record), and a partial index would silently recall less. Each page is re-checked for the space,
-  as every read is (`EpisodeStore._own`).
-- Kept current by the store's own writes (`EpisodeStore.upsert_batch`, `delete`): a write that
-  succeeded is applied; a write that failed or whose outcome is unknown drops the space's index
-  (rebuilt at the next recall); removing a KB drops all of its indexes. A write during a build
-  makes that build stale: it is not kept (paging offsets may have shifted under it) and is tried
-  again once, then the recall goes on without lexical candidates.
-- Holds every status; callers filter (`accept`), so archived or superseded records are found
-  only when the recall's filters ask for them.
-- Tokens are `ranking.tokenize` (stopwords dropped, CJK bigrams) over content, tags and the
-  speaker's name, the same text `ranking.rank` scores. Each record's normalized content
-  (`sameness.fact_key`) is kept too, so a write finds a record stating the same fact without
-  reading the space (`duplicates.py`).
+- Keyed by `(kb_id, user_key)`; made the first time recall or a listing needs it: loaded from the
+  pages a previous process saved (`index_pages.py`) when their head is clean and the store's first
+  page agrees with them, else built by paging every record of the space (`VectorIndex.page`). A
+  space of at most `FIRST_PAGE` records is built inside that call; a bigger one (or a saved one) in
+  a background task, so no turn ever waits (at 100,000 records a build pages for minutes on stores
+  that page by offset); until it is ready, callers go on without it. No `MAX_ENUMERATED` cut: a
+  partial index would silently recall less. Each page is re-checked for the space, as every read
+  is (`EpisodeStore._own`).
+- Kept current by the store's own writes (`EpisodeStore.upsert_batch`, `delete`): `writing()` runs
+  before each (the saved head is marked stale first; the write counts as started), then a write
+  that succeeded is applied, and one that failed or whose outcome is unknown drops the space's index
+  (rebuilt at the next use); removing a KB drops all of its indexes, saved ones too. A write during
+  a build makes it stale (offsets shift under it): it is not kept and is tried again once. A write
+  during a load of saved pages is replayed onto them (the plugin is the only writer), and the
+  result checked against the store once no write is out; one in doubt makes the load a build.
+- Saved (spaces above `FIRST_PAGE`): right after a build from the store, and `save_delay` seconds
+  after the last write; a save that overlaps a write is abandoned (the next write schedules one).
+- Corrected when the store disagrees: a record a fetch finds missing, or found with another status,
+  or a search hit the index does not know, is fixed in place (`heal`) and, since one wrong entry
+  suggests more, the space is read again in the background.
+- Holds every status; callers filter, so archived or superseded records are found only when the
+  recall's filters ask for them.
+- Background work runs in a fresh `contextvars.Context` (docs/HOST-FACTS.md 10: a task that
+  inherited the invocation of the turn that started it would fail once that turn's handler returned).
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
+import contextlib
+import contextvars
 import logging
-import math
+import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from functools import partial
+from typing import Any
 
-from .model import Episode
-from .ranking import tokenize
-from .sameness import fact_key
+from ..errors import HostFailure
+from .index_pages import IndexPages, rows_of
+from .model import Episode, newest_rows
+from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
 
 SpaceKey = tuple[str, str]  # (kb_id, user_key)
 # One page of a space: (kb_id, user_key, limit, offset) -> (records, more pages follow).
 PageLoader = Callable[[str, str, int, int], Awaitable[tuple[list[Episode], bool]]]
-FIRST_PAGE = 200  # a space that fits in one page is indexed inside the recall that needs it ...
+FIRST_PAGE = 200  # a space that fits in one page is indexed inside the call that needs it ...
 BUILD_PAGE = 1000  # ... a bigger one in the background, in pages this big (stores page by offset, so
-# fewer, larger pages cost far less at 100,000 records); recall goes on without it until it is ready
-# A query word found in more records than this only scores candidates, it does not pick them: the
-# work of one recall stays bounded in a space of any size (LoCoMo spaces stay under it: no effect).
-SELECT_POSTINGS = 1000
-
-
-def document_tokens(episode: Episode) -> list[str]:
-    return tokenize(" ".join([episode.content, " ".join(episode.tags), episode.sender_name]))
-
-
-@dataclass(frozen=True)
-class LexicalHit:
-    episode: Episode
-    score: float  # raw Okapi BM25 over the whole space
-
-
-class SpaceIndex:
-    """Okapi BM25 over one space: postings term -> {episode id: term frequency}."""
-
-    def __init__(self, user_key: str, k1: float = 1.2, b: float = 0.75) -> None:
-        self.user_key = user_key
-        self.k1 = k1
-        self.b = b
-        self._episodes: dict[str, Episode] = {}
-        self._lengths: dict[str, int] = {}
-        self._postings: dict[str, dict[str, int]] = {}
-        self._total_length = 0
-        self._speakers: Counter[str] = Counter()  # sender name -> records (question cues, ranking.py)
-        self._facts: dict[str, set[str]] = {}  # fact key -> records (write-time de-duplication, duplicates.py)
-
-    def __len__(self) -> int:
-        return len(self._episodes)
-
-    def __contains__(self, episode_id: object) -> bool:
-        return episode_id in self._episodes
-
-    def episode(self, episode_id: str) -> Episode | None:
-        return self._episodes.get(episode_id)
-
-    def with_fact_key(self, key: str) -> list[Episode]:
-        """Every record (of any status) whose content has this `sameness.fact_key`."""
-        return [self._episodes[i] for i in self._facts.get(key, ()) if i in self._episodes]
-
-    def speaker_names(self) -> list[str]:
-        """The sender names of the space's records (a question naming one gives a cue)."""
-        return [name for name in self._speakers if name]
-
-    def add(self, episode: Episode) -> None:
-        if episode.user_key != self.user_key:  # never hold another space's record
-            log.warning("[LongTermMemory] lexical index: record of another space ignored")
-            return
-        self.remove(episode.episode_id)
-        tokens = document_tokens(episode)
-        self._episodes[episode.episode_id] = episode
-        self._lengths[episode.episode_id] = len(tokens)
-        self._total_length += len(tokens)
-        self._speakers[episode.sender_name] += 1
-        self._facts.setdefault(fact_key(episode.content), set()).add(episode.episode_id)
-        for term, tf in Counter(tokens).items():
-            self._postings.setdefault(term, {})[episode.episode_id] = tf
-
-    def remove(self, episode_id: str) -> None:
-        old = self._episodes.pop(episode_id, None)
-        if old is None:
-            return
-        self._total_length -= self._lengths.pop(episode_id, 0)
-        self._speakers[old.sender_name] -= 1
-        if self._speakers[old.sender_name] <= 0:
-            del self._speakers[old.sender_name]
-        same = self._facts.get(fact_key(old.content))
-        if same is not None:
-            same.discard(episode_id)
-            if not same:
-                del self._facts[fact_key(old.content)]
-        for term in set(document_tokens(old)):
-            posting = self._postings.get(term)
-            if posting is not None:
-                posting.pop(episode_id, None)
-                if not posting:
-                    del self._postings[term]
-
-    def _terms(self, query_tokens: Iterable[str]) -> list[tuple[dict[str, int], float]]:
-        """(posting, idf x query count) of each query word the space has."""
-        n_docs = len(self._episodes)
-        out = []
-        for term, q_count in Counter(query_tokens).items():
-            posting = self._postings.get(term)
-            if posting:
-                df = len(posting)
-                out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
-        return out
-
-    def _score(self, terms: list[tuple[dict[str, int], float]], doc_ids: Iterable[str], avg_len: float,
-               out: dict[str, float]) -> None:
-        k1, b, lengths = self.k1, self.b, self._lengths
-        for doc_id in doc_ids:
-            score = 0.0
-            norm = k1 * (1 - b + b * lengths[doc_id] / avg_len)
-            for posting, idf in terms:
-                tf = posting.get(doc_id)
-                if tf:
-                    score += idf * tf * (k1 + 1) / (tf + norm)
-            out[doc_id] = score
-
-    def scores(self, query_tokens: Iterable[str]) -> dict[str, float]:
-        """Raw BM25 of every record sharing at least one query word (others score 0)."""
-        if not self._episodes:
-            return {}
-        terms = self._terms(query_tokens)
-        matched: set[str] = set()
-        for posting, _ in terms:
-            matched.update(posting)
-        out: dict[str, float] = {}
-        self._score(terms, matched, self._total_length / len(self._episodes) or 1.0, out)
-        return out
-
-    def search(self, query_tokens: Iterable[str], limit: int, accept: Callable[[Episode], bool],
-               also: Iterable[str] = ()) -> tuple[list[LexicalHit], dict[str, float]]:
-        """The best `limit` records `accept` takes, and the exact BM25 of those and of `also` (the
-        vector candidates). Cost per call is bounded whatever the space holds: records are *picked*
-        by the query's selective words only (those in at most SELECT_POSTINGS records; a query of
-        common words only picks none), then every picked record and every `also` record is scored
-        exactly with all query words. A record matching only common words is not picked (such
-        words cannot single out a few records among thousands), but is scored exactly when the
-        vector search found it."""
-        if not self._episodes:
-            return [], {}
-        terms = self._terms(query_tokens)
-        avg_len = self._total_length / len(self._episodes) or 1.0
-        selective = [t for t in terms if len(t[0]) <= SELECT_POSTINGS]
-        picked: dict[str, float] = {}
-        for posting, _ in selective:
-            for doc_id in posting:
-                picked[doc_id] = 0.0
-        self._score(selective, list(picked), avg_len, picked)  # selection score: selective words only
-        hits = self.top(picked, limit, accept)
-        exact: dict[str, float] = {}
-        self._score(terms, {h.episode.episode_id for h in hits} | {d for d in also if d in self._episodes},
-                    avg_len, exact)
-        return [LexicalHit(h.episode, exact[h.episode.episode_id]) for h in hits], exact
-
-    def top(self, scores: dict[str, float], limit: int, accept: Callable[[Episode], bool]) -> list[LexicalHit]:
-        """The `limit` best-scoring records that `accept` takes (statuses, filters)."""
-        hits: list[LexicalHit] = []
-        if limit <= 0 or not scores:
-            return hits
-        # Most recalls find enough accepted records among the first few; sort everything only if not.
-        first = heapq.nlargest(4 * limit, scores, key=scores.__getitem__)
-        order = first if len(first) == len(scores) else None
-        for doc_id in first:
-            if self._take(doc_id, scores, accept, hits) >= limit:
-                return hits
-        if order is None:
-            seen = set(first)
-            for doc_id in sorted(scores, key=scores.__getitem__, reverse=True):
-                if doc_id not in seen and self._take(doc_id, scores, accept, hits) >= limit:
-                    break
-        return hits
-
-    def _take(self, doc_id: str, scores: dict[str, float], accept: Callable[[Episode], bool],
-              hits: list[LexicalHit]) -> int:
-        episode = self._episodes[doc_id]
-        if accept(episode):
-            hits.append(LexicalHit(episode, scores[doc_id]))
-        return len(hits)
+# fewer, larger pages cost far less at 100,000 records); callers go on without it until it is ready
+SAVE_DELAY = 30.0  # seconds after the last write before a big space's index is saved again
+YIELD_EVERY = 2000  # records handled between two yields to the event loop while building, loading, saving
 
 
 class LexicalIndexes:
     """Every space's index in this process, and the bookkeeping that keeps them current."""
 
-    def __init__(self, loader: PageLoader) -> None:
+    def __init__(self, loader: PageLoader, pages: IndexPages | None = None) -> None:
         self._page = loader
+        self._pages = pages
         self._ready: dict[SpaceKey, SpaceIndex] = {}
-        self._locks: dict[SpaceKey, asyncio.Lock] = {}
-        self._writes: dict[SpaceKey, int] = {}  # bumped by every write or drop, to spot stale builds
+        self._locks: dict[SpaceKey, asyncio.Lock] = {}  # one build or load at a time per space
+        self._guards: dict[SpaceKey, asyncio.Lock] = {}  # a writer marking the saved head vs a save publishing it
+        self._writes: Counter[SpaceKey] = Counter()  # bumped when a write starts or an index is dropped
+        self._inflight: Counter[SpaceKey] = Counter()  # writes started and not finished
         self._building: dict[SpaceKey, asyncio.Task[None]] = {}
-        self.builds = 0  # how many times a space was read in full (tests and benchmarks look)
+        self._saving: dict[SpaceKey, asyncio.Task[None]] = {}
+        self._save_due: dict[SpaceKey, float] = {}
+        self._forgetting: dict[str, asyncio.Task[None]] = {}
+        # Writes that landed while a saved index was loading, replayed onto it (None: one was in doubt).
+        self._replay: dict[SpaceKey, list[Callable[[SpaceIndex], None]] | None] = {}
+        self.save_delay = SAVE_DELAY
+        self.builds = 0  # how many times a space was read in full from the store (tests and benchmarks look)
+        self.loads = 0  # how many indexes came from saved pages
 
     # ------------------------------------------------------------------ reads
-    async def space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
-        """The space's index; None while a big space is indexed in the background, or when a small one
-        could not be read consistently now."""
-        key = (kb_id, user_key)
-        ready = self._ready.get(key)
-        if ready is not None or key in self._building:
-            return ready
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        async with lock:
-            for _ in range(2):
-                ready = self._ready.get(key)
-                if ready is not None or key in self._building:
-                    return ready
-                before = self._writes.get(key, 0)
-                first, more = await self._page(kb_id, user_key, FIRST_PAGE, 0)
-                if more:
-                    task = asyncio.get_running_loop().create_task(self._build_in_background(key))
-                    self._building[key] = task
-                    task.add_done_callback(partial(self._built, key))
-                    return None
-                self.builds += 1
-                if self._writes.get(key, 0) != before:
-                    log.info("[LongTermMemory] lexical index of a space changed while it was built; again")
-                    continue
-                return self._keep(key, first)
-        return None
-
     async def space_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
         """As `space`, but None instead of waiting for a read of the space already under way: a write
         (its duplicate check) never queues behind an index build."""
@@ -264,86 +93,312 @@ class LexicalIndexes:
             return None
         return await self.space(kb_id, user_key)
 
-    def _built(self, key: SpaceKey, _task: asyncio.Task[None]) -> None:
-        self._building.pop(key, None)
+    async def space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The space's index; None while one is made in the background, or when a small space could not
+        be read consistently now."""
+        key = (kb_id, user_key)
+        ready = self._ready.get(key)
+        if ready is not None or key in self._building:
+            return ready
+        async with self._locks.setdefault(key, asyncio.Lock()):
+            for _ in range(2):
+                ready = self._ready.get(key)
+                if ready is not None or key in self._building:
+                    return ready
+                self._replay[key] = []  # before the head is read: no write that lands after it is missed
+                if await self._saved(kb_id, user_key):
+                    self._background(key, self._load(key))
+                    return None
+                self._replay.pop(key, None)
+                before = self._writes[key]
+                first, more = await self._page(kb_id, user_key, FIRST_PAGE, 0)
+                if more:
+                    self._background(key, self._build(key))
+                    return None
+                self.builds += 1
+                if self._writes[key] != before:
+                    log.info("[LongTermMemory] index of a space changed while it was built; again")
+                    continue
+                return self._keep(key, first)
+        return None
+
+    async def _saved(self, kb_id: str, user_key: str) -> bool:
+        if self._pages is None:
+            return False
+        forgetting = self._forgetting.get(kb_id)
+        if forgetting is not None:
+            await asyncio.gather(forgetting, return_exceptions=True)
+        try:
+            return await self._pages.is_clean(kb_id, user_key)
+        except HostFailure:
+            return False
+
+    def _background(self, key: SpaceKey, work: Coroutine[Any, Any, None]) -> None:
+        task = _detached(work)
+        self._building[key] = task
+        task.add_done_callback(partial(self._done, self._building, key))
+
+    @staticmethod
+    def _done(tasks: dict[SpaceKey, asyncio.Task[None]], key: SpaceKey, task: asyncio.Task[None]) -> None:
+        if tasks.get(key) is task:
+            del tasks[key]
+
+    async def flush(self) -> None:
+        """Save now what would be saved after `save_delay`, and wait for it (shutdown, benchmarks)."""
+        keys = {*self._save_due, *self._saving}
+        for task in list(self._saving.values()):
+            task.cancel()  # asleep until the old due time, or part-way: a save starts afresh below
+        await asyncio.gather(*self._saving.values(), return_exceptions=True)
+        self._saving.clear()
+        for key in keys:
+            self._schedule_save(key, 0.0)
+        await self.settled()
 
     async def settled(self) -> None:
-        """Wait for the background builds running now (tests, benchmarks and shutdown)."""
-        while self._building:
-            await asyncio.gather(*list(self._building.values()), return_exceptions=True)
+        """Wait for the background builds, loads and saves running now (tests, benchmarks, shutdown)."""
+        while self._building or self._saving or self._forgetting:
+            running = [*self._building.values(), *self._saving.values(), *self._forgetting.values()]
+            await asyncio.gather(*running, return_exceptions=True)
 
-    async def _build_in_background(self, key: SpaceKey) -> None:
+    async def _load(self, key: SpaceKey) -> None:
+        kb_id, user_key = key
+        assert self._pages is not None
+        try:
+            index = await self._pages.load(kb_id, user_key)
+            if index is not None and await self._caught_up(key, index):
+                return
+            if index is not None:
+                log.info("[LongTermMemory] saved index of kb=%s does not match the store; building", kb_id)
+        except Exception as exc:  # noqa: BLE001 - a background load must never surface; a build follows
+            log.info("[LongTermMemory] saved index of kb=%s not loaded (%s)", kb_id, type(exc).__name__)
+        finally:
+            self._replay.pop(key, None)
+        await self._build(key)
+
+    async def _caught_up(self, key: SpaceKey, index: SpaceIndex) -> bool:
+        """The loaded pages plus the writes that landed meanwhile (the plugin is the only writer: each is
+        replayed in order), checked against the store's first page at a moment no write is out; then kept.
+        False when a write was in doubt or the store disagrees (then the space is built from the store)."""
+        kb_id, user_key = key
+        replayed = 0
+        for _ in range(3):
+            for _wait in range(1500):  # a write out now decides what the page shows: wait for it (30 s at most)
+                if not self._inflight[key]:
+                    break
+                await asyncio.sleep(0.02)
+            else:
+                return False
+            pending = self._replay.get(key)
+            if pending is None:
+                return False
+            for change in pending:
+                change(index)
+            replayed += len(pending)
+            pending.clear()
+            before = self._writes[key]
+            first, _ = await self._page(kb_id, user_key, FIRST_PAGE, 0)
+            if self._writes[key] != before:
+                continue  # a write started while the page was read: replay it and look again
+            if not _agrees(index, first):
+                return False
+            self.loads += 1
+            self._ready[key] = index
+            self._replay.pop(key, None)  # from now on writes go to the ready index
+            log.info("[LongTermMemory] index loaded kb=%s records=%d (writes replayed: %d)", kb_id, len(index),
+                     replayed)
+            if replayed:
+                self._schedule_save(key, self.save_delay)  # the saved head is stale since those writes
+            return True
+        return False
+
+    async def _build(self, key: SpaceKey) -> None:
         kb_id, user_key = key
         try:
             for _ in range(2):
-                before = self._writes.get(key, 0)
+                before = self._writes[key]
                 episodes: list[Episode] = []
                 offset, more = 0, True
                 while more:
                     page, more = await self._page(kb_id, user_key, BUILD_PAGE, offset)
                     episodes.extend(page)
                     offset += BUILD_PAGE
-                    if self._writes.get(key, 0) != before:
+                    if self._writes[key] != before:
                         break  # stale already: start again
                 self.builds += 1
-                if self._writes.get(key, 0) == before:
-                    self._keep(key, episodes)
+                index = SpaceIndex(user_key)
+                for number, episode in enumerate(newest_rows(episodes), start=1):
+                    index.add(episode)
+                    if number % YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a big space: turns running meanwhile are not held up
+                if self._writes[key] == before:
+                    self._ready[key] = index
+                    log.info("[LongTermMemory] index built kb=%s records=%d", kb_id, len(index))
+                    self._schedule_save(key, 0.0)
                     return
-                log.info("[LongTermMemory] lexical index of a space changed while it was built; again")
-        except Exception as exc:  # noqa: BLE001 - a background build must never surface; the next recall retries
-            log.info("[LongTermMemory] lexical index of kb=%s not built (%s); vector window only", kb_id,
+                log.info("[LongTermMemory] index of a space changed while it was built; again")
+        except Exception as exc:  # noqa: BLE001 - a background build must never surface; the next use retries
+            log.info("[LongTermMemory] index of kb=%s not built (%s); vector window only", kb_id,
                      type(exc).__name__)
 
     def _keep(self, key: SpaceKey, episodes: Iterable[Episode]) -> SpaceIndex:
         index = SpaceIndex(key[1])
-        for episode in _newest_rows(episodes):
+        for episode in newest_rows(episodes):
             index.add(episode)
         self._ready[key] = index
-        log.info("[LongTermMemory] lexical index built kb=%s records=%d", key[0], len(index))
+        log.info("[LongTermMemory] index built kb=%s records=%d", key[0], len(index))
         return index
 
     def loaded(self, kb_id: str, user_key: str) -> SpaceIndex | None:
         return self._ready.get((kb_id, user_key))
 
+    # ------------------------------------------------------------------ corrections from the store
+    def mark(self, kb_id: str, user_key: str) -> int:
+        """Taken before a read whose answer may go to `heal`: writes counted since then explain differences."""
+        return self._writes[(kb_id, user_key)]
+
+    def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode] = (),
+             missing: Iterable[str] = ()) -> None:
+        """The store showed `found` (records of the space, re-checked) and lacks `missing`, in a read that
+        started at `mark` `since`: where the index disagrees, correct it now and read the space again in the
+        background."""
+        key = (kb_id, user_key)
+        index = self._ready.get(key)
+        if index is None or self._inflight[key] or self._writes[key] != since:
+            return  # a write during or since the read explains any difference
+        wrong = [e for e in found if index.status(e.episode_id) is not e.status]
+        gone = [i for i in missing if i in index]
+        if not wrong and not gone:
+            return
+        log.warning("[LongTermMemory] index of kb=%s disagreed with the store (%d record(s)); reading the "
+                    "space again", kb_id, len(wrong) + len(gone))
+        for episode in wrong:
+            index.add(episode)
+        for episode_id in gone:
+            index.remove(episode_id)
+        if key not in self._building:
+            self._writes[key] += 1  # a save now would keep the wrong rest
+            self._background(key, self._build(key))
+
     # ------------------------------------------------------------------ writes (the store calls these)
+    @contextlib.asynccontextmanager
+    async def writing(self, kb_id: str, user_keys: Iterable[str]) -> AsyncIterator[None]:
+        """Around one store write to these spaces: counts it as started (no build, load or save that
+        overlaps it is kept) and marks each space's saved index stale first (HostError: nothing may be
+        written)."""
+        started: list[SpaceKey] = []
+        try:
+            for user_key in dict.fromkeys(user_keys):
+                key = (kb_id, user_key)
+                async with self._guards.setdefault(key, asyncio.Lock()):
+                    self._writes[key] += 1
+                    self._inflight[key] += 1
+                    started.append(key)
+                    if self._pages is not None:
+                        await self._pages.mark_stale(kb_id, user_key)
+            yield
+        finally:
+            for key in started:
+                self._inflight[key] -= 1
+                if not self._inflight[key]:
+                    del self._inflight[key]
+
     def upserted(self, kb_id: str, episodes: Iterable[Episode]) -> None:
         for episode in episodes:
             key = (kb_id, episode.user_key)
-            self._writes[key] = self._writes.get(key, 0) + 1
             index = self._ready.get(key)
             if index is not None:
                 index.add(episode)
+                self._schedule_save(key, self.save_delay)
+            elif (pending := self._replay.get(key)) is not None:
+                pending.append(partial(SpaceIndex.add, episode=episode))
 
     def deleted(self, kb_id: str, user_key: str, episode_ids: Iterable[str]) -> None:
         key = (kb_id, user_key)
-        self._writes[key] = self._writes.get(key, 0) + 1
         index = self._ready.get(key)
         if index is not None:
             for episode_id in episode_ids:
                 index.remove(episode_id)
+            self._schedule_save(key, self.save_delay)
+        elif (pending := self._replay.get(key)) is not None:
+            pending.extend(partial(SpaceIndex.remove, episode_id=i) for i in episode_ids)
 
     def drop_space(self, kb_id: str, user_key: str) -> None:
-        """In doubt (a failed or unknown write): forget the index; the next recall rebuilds it."""
+        """In doubt (a failed or unknown write): forget the index; the next use rebuilds it."""
         key = (kb_id, user_key)
-        self._writes[key] = self._writes.get(key, 0) + 1
+        self._writes[key] += 1
         self._ready.pop(key, None)
+        if key in self._replay:
+            self._replay[key] = None  # a load running now is not kept
 
     def drop_kb(self, kb_id: str) -> None:
-        for key in [k for k in (*self._ready, *self._writes) if k[0] == kb_id]:
-            self._writes[key] = self._writes.get(key, 0) + 1
+        """The KB was removed or its records rewritten by another path: forget its indexes, saved ones too."""
+        for key in [k for k in (*self._ready, *self._writes, *self._saving, *self._replay) if k[0] == kb_id]:
+            self._writes[key] += 1
             self._ready.pop(key, None)
+            if key in self._replay:
+                self._replay[key] = None
+            self._save_due.pop(key, None)
+            saver = self._saving.pop(key, None)
+            if saver is not None:
+                saver.cancel()
+        if self._pages is not None and kb_id not in self._forgetting:
+            task = _detached(self._forget(kb_id))
+            self._forgetting[kb_id] = task
+            task.add_done_callback(lambda _t: self._forgetting.pop(kb_id, None))
+
+    async def _forget(self, kb_id: str) -> None:
+        assert self._pages is not None
+        try:
+            await self._pages.forget_kb(kb_id)
+        except HostFailure as exc:
+            log.warning("[LongTermMemory] saved indexes of kb=%s not removed (%s); their heads stay stale",
+                        kb_id, exc.code)
+
+    # ------------------------------------------------------------------ saving
+    def _schedule_save(self, key: SpaceKey, delay: float) -> None:
+        index = self._ready.get(key)
+        if self._pages is None or index is None or len(index) <= FIRST_PAGE:
+            return
+        self._save_due[key] = time.monotonic() + delay
+        if key not in self._saving:
+            task = _detached(self._saver(key))
+            self._saving[key] = task
+            task.add_done_callback(partial(self._done, self._saving, key))
+
+    async def _saver(self, key: SpaceKey) -> None:
+        kb_id, user_key = key
+        assert self._pages is not None
+        pages = self._pages
+        try:
+            while key in self._save_due:
+                wait = self._save_due[key] - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                    continue
+                del self._save_due[key]
+                index = self._ready.get(key)
+                if index is None or self._inflight[key]:
+                    continue  # a write is out: it schedules the next save when it lands
+                before = self._writes[key]
+                rows = []
+                for row in rows_of(index):
+                    rows.append(row)
+                    if len(rows) % YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a write meanwhile makes this save stale: `current` says so
+
+                def current(before: int = before) -> bool:
+                    return self._writes[key] == before and not self._inflight[key]
+
+                await pages.save(kb_id, user_key, rows, current, self._guards.setdefault(key, asyncio.Lock()))
+        except HostFailure as exc:
+            log.info("[LongTermMemory] index of kb=%s not saved (%s); it is built again after a restart", kb_id,
+                     exc.code)
 
 
-def _newest_rows(episodes: Iterable[Episode]) -> list[Episode]:
-    """One episode per id, the most recently changed (an insert-only store can hold two rows of a
-    record for a while, on different listing pages)."""
-    chosen: dict[str, Episode] = {}
-    for episode in episodes:
-        kept = chosen.get(episode.episode_id)
-        if kept is None or _changed_at(episode) > _changed_at(kept):
-            chosen[episode.episode_id] = episode
-    return list(chosen.values())
+def _detached(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    return asyncio.get_running_loop().create_task(work, context=contextvars.Context())
 
 
-def _changed_at(episode: Episode) -> str:
-    return episode.status_changed_at or episode.timestamp or ""
+def _agrees(index: SpaceIndex, sample: Sequence[Episode]) -> bool:
+    """Every record of a page the store listed is in the index, with the same status."""
+    return all(index.status(e.episode_id) is e.status for e in newest_rows(sample))

@@ -152,6 +152,18 @@ class NoDerivedRecords:
         return None
 
 
+class DerivedInOrder:
+    """Several kinds of derived records, each told in turn (summaries and drafts, then candidates)."""
+
+    def __init__(self, *kinds: DerivedRecords) -> None:
+        self._kinds = kinds
+
+    async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
+                            removed: bool) -> None:
+        for kind in self._kinds:
+            await kind.before_change(tx, scope, episode_ids, removed=removed)
+
+
 class EpisodeLifecycle:
     def __init__(self, gate: WriteGate, store: EpisodeStore, derived: DerivedRecords | None = None,
                  duplicates: DuplicateFinder | None = None) -> None:

@@ -1,7 +1,13 @@
-"""Management listings of one L2 space: newest-first pages and the whole space, oldest first.
+"""Management listings of one L2 space (`!memory list`, the console's Episodes page): newest-first
+pages filtered by status (C, M), and the whole space, oldest first.
 
-A listing enumerates the space (up to `store.MAX_ENUMERATED` records; a larger space says so,
-`truncated`), so it is for the command and the admin page, never for a turn.
+A page is served from the plugin's index of the space (`space_index.py`), which knows every
+record's status and time: the order and the page come from there and only the page's records are
+read from the store, in one keyed call, whatever the space holds. A record the store no longer has
+(the index was wrong) is left out and the index corrected (`EpisodeStore.get_many`). While a big
+space's index is still being made, the page comes from an enumeration of the space instead (up to
+`store.MAX_ENUMERATED` records; a larger space says so, `truncated`), in the same order: newest
+first, then by id. The whole space is always an enumeration (export, the admin page), never a turn.
 """
 
 from __future__ import annotations
@@ -23,18 +29,36 @@ class EpisodePage:
     truncated: bool = False
 
 
+def _pages(total: int, page: int, page_size: int) -> int:
+    pages = max(1, -(-total // page_size))
+    params.check_page(page, pages)
+    return pages
+
+
 class EpisodeListing:
     def __init__(self, store: EpisodeStore) -> None:
         self._store = store
 
     async def page(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...], page: int,
                    page_size: int) -> EpisodePage:
-        """Newest first, with a correct total."""
-        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
-        chosen = sorted((e for e in listing.episodes if e.status in statuses), key=lambda e: e.timestamp, reverse=True)
-        pages = max(1, -(-len(chosen) // page_size))
-        params.check_page(page, pages)
+        """Newest first (by time, then id), with a correct total."""
+        kb_id, user_key = scope.kb_id, scope.user_key
+        index = await self._store.word_index(kb_id, user_key)
         start = (page - 1) * page_size
+        for _ in range(2):
+            if index is None:
+                break
+            ids, total = index.listing(statuses, start, page_size)
+            pages = _pages(total, page, page_size)
+            found = await self._store.get_many(kb_id, user_key, ids)
+            episodes = [found[i] for i in ids if i in found and found[i].status in statuses]
+            if len(episodes) == len(ids):
+                return EpisodePage(episodes, page, pages, total)
+            index = await self._store.word_index(kb_id, user_key)  # corrected by get_many: ask it again, once
+        listing = await self._store.enumerate(kb_id, user_key)
+        chosen = sorted((e for e in listing.episodes if e.status in statuses),
+                        key=lambda e: (e.timestamp, e.episode_id), reverse=True)
+        pages = _pages(len(chosen), page, page_size)
         return EpisodePage(chosen[start : start + page_size], page, pages, len(chosen), listing.truncated)
 
     async def every(self, scope: MemoryScope) -> list[Episode]:

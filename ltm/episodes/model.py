@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -338,3 +339,18 @@ class Episode:
         if self.derived_from:
             data["derived_from"] = list(self.derived_from)
         return data
+
+
+def newest_rows(episodes: Iterable[Episode]) -> list[Episode]:
+    """One episode per id, the most recently changed (an insert-only store can hold two rows of a
+    record for a while, on different listing pages)."""
+    chosen: dict[str, Episode] = {}
+    for episode in episodes:
+        kept = chosen.get(episode.episode_id)
+        if kept is None or _changed_at(episode) > _changed_at(kept):
+            chosen[episode.episode_id] = episode
+    return list(chosen.values())
+
+
+def _changed_at(episode: Episode) -> str:
+    return episode.status_changed_at or episode.timestamp or ""

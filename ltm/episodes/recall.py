@@ -13,14 +13,15 @@ from ..errors import HostError, HostFailure
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
-from .lexical import SpaceIndex
 from .model import Episode, EpisodeStatus, Validity
 from .question_cues import named_speakers, without_speakers
 from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank, tokenize
-from .store import EpisodeStore
+from .space_index import SpaceIndex
+from .store import EpisodeStore, Hit
 
 log = logging.getLogger("LongTermMemory")
 _UUID_LEN = 36
+_VECTOR, _SPEAKER, _VERBATIM = "vector", "speaker", "verbatim"  # what found a window entry
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,14 @@ class Recaller:
     async def recall(self, scope: MemoryScope, settings: KBSettings, query: str, recipe: RecallRecipe, *,
                      filters: RecallFilters, now: datetime | None = None) -> list[ScoredEpisode]:
         """Host calls per recall, whatever the space holds: one embedding (of the question without the
-        names of speakers it names, found in the space's word index), then concurrently the
-        space's vector window and (with a sender) the speaker's window; with `hybrid` also the
-        store's full-text search. Lexical candidates come from the in-process word index of the
-        whole space (`lexical.py`, no host call once built). `now` is the moment the question is
-        asked (benchmarks replay old conversations, through `testhost/hooks.py`); surfaces never pass it."""
+        names of speakers it names, found in the space's index) and one vector search of the space
+        (`candidate_window` rows); with `hybrid` also the store's full-text search; and, only when a
+        record found by words alone ranks among the top_k, one keyed read of those records. Word
+        candidates of the whole space (and the speaker's own, S6) come from the plugin's index of the
+        space (`lexical.py`, no host call once made), which also supplies what ranking reads of each
+        vector hit, so only the records handed on are decoded. While the index is being made, the
+        speaker's own window is one more vector search. `now` is the moment the question is asked
+        (benchmarks replay old conversations, through `testhost/hooks.py`); surfaces never pass it."""
         recipe = recipe.resolved_for(settings)
         if not recipe.top_k or recipe.top_k <= 0:
             return []
@@ -81,39 +85,45 @@ class Recaller:
             text = " ".join(filters.tags) or "*"
         index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
         vector = (await self._store.embed(settings.embedding_model_uuid, [self._embedded_text(text, recipe, index)]))[0]
-        searches: list[Awaitable[list[WindowEntry]]] = [
-            self._vector(scope, vector, recipe.candidate_window)]
-        if scope.sender_id and recipe.speaker_window > 0:
-            # S6: the speaker's own episodes first, even when the space is crowded.
-            searches.append(self._vector(scope, vector, recipe.speaker_window, scope.sender_id))
+        since = self._store.mark(scope.kb_id, scope.user_key)
+        searches: list[Awaitable[list[Hit] | None]] = [
+            self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)]
+        kinds = [_VECTOR]
+        if index is None and scope.sender_id and recipe.speaker_window > 0:
+            # S6 while the space's index is being made: the speaker's own window is asked of the store.
+            searches.append(self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.speaker_window,
+                                               sender_id=scope.sender_id))
+            kinds.append(_SPEAKER)
         if recipe.strategy is RetrievalStrategy.HYBRID:
             searches.append(self._full_text(scope, text, vector, recipe))
-        candidates: dict[str, WindowEntry] = {}
-        for found in await asyncio.gather(*searches):
-            for cand in found:
-                candidates.setdefault(cand.episode.episode_id, cand)
+            kinds.append(_VERBATIM)
+        window = _Window(index)
+        for found, kind in zip(await asyncio.gather(*searches), kinds):
+            window.add(found or [], kind)
+        if window.unknown:
+            self._store.heal(scope.kb_id, scope.user_key, since, window.unknown)
         lexical: dict[str, float] | None = None
         if recipe.uses_lexical and index is not None:
-            lexical = self._lexical(index, text, recipe, accepts, candidates)
-        window = [c for c in candidates.values() if accepts(c.episode)]
+            lexical = self._lexical(index, scope, text, recipe, accepts, window)
+        accepted = [c for c in window.candidates.values() if accepts(c.episode)]
+        # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
+        # and read whole (a summary's sources are named only in the whole record).
+        wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe
+        ranked = rank(accepted, text, wide, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
+        ranked = await self._resolve(scope, ranked, window, filters, since)
         if recipe.fold_summary_sources:
-            # The whole window is ranked, then a summary takes the place of its sources before top_k is cut.
-            ranked = fold_summary_sources(rank(window, text, replace(recipe, top_k=max(1, len(window))), moment,
-                                               preferred_sender=scope.sender_id, lexical_scores=lexical))
-            ranked = ranked[: recipe.top_k]
-        else:
-            ranked = rank(window, text, recipe, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
+            ranked = fold_summary_sources(ranked)[: recipe.top_k]
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
-                 scope.scope_key, scope.user_key, len(window), len(ranked))
+                 scope.scope_key, scope.user_key, len(accepted), len(ranked))
         return ranked
 
     async def _space_index(self, scope: MemoryScope) -> SpaceIndex | None:
-        """The space's word index; None when it could not be built now (a big space is built in the
-        background): ranking then scores words inside the vector window only, and no speaker is named."""
+        """The space's index; None while it is being made (a big space is made in the background): ranking
+        then scores words inside the vector window only, no speaker is named, and the rows are decoded."""
         try:
             return await self._store.word_index(scope.kb_id, scope.user_key)
         except HostFailure as exc:
-            log.info("[LongTermMemory] lexical index of a space not built (%s); vector window only", exc.code)
+            log.info("[LongTermMemory] index of a space not built (%s); vector window only", exc.code)
             return None
 
     @staticmethod
@@ -125,37 +135,103 @@ class Recaller:
         return without_speakers(text, named_speakers(text, index.speaker_names()))
 
     @staticmethod
-    def _lexical(index: SpaceIndex, text: str, recipe: RecallRecipe, accepts: Callable[[Episode], bool],
-                 candidates: dict[str, WindowEntry]) -> dict[str, float]:
-        """Whole-space BM25: adds the best `lexical_window` records the filters accept as candidates
-        (without a vector distance) and returns every candidate's raw score."""
-        hits, scores = index.search(tokenize(text), recipe.lexical_window, accepts, also=candidates)
+    def _lexical(index: SpaceIndex, scope: MemoryScope, text: str, recipe: RecallRecipe,
+                 accepts: Callable[[Episode], bool], window: _Window) -> dict[str, float]:
+        """Whole-space BM25: adds the best `lexical_window` records the filters accept (and the speaker's
+        own best `speaker_window`, S6) as candidates without a vector distance, and returns every
+        candidate's raw score."""
+        speaker = None
+        if scope.sender_id and recipe.speaker_window > 0:
+            sender = scope.sender_id
+
+            def own(episode: Episode) -> bool:
+                return episode.sender_id == sender and accepts(episode)
+
+            speaker = (recipe.speaker_window, own)
+        hits, scores = index.search(tokenize(text), recipe.lexical_window, accepts, also=window.candidates,
+                                    speaker=speaker)
         for hit in hits:
-            candidates.setdefault(hit.episode.episode_id, WindowEntry(hit.episode, None))
+            if hit.episode.episode_id not in window.candidates:
+                window.candidates[hit.episode.episode_id] = WindowEntry(hit.episode, None)
+                window.partial.add(hit.episode.episode_id)
         return scores
 
-    async def _vector(self, scope: MemoryScope, vector: list[float], top_k: int,
-                      sender_id: str = "") -> list[WindowEntry]:
-        hits = await self._store.search(scope.kb_id, scope.user_key, vector, top_k=top_k, sender_id=sender_id)
-        return [WindowEntry(h.episode, h.distance, bool(sender_id)) for h in hits]
+    async def _resolve(self, scope: MemoryScope, ranked: list[ScoredEpisode], window: _Window,
+                       filters: RecallFilters, since: int) -> list[ScoredEpisode]:
+        """Whole records for what ranking chose from the index's partial ones: the vector hit's own row
+        where there is one, else one keyed read of the rest. A record the store no longer has, or no
+        longer as the filters want it, is dropped: recall never hands on what the store does not hold."""
+        wanted = [s.episode.episode_id for s in ranked if s.episode.episode_id in window.partial]
+        whole: dict[str, Episode] = {}
+        fetch = []
+        for episode_id in wanted:
+            hit = window.rows.get(episode_id)
+            episode = hit.episode if hit is not None else None
+            if episode is not None:
+                whole[episode_id] = episode
+            else:
+                fetch.append(episode_id)
+        if whole:
+            self._store.heal(scope.kb_id, scope.user_key, since, list(whole.values()))
+        if fetch:
+            try:
+                whole.update(await self._store.get_many(scope.kb_id, scope.user_key, fetch))
+            except HostError as exc:
+                log.info("[LongTermMemory] records found by words could not be read (%s); left out", exc.code)
+        out = []
+        for scored in ranked:
+            episode_id = scored.episode.episode_id
+            if episode_id not in window.partial:
+                out.append(scored)
+            elif (episode := whole.get(episode_id)) is not None and filters.accepts(episode):
+                out.append(replace(scored, episode=episode))
+        return out
 
     async def _full_text(self, scope: MemoryScope, text: str, vector: list[float],
-                         recipe: RecallRecipe) -> list[WindowEntry]:
+                         recipe: RecallRecipe) -> list[Hit] | None:
         """E7 `hybrid`: widen the window with the backend's verbatim-text matches.
 
         Only candidates are taken from it: scores always come from vector distances and the
         plugin's own lexical scoring (docs/ARCHITECTURE.md, "Decisions"). `hybrid` asks on every
         recall, as its setting says; a backend without usable text search answers None."""
         try:
-            rows = await self._store.search_text(scope.kb_id, scope.user_key, text, vector,
+            return await self._store.search_text(scope.kb_id, scope.user_key, text, vector,
                                                  top_k=recipe.full_text_window)
         except HostError as exc:
             log.info("[LongTermMemory] full-text search failed on kb=%s (%s); vector only", scope.kb_id, exc.code)
-            return []
-        if rows is None:
-            return []
-        # A verbatim match carries no distance of its own: it enters like a lexical candidate.
-        return [WindowEntry(h.episode, None) for h in rows]
+            return None
+
+
+class _Window:
+    """The candidates of one recall from its searches. Ranking reads the space index's (partial) view
+    of a hit when the index has it, so its row is decoded only if it is handed on (`rows`, `partial`);
+    a hit the index does not know is decoded now and reported (`unknown`)."""
+
+    def __init__(self, index: SpaceIndex | None) -> None:
+        self.index = index
+        self.candidates: dict[str, WindowEntry] = {}
+        self.rows: dict[str, Hit] = {}
+        self.partial: set[str] = set()
+        self.unknown: list[Episode] = []
+
+    def add(self, hits: list[Hit], kind: str) -> None:
+        for hit in hits:
+            episode_id = hit.episode_id
+            if episode_id in self.candidates:
+                continue
+            episode = self.index.episode(episode_id) if self.index is not None else None
+            if episode is not None:
+                self.partial.add(episode_id)
+                self.rows[episode_id] = hit
+            else:
+                episode = hit.episode
+                if episode is None:
+                    continue
+                if self.index is not None:
+                    self.unknown.append(episode)
+            # A verbatim match (hybrid) carries no distance of its own: it enters like a word candidate.
+            self.candidates[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
+                                                      kind == _SPEAKER)
 
 
 def _accepting(filters: RecallFilters, recipe: RecallRecipe, moment: datetime) -> Callable[[Episode], bool]:

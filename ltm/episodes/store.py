@@ -2,7 +2,8 @@
 
 Every record that comes back is re-checked against the caller's `user_key` before
 it leaves this module, even though the index already filters: a backend that
-drops filters must fail closed, never leak.
+drops filters must fail closed, never leak. The store also owns the plugin's own
+index of each space (`lexical.py`): its writes keep it current.
 """
 
 from __future__ import annotations
@@ -11,23 +12,46 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .._storage import JsonStore
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
-from .lexical import LexicalIndexes, SpaceIndex
-from .model import Episode
+from .index_pages import IndexPages
+from .lexical import LexicalIndexes
+from .model import Episode, newest_rows
+from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
 
-LIST_BATCH = 200
+LIST_BATCH = 1000  # records per listing call: stores page by offset, so fewer, larger pages cost far less
 MAX_ENUMERATED = 20000  # management listings stop here and say so
 EMBED_BATCH = 32
 UPSERT_BATCH = 64
 
 
-@dataclass(frozen=True)
 class Hit:
-    episode: Episode
-    distance: float
+    """One vector search result: the id and distance at once, the episode when first asked for (the
+    row is decoded then, and re-checked for the space; None when it is not a record of it)."""
+
+    __slots__ = ("_decoded", "_episode", "_hit", "_user_key", "distance", "episode_id")
+
+    def __init__(self, hit: IndexHit, user_key: str) -> None:
+        self.episode_id = hit.record_id
+        self.distance = hit.distance
+        self._hit = hit
+        self._user_key = user_key
+        self._episode: Episode | None = None
+        self._decoded = False
+
+    @property
+    def episode(self) -> Episode | None:
+        if not self._decoded:
+            self._decoded = True
+            record = self._hit.record
+            if record is not None and record.space == self._user_key and record.record_id == self.episode_id:
+                self._episode = Episode.from_record(record)
+            else:
+                log.warning("[LongTermMemory] the index returned a hit outside the space; dropped")
+        return self._episode
 
 
 @dataclass(frozen=True)
@@ -37,11 +61,12 @@ class Enumeration:
 
 
 class EpisodeStore:
-    def __init__(self, index: VectorIndex, embedder: Embedder) -> None:
+    def __init__(self, index: VectorIndex, embedder: Embedder, storage: JsonStore | None = None) -> None:
         self._index = index
         self._embedder = embedder
-        # The per-space word index recall uses (episodes/lexical.py): every write below keeps it current.
-        self._lexical = LexicalIndexes(self._page_of)
+        # The per-space index recall and listings use (episodes/lexical.py): every write below keeps it
+        # current; with plugin storage, big spaces' indexes are saved there for the next process.
+        self._lexical = LexicalIndexes(self._page_of, IndexPages(storage) if storage is not None else None)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -61,6 +86,7 @@ class EpisodeStore:
                         len(records) - len(own))
         return own
 
+    # ------------------------------------------------------------------ reads
     async def get(self, kb_id: str, user_key: str, episode_id: str) -> Episode | None:
         record = await self.get_record(kb_id, user_key, episode_id)
         return None if record is None else Episode.from_record(record)
@@ -71,7 +97,8 @@ class EpisodeStore:
         return None if record is None or record.space != user_key else record
 
     async def word_index(self, kb_id: str, user_key: str) -> SpaceIndex | None:
-        """The space's word index for recall; None while a big space is indexed in the background."""
+        """The plugin's own index of the space (recall's word candidates, listing order); None while it is
+        being made in the background (see lexical.py)."""
         return await self._lexical.space(kb_id, user_key)
 
     async def word_index_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
@@ -82,63 +109,89 @@ class EpisodeStore:
         """Wait until background index builds are done (benchmarks and tests; recall never waits)."""
         await self._lexical.settled()
 
-    def _hits(self, rows: Sequence[IndexHit], user_key: str) -> list[Hit]:
-        hits = [Hit(Episode.from_record(h.record), h.distance) for h in rows if h.record.space == user_key]
-        if len(hits) != len(rows):
-            log.warning("[LongTermMemory] the index returned %d hit(s) outside the space; dropped",
-                        len(rows) - len(hits))
-        return hits
+    async def get_many(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+        """These records of the space, in one host call (where the store looks records up by key). What
+        the space's index says about them is corrected if the store disagrees."""
+        if not episode_ids:
+            return {}
+        since = self._lexical.mark(kb_id, user_key)
+        records = await self._index.get_many(kb_id, user_key, list(dict.fromkeys(episode_ids)))
+        found = {e.episode_id: e for e in newest_rows(self._own(records, user_key)) if e.episode_id in episode_ids}
+        self._lexical.heal(kb_id, user_key, since, list(found.values()), [i for i in episode_ids if i not in found])
+        return found
 
     async def search(self, kb_id: str, user_key: str, vector: Sequence[float], *, top_k: int,
                      sender_id: str = "") -> list[Hit]:
-        """One search of the whole space, or of one speaker inside it."""
+        """One search of the whole space (or of one speaker inside it); rows are decoded on use."""
         rows = await self._index.search(kb_id, user_key, vector, top_k, speaker=sender_id or None)
-        return self._hits(rows, user_key)
+        return [Hit(h, user_key) for h in rows]
 
     async def search_text(self, kb_id: str, user_key: str, text: str, vector: Sequence[float], *,
                           top_k: int) -> list[Hit] | None:
         rows = await self._index.search_text(kb_id, user_key, text, vector, top_k)
-        return None if rows is None else self._hits(rows, user_key)
+        return None if rows is None else [Hit(h, user_key) for h in rows]
+
+    async def save_word_indexes(self) -> None:
+        """Save now the space indexes a write scheduled to save later, and wait (shutdown, benchmarks)."""
+        await self._lexical.flush()
+
+    def mark(self, kb_id: str, user_key: str) -> int:
+        """Before a read whose records go to `heal` (see lexical.py)."""
+        return self._lexical.mark(kb_id, user_key)
+
+    def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode]) -> None:
+        """Records of the space the store returned to a read that began at `since` (a `mark`): the index
+        follows them if it disagrees."""
+        self._lexical.heal(kb_id, user_key, since, found)
 
     async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
-        """Every record of one space (management paths only, never per turn), up to `limit`."""
+        """Every record of one space (management paths only, never per turn), up to `limit`.
+        `truncated` says that records were left out: a space of exactly `limit` records is not."""
         limit = limit or MAX_ENUMERATED
         episodes: list[Episode] = []
         offset = 0
-        while len(episodes) < limit:
+        while True:
             page = await self._index.page(kb_id, user_key, LIST_BATCH, offset)
             episodes.extend(self._own(page.records, user_key))
-            if not page.more:
-                return Enumeration(episodes, truncated=False)
             offset += LIST_BATCH
-        return Enumeration(episodes[:limit], truncated=True)
+            if not page.more:
+                return Enumeration(episodes[:limit], truncated=len(episodes) > limit)
+            if len(episodes) >= limit:
+                # A full page only says that more *may* follow (filtered listings have no exact count):
+                # look before saying anything was left out.
+                after = await self._index.page(kb_id, user_key, 1, offset)
+                return Enumeration(episodes[:limit], truncated=len(episodes) > limit or bool(after.records))
 
     async def _page_of(self, kb_id: str, user_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
-        """One page of a space for the lexical index (which reads whole spaces: see lexical.py)."""
+        """One page of a space for its index (which reads whole spaces: see lexical.py)."""
         page = await self._index.page(kb_id, user_key, limit, offset)
         return self._own(page.records, user_key), page.more
 
+    # ------------------------------------------------------------------ writes
     async def upsert_batch(self, kb_id: str, episodes: Sequence[Episode], vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
-        try:
-            await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
-        except BaseException:
-            # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
-            for user_key in {e.user_key for e in episodes}:
-                self._lexical.drop_space(kb_id, user_key)
-            raise
-        self._lexical.upserted(kb_id, episodes)
+        spaces = [e.user_key for e in episodes]
+        async with self._lexical.writing(kb_id, spaces):
+            try:
+                await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
+            except BaseException:
+                # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
+                for user_key in dict.fromkeys(spaces):
+                    self._lexical.drop_space(kb_id, user_key)
+                raise
+            self._lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
     async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        try:
-            await self._index.delete(kb_id, user_key, episode_ids)
-        except BaseException:
-            self._lexical.drop_space(kb_id, user_key)
-            raise
-        self._lexical.deleted(kb_id, user_key, episode_ids)
+        async with self._lexical.writing(kb_id, [user_key]):
+            try:
+                await self._index.delete(kb_id, user_key, episode_ids)
+            except BaseException:
+                self._lexical.drop_space(kb_id, user_key)
+                raise
+            self._lexical.deleted(kb_id, user_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
     async def drop_kb(self, kb_id: str) -> None:

@@ -31,7 +31,7 @@ def identity_from_retrieval(settings: dict[str, Any]) -> Identity | None:
     parts = split_session_name(str(settings.get("session_name") or ""))
     if parts is None:
         return None
-    return Identity.build(
+    return Identity.from_host(
         launcher_type=parts[0], launcher_id=parts[1],
         bot_uuid=settings.get("bot_uuid"), sender_id=settings.get("sender_id"),
     )
@@ -45,9 +45,9 @@ def identity_from_scope_spec(spec: Any) -> Identity | None:
         parts = split_session_name(str(spec["session_name"]))
         if parts is None:
             return None
-        return Identity.build(launcher_type=parts[0], launcher_id=parts[1], bot_uuid=spec.get("bot_uuid"))
+        return Identity.from_host(launcher_type=parts[0], launcher_id=parts[1], bot_uuid=spec.get("bot_uuid"))
     if spec.get("launcher_type") and spec.get("launcher_id") not in (None, ""):
-        return Identity.build(
+        return Identity.from_host(
             launcher_type=spec["launcher_type"], launcher_id=spec["launcher_id"], bot_uuid=spec.get("bot_uuid")
         )
     return None
@@ -102,7 +102,7 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
                     if not _no_live_query(exc):
                         raise _failed("the bot", exc) from None  # a wrong bot would be a wrong scope
                     bot_uuid = ""
-    return Identity.build(
+    return Identity.from_host(
         launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,
         sender_id=sender_id, sender_name=sender_name, query_id=query_id,
     )

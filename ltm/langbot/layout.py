@@ -15,10 +15,13 @@ rests on `file_id`, and everything needed to rebuild a record travels in `text`:
 - record id  a UUID derived from `uuid` (Qdrant takes UUIDs only): a rewrite of the
              same episode hits the same id, and no two spaces ever share one.
 
-Backends that keep plugin metadata also get the episode's flat fields, `user_key`
-and `speaker_key = <user_key>|<sender>` (a one-key filter for "this speaker in this
-space", used where the store can filter on it). The searchable content goes to the
-host as the record's document, which is what full-text search matches.
+Backends that keep plugin metadata also get `user_key` and `speaker_key =
+<user_key>|<sender>` (a one-key filter for "this speaker in this space", which the probe
+uses to learn whether the store filters on metadata). The episode's own fields are not
+repeated as metadata: everything is read from `text`, and a store that keeps metadata
+(Chroma keeps one row per key and record) pays for every extra key on every row a search
+returns. Records written before that still carry them; reads ignore them. The searchable
+content goes to the host as the record's document, which is what full-text search matches.
 
 A record read back is used only when its `file_id` is the asked space's token and its
 serialized `text` names the same space (fail closed). Records of layout 1
@@ -28,6 +31,7 @@ migration only (`legacy_record`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -59,6 +63,7 @@ class LegacyPage:
     more: bool
 
 
+@functools.lru_cache(maxsize=4096)  # every row read back is checked against its space's token
 def space_token(space: str) -> str:
     digest = hashlib.sha256(b"ltm-space\x00" + space.encode("utf-8")).hexdigest()
     return TOKEN_PREFIX + digest
@@ -100,8 +105,7 @@ def serialize(record: IndexRecord) -> str:
 
 def to_metadata(record: IndexRecord, *, gone: bool = False, alt: bool = False) -> dict[str, Any]:
     """Metadata of one record; `gone=True` files it under the space's graveyard instead."""
-    meta = {k: v for k, v in record.fields.items() if k not in FLAT_ROUTING_KEYS}
-    meta.update(
+    return dict(
         user_key=record.space,
         speaker_key=packed_speaker(record.space, record.speaker),
         file_id=gone_token(record.space) if gone else space_token(record.space),
@@ -109,7 +113,6 @@ def to_metadata(record: IndexRecord, *, gone: bool = False, alt: bool = False) -
         text=serialize(record),
         ltm_layout=LAYOUT,
     )
-    return meta
 
 
 def parse(meta: Any) -> IndexRecord | None:
@@ -132,6 +135,22 @@ def parse(meta: Any) -> IndexRecord | None:
         return None  # the routing fields disagree with the payload: damaged or forged
     return IndexRecord(record_id, space, str(payload.get("speaker") or ""), str(payload.get("content") or ""),
                        fields if isinstance(fields, dict) else {})
+
+
+def row_record_id(meta: Any, space: str) -> str | None:
+    """The record id a layout-2 row of `space` is filed under, read from its routing fields alone (no
+    decoding of `text`); None when the row is not filed under that space. `from_metadata` still checks
+    the payload when the row is decoded."""
+    if not isinstance(meta, dict):
+        return None
+    token = space_token(space)
+    key = meta.get("uuid")
+    if meta.get("file_id") != token or not isinstance(key, str) or not key.startswith(token + "."):
+        return None
+    record_id = key[len(token) + 1 :]
+    if record_id.endswith(ALT_SUFFIX):
+        record_id = record_id[: -len(ALT_SUFFIX)]
+    return record_id or None
 
 
 def from_metadata(meta: Any, space: str) -> IndexRecord | None:

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
-from ..ports import IndexHit, IndexPage, IndexRecord, Vector, reports_writes, write_sent
+from ..ports import IndexHit, IndexPage, IndexRecord, Vector, reports_writes
 from . import layout
-from .calls import host_call as _call
-from .store_probe import SCAN_LIMIT, SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX, StoreProbing, Traits
+from .host_rows import HostRows
+from .store_probe import SCAN_LIMIT, SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX, Traits
 
 log = logging.getLogger("LongTermMemory")
 
@@ -45,65 +44,14 @@ def _unit(dimension: int) -> list[float]:
     return [1.0] + [0.0] * (dimension - 1)
 
 
-class HostVectorIndex(StoreProbing):
+class HostVectorIndex(HostRows):
     """VectorIndex (and the optional `DescribedIndex`, and the layout migration's `LegacyIndex`) over the host's API."""
 
     def __init__(self, plugin: Any) -> None:
-        self._plugin = plugin
+        super().__init__(plugin)
         self._traits: dict[str, Traits] = {}
         self._problems: dict[str, list[str]] = {}
-        self._dims: dict[str, int] = {}
         self._probing: dict[str, asyncio.Lock] = {}
-
-    # ------------------------------------------------------------------ raw host calls
-    async def _upsert_rows(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector], *,
-                           gone: bool = False, alt: Sequence[bool] | None = None) -> None:
-        if not records:
-            return
-        alts = list(alt) if alt is not None else [False] * len(records)
-        write_sent()
-        await _call("vector upsert", self._plugin.vector_upsert(
-            collection_id=collection, vectors=[list(v) for v in vectors],
-            ids=[layout.host_id(r.space, r.record_id, alt=a) for r, a in zip(records, alts)],
-            metadata=[layout.to_metadata(r, gone=gone, alt=a) for r, a in zip(records, alts)],
-            documents=[r.text for r in records]))
-        self._dims[collection] = len(vectors[0])
-
-    async def _search_rows(self, collection: str, vector: Vector, top_k: int, filters: dict[str, Any],
-                           search_type: str = "vector", query_text: str = "") -> list[dict[str, Any]]:
-        rows = await _call("vector search", self._plugin.vector_search(
-            collection_id=collection, query_vector=list(vector), top_k=top_k, filters=filters,
-            search_type=search_type, query_text=query_text))
-        self._dims.setdefault(collection, len(vector))
-        return [r for r in rows or [] if isinstance(r, dict)]
-
-    async def _list_rows(self, collection: str, filters: dict[str, Any] | None, limit: int, offset: int
-                         ) -> list[dict[str, Any]]:
-        listing = await _call("vector list", self._plugin.vector_list(
-            collection_id=collection, filters=filters, limit=limit, offset=offset))
-        items = listing.get("items") if isinstance(listing, dict) else None
-        return [i for i in items or [] if isinstance(i, dict)]
-
-    async def _delete_rows(self, collection: str, *, file_ids: list[str] | None = None,
-                           filters: dict[str, Any] | None = None) -> None:
-        write_sent()
-        await _call("vector delete", self._plugin.vector_delete(
-            collection_id=collection, file_ids=file_ids, filters=filters))
-
-    @staticmethod
-    def _meta(row: dict[str, Any]) -> Any:
-        return row.get("metadata")
-
-    def _own(self, rows: Sequence[dict[str, Any]], space: str, what: str) -> list[tuple[IndexRecord, dict[str, Any]]]:
-        found: list[tuple[IndexRecord, dict[str, Any]]] = []
-        for row in rows:
-            record = layout.from_metadata(self._meta(row), space)
-            if record is not None:
-                found.append((record, row))
-        foreign = len(rows) - len(found)
-        if foreign:
-            log.warning("[LongTermMemory] vector %s returned %d record(s) outside the scope; dropped", what, foreign)
-        return found
 
     # ------------------------------------------------------------------ reads
     async def search(self, collection: str, space: str, vector: Vector, top_k: int, *,
@@ -118,22 +66,9 @@ class HostVectorIndex(StoreProbing):
         rows = await self._search_rows(collection, vector, asked, filters)
         hits = self._hits(rows, space, traits)
         if speaker:
-            hits = [h for h in hits if h.record.speaker == speaker][:top_k]
+            hits = [h for h in hits if (r := h.record) is not None and r.speaker == speaker][:top_k]
         log.info("[LongTermMemory] vector search kb=%s filter=%s results=%d", collection,
                  "speaker" if speaker else "space", len(hits))
-        return hits
-
-    def _hits(self, rows: Sequence[dict[str, Any]], space: str, traits: Traits) -> list[IndexHit]:
-        found = self._own(rows, space, "search")
-        chosen = {r.record_id: r for r in layout.newest(r for r, _ in found)}
-        hits: list[IndexHit] = []
-        for record, row in found:
-            if chosen.get(record.record_id) is not record:
-                continue
-            chosen.pop(record.record_id)
-            raw = float(row.get("distance") or 0.0)
-            distance = 1.0 - raw if traits.similarity else raw
-            hits.append(IndexHit(record, distance if math.isfinite(distance) else 2.0))
         return hits
 
     async def search_text(self, collection: str, space: str, text: str, vector: Vector, top_k: int
@@ -153,7 +88,8 @@ class HostVectorIndex(StoreProbing):
         found = await self._find(collection, space, [record_id])
         return found.get(record_id)
 
-    async def _find(self, collection: str, space: str, record_ids: Sequence[str]) -> dict[str, IndexRecord]:
+    async def _find(self, collection: str, space: str, record_ids: Sequence[str], *, complete: bool = False
+                    ) -> dict[str, IndexRecord]:
         """Records of `space` by id: one keyed list where the store filters on `uuid`, else a scan."""
         wanted = set(record_ids)
         if not wanted:
@@ -166,9 +102,12 @@ class HostVectorIndex(StoreProbing):
             if honoured:
                 records = layout.newest(r for r, _ in self._own(rows, space, "list"))
                 return {r.record_id: r for r in records if r.record_id in wanted}
-        return await self._scan(collection, space, wanted)
+        return await self._scan(collection, space, wanted, complete=complete)
 
-    async def _scan(self, collection: str, space: str, wanted: set[str]) -> dict[str, IndexRecord]:
+    async def _scan(self, collection: str, space: str, wanted: set[str], *, complete: bool = False
+                    ) -> dict[str, IndexRecord]:
+        """`complete=True`: a scan that stops at SCAN_LIMIT without finding every record is refused
+        (HostError) rather than answered as if the rest did not exist."""
         found: list[IndexRecord] = []
         offset = 0
         while offset < SCAN_LIMIT:
@@ -177,7 +116,15 @@ class HostVectorIndex(StoreProbing):
             if len(rows) < LIST_PAGE or {r.record_id for r in found} >= wanted:
                 break
             offset += LIST_PAGE
+        else:
+            if complete:
+                raise HostError(f"this store cannot look records up by key: a scan of the space stopped at "
+                                f"{SCAN_LIMIT:,} records")
         return {r.record_id: r for r in layout.newest(found)}
+
+    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
+        found = await self._find(collection, space, record_ids, complete=True)
+        return [found[r] for r in dict.fromkeys(record_ids) if r in found]
 
     async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
         return set(await self._find(collection, space, record_ids))

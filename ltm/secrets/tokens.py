@@ -13,7 +13,7 @@ import re
 
 from .kinds import ACCESS_TOKEN, API_KEY, BEARER_TOKEN, PASSWORD, PRIVATE_KEY
 from .rules import ALNUM, DIGITS, IGNORECASE, RuleSet, run_start, shape
-from .values import looks_random
+from .values import looks_random, masked_or_placeholder
 
 # Tokens that start with a short word and "_": sk_live_, ghp_, github_pat_, npm_, hf_.
 _UNDERSCORE_TOKEN = re.compile(
@@ -22,7 +22,7 @@ _UNDERSCORE_TOKEN = re.compile(
 )
 # Tokens that start with a short word and "-": sk- (OpenAI style), xoxb-, xapp-, glpat-, GOCSPX-, pypi-.
 _DASH_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:(?P<sk>sk-[A-Za-z0-9_-]{20,})|xox[abopsr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+    r"(?<![A-Za-z0-9_-])(?:(?P<sk>sk-[A-Za-z0-9_-]{16,})|xox[abopsr]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"
     r"|glpat-[A-Za-z0-9_-]{20,}|(?P<key>GOCSPX-[A-Za-z0-9_-]{20,}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}))"
 )
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY")
@@ -42,7 +42,11 @@ def _dash_token(text: str, pos: int) -> str | None:
     if not match:
         return None
     if match.group("sk"):
+        # 20 characters and more: letters and digits mixed; a shorter key (an `sk-` key of 20 in
+        # all, issue 21) must look machine-made, so "sk-learn-tutorials" stays a word.
         body = match.group("sk")[3:]
+        if len(body) < 20:
+            return API_KEY if looks_random(body) else None
         return API_KEY if any(c.isdigit() for c in body) and any(c.isalpha() for c in body) else None
     return API_KEY if match.group("key") else ACCESS_TOKEN
 
@@ -66,6 +70,17 @@ def _bearer(text: str, pos: int) -> str | None:
     return BEARER_TOKEN if match and looks_random(match.group("tok")) else None
 
 
+# After an explicit `Authorization: Bearer` header the value is a credential however plain it
+# looks ("abcdefghijklmnopqrstuvwxyz012345"); a bare "bearer ..." in prose still has to look random.
+_BEARER_HEADER = re.compile(r"(?<![A-Za-z])authorization\s{0,4}:\s{0,4}bearer\s{1,4}(?P<tok>[A-Za-z0-9._~+/-]{16,})",
+                            IGNORECASE)
+
+
+def _bearer_header(text: str, pos: int) -> str | None:
+    match = _BEARER_HEADER.match(text, pos)
+    return BEARER_TOKEN if match and not masked_or_placeholder(match.group("tok")) else None
+
+
 _AWS = shape(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])", API_KEY)
 
 VENDOR_TOKENS = RuleSet(
@@ -86,7 +101,8 @@ VENDOR_TOKENS = RuleSet(
     ),
     lower=(
         ("bearer", (_bearer,)),
-        ("authorization", (shape(r"(?<![A-Za-z])authorization\s{0,4}:\s{0,4}basic\s{1,4}[A-Za-z0-9+/]{8,}",
-                                 PASSWORD, IGNORECASE),)),
+        ("authorization", (_bearer_header,
+                           shape(r"(?<![A-Za-z])authorization\s{0,4}:\s{0,4}basic\s{1,4}[A-Za-z0-9+/]{8,}",
+                                 PASSWORD, IGNORECASE))),
     ),
 )

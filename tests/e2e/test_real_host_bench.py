@@ -2,19 +2,21 @@
 
 The fixture's stack runs with the action log (devhost/sitecustomize/devhost_action_probe.py),
 so the bench function can attribute host calls to LongTermMemory. This checks the JSON shape
-and that the "without" pipeline really has no plugin in its turns; timings are not asserted.
+that the "without" pipeline really has no plugin in its turns, and that the floor pipeline makes the
+floor's two host calls through its own bench plugin; timings are not asserted.
 """
 
 from __future__ import annotations
 
 import json
 
-from bench.real_host import run_bench
+from bench.real_host import install_floor, run_bench
 
 
 def test_real_host_bench_shape(e2e):
+    install_floor(e2e.info, e2e.stack.config.lbvenv, e2e.stack.data_dir)  # bound to its own pipeline only
     result = run_bench(e2e.info, action_log=e2e.stack.config.action_log, request_log=e2e.stack.request_log,
-                       turns=2, warmup=1, episodes=30, default_kb=False)
+                       turns=2, warmup=1, episodes=30, default_kb=False, floor=True)
     json.dumps(result)  # serializable as written by main()
     for label in ("with", "without"):
         figures = result[label]
@@ -33,3 +35,8 @@ def test_real_host_bench_shape(e2e):
     assert without_calls["per_turn"]["ltm_sdk"] == 0 and without_calls["per_turn"]["host_to_ltm"] == 0, without_calls
     assert without_calls["embedding_requests_per_turn"] == 0 and without_calls["per_turn"]["runner_sdk"] >= 1
     assert without_calls["ltm_share_of_host_calls"] == 0
+    # The floor pipeline: the floor plugin's embedding and one search, no LongTermMemory at all.
+    floor_calls = result["host_calls"]["floor"]
+    assert floor_calls["per_turn"]["ltm_sdk"] == 0 and floor_calls["per_turn"]["floor_sdk"] >= 2, floor_calls
+    assert {"invoke_embedding", "vector_search"} <= set(floor_calls["by_action_per_turn"]["floor_sdk"]), floor_calls
+    assert result["floor"]["floor_ms_p50"] > 0 and result["floor"]["added_over_floor"] is not None

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from ltm import MemoryScope, MemoryService, ValidationError, parse_records
+from ltm._audit import AuditEntry, AuditLog
+from ltm._storage import JsonStore
+from ltm.timefields import format_utc
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import audit_ops, ident, memory_with_kb, remember
 
@@ -74,3 +80,47 @@ async def test_imports_and_document_ingests_audit_each_record(memory: MemoryServ
         ("import", imported[0].episode_id), ("import", imported[1].episode_id),
         ("document_import", ingested[0].episode_id)]
     assert entries[-1]["meta"]["document_id"] == "doc-1"
+
+
+def _merged(logs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The documented order, the slow way: newest first by time, then by the order of the logs."""
+    keyed = [(entry["time"], -rank, position, entry) for rank, entries in enumerate(logs)
+             for position, entry in enumerate(entries)]
+    return [k[3] for k in sorted(keyed, key=lambda k: k[:3], reverse=True)]
+
+
+@pytest.mark.parametrize("sizes", [(0, 37), (1, 1), (5, 180), (180, 5), (73, 121)])
+async def test_every_page_of_two_merged_logs_matches_the_full_merge(sizes: tuple[int, int]) -> None:
+    fake = InMemoryPorts()
+    audit = AuditLog(JsonStore(fake.store))
+    rng = random.Random(sum(sizes))
+    logs: list[list[dict[str, Any]]] = []
+    for name, size in zip(("l1:x", "l2:x"), sizes):
+        moment, entries = datetime(2026, 1, 1, tzinfo=UTC), []
+        for n in range(size):
+            moment += timedelta(seconds=rng.choice([0, 0, 1, 2]))  # many entries share a second with the other log
+            entries.append(AuditEntry("remember", "episode", f"{name}-{n}", "x", time=format_utc(moment)))
+        await audit.append_many(name, entries)
+        logs.append([e.to_dict() for e in entries])
+    expected = _merged(logs)
+    for page_size in (1, 7, 50):
+        for page in range(1, max(1, -(-len(expected) // page_size)) + 1):
+            got = await audit.merged_page(["l1:x", "l2:x"], page, page_size)
+            assert got.entries == expected[(page - 1) * page_size : page * page_size], (page_size, page)
+            assert got.total == len(expected)
+
+
+async def test_a_deep_page_of_two_long_logs_reads_few_chunks() -> None:
+    fake = InMemoryPorts()
+    store = JsonStore(fake.store)
+    audit = AuditLog(store)
+    for name, offset in (("l1:x", 0), ("l2:x", 1)):
+        base = datetime(2026, 1, 1, tzinfo=UTC)
+        await audit.append_many(name, [AuditEntry("remember", "episode", f"{name}-{n}", "x",
+                                                  time=format_utc(base + timedelta(seconds=2 * n + offset)))
+                                       for n in range(5000)])
+    cold = AuditLog(JsonStore(fake.store))  # a new process: nothing cached
+    fake.calls.reset()
+    last = await cold.merged_page(["l1:x", "l2:x"], 1000, 10)
+    assert [e["target_id"] for e in last.entries] == [f"l{2 - n % 2}:x-{4 - n // 2}" for n in range(10)]
+    assert fake.calls.count("store.get") <= 40  # two heads and a bisection's chunks, not 10,000 entries

@@ -20,6 +20,7 @@ from ltm import (
     ConsolidationDisabled,
     DeleteCriteria,
     EpisodeStatus,
+    LTMError,
     MemoryScope,
     MemoryService,
     NoKnowledgeBase,
@@ -241,13 +242,21 @@ async def test_run_refuses_missing_replayed_and_foreign_proposals(cmemory: Memor
     draft = await drafted(cmemory, fake, calice)
 
     async def reason(scope: MemoryScope, pid: str) -> str:
-        with pytest.raises(ProposalRejected) as caught:
+        with pytest.raises(LTMError) as caught:
             await cmemory.consolidation_run(scope, pid)
-        return str(caught.value.details["reason"])
+        return str(caught.value.details.get("reason", caught.value.code))
 
-    assert await reason(calice, str(uuid.uuid4())) == "missing"
+    async def refusal(scope: MemoryScope, pid: str) -> tuple[str, str]:
+        with pytest.raises(LTMError) as caught:
+            await cmemory.consolidation_run(scope, pid)
+        return caught.value.code, caught.value.message.replace(pid, "<id>")
+
+    unknown = str(uuid.uuid4())
+    assert await reason(calice, unknown) == "not_found"
     before = fake.state()
-    assert await reason(cstranger, draft.proposal_id) == "cross_scope"
+    # Another space's id is not_found, word for word like an id that exists nowhere.
+    assert await refusal(cstranger, draft.proposal_id) == await refusal(cstranger, unknown)
+    assert (await refusal(cstranger, unknown))[0] == "not_found"
     assert fake.state() == before  # nothing written by a refusal
     # A draft left behind by another memory KB (its removal could not clear it) is told apart too.
     other_key = next(iter(draft_keys(fake))).replace(f"v2/draft/{KB}/", "v2/draft/kb-0/")

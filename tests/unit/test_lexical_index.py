@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from ltm import MemoryScope, MemoryService, RecallFilters
-from ltm.episodes.lexical import LexicalIndexes, SpaceIndex
+from ltm.episodes.lexical import BUILD_PAGE, LexicalIndexes
 from ltm.episodes.lifecycle import DeleteCriteria
 from ltm.episodes.model import Episode, EpisodeStatus
+from ltm.episodes.space_index import SpaceIndex
 from ltm.errors import HostError, OutcomeUnknown
 from testhost.hooks import top
 from testhost.memory_ports import InMemoryPorts
@@ -30,7 +31,7 @@ def lexical(memory: MemoryService) -> LexicalIndexes:
 def held(memory: MemoryService, scope: MemoryScope) -> dict[str, EpisodeStatus]:
     index = lexical(memory).loaded(scope.kb_id, scope.user_key)
     assert index is not None, "the space's index is not loaded"
-    return {eid: ep.status for eid in list(index._episodes) if (ep := index.episode(eid)) is not None}
+    return {eid: ep.status for eid in index.ids() if (ep := index.episode(eid)) is not None}
 
 
 async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts, memory: MemoryService,
@@ -49,8 +50,10 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
     lexical(memory).drop_space(alice.kb_id, alice.user_key)
     builds = lexical(memory).builds
     # A space bigger than one page is indexed in the background: the first recall does not wait for it.
-    # (The build may finish while that recall awaits the host; the recall itself went on without it.)
-    assert ids(await memory.recall(alice, query, recipe=top(1))) != [target.episode_id]
+    building = fake.faults.pause("index.page", where=lambda call: call.args["limit"] == BUILD_PAGE)
+    await memory.recall(alice, query, recipe=top(1))
+    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None
+    building.release()
     await lexical(memory).settled()
     assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
     # Built once: the next recall pages nothing and asks for no full-text search.

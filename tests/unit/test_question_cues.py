@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from ltm import MemoryScope, MemoryService
-from ltm.episodes.lexical import SpaceIndex
-from ltm.episodes.model import Episode
+from ltm.episodes.model import Episode, EpisodeStatus
 from ltm.episodes.question_cues import DateCue, date_cues, date_match, named_speakers, without_speakers
+from ltm.episodes.space_index import SpaceIndex
 from testhost.hooks import top
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import import_many
@@ -64,6 +65,17 @@ def test_the_word_index_knows_the_speakers_of_its_space():
     assert index.speaker_names() == ["Caroline"]
     index.remove("2")
     assert index.speaker_names() == []
+
+
+def test_a_record_rewritten_with_another_speaker_leaves_the_old_name():
+    index = SpaceIndex("u")
+    index.add(_said("1", "c", "Caroline"))
+    index.add(replace(_said("1", "c", "Caroline"), status=EpisodeStatus.ARCHIVED))  # same words: facts only
+    assert index.speaker_names() == ["Caroline"]
+    index.add(_said("1", "m", "Mel"))
+    assert index.speaker_names() == ["Mel"]
+    index.add(_said("2", "c", "Caroline"))
+    assert sorted(index.speaker_names()) == ["Caroline", "Mel"]
 
 
 async def test_recall_embeds_the_question_without_the_speakers_it_names(fake: InMemoryPorts, memory: MemoryService,

@@ -41,6 +41,12 @@ BAD_EPISODES: dict[str, tuple[dict[str, Any], str]] = {
     "one-time code in content": ({"content": "the verification code is 493021"}, "one-time code"),
     "private key in content": ({"content": "-----BEGIN RSA PRIVATE KEY----- abc"}, "private key"),
     "token in a tag": ({"content": "fact", "tags": ["ghp_16C7e42F292c6912E7710c838347Ae178B4a"]}, "a tag looks like"),
+    # issue 21, finding 7: a 20-character OpenAI-style key (lowercased, as tags are) and a
+    # low-entropy token after an explicit Authorization header
+    "20-character sk- key in a tag": ({"content": "fact", "tags": ["sk-4f9a2C7e1b8D3f6a0"]},
+                                      "a tag looks like an API key"),
+    "bearer header with a plain token": ({"content": "Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345"},
+                                         "looks like a bearer token"),
     "credential in source_ref": ({"content": "fact", "source_ref": "api_key=abcdef123456"}, "source_ref looks like"),
     "too many supersedes": ({"content": "fact", "supersedes": [f"id-{i}" for i in range(21)]}, "supersedes has more than 20"),
 }

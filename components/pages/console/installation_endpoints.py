@@ -60,7 +60,7 @@ async def derive(memory: MemoryService, body: Body) -> Result:
             isolation = Isolation(text(raw_isolation, "isolation", limit=20).lower())
         except ValueError:
             raise ValidationError("isolation must be 'session' or 'bot'") from None
-    identity = Identity.build(launcher_type=kind, launcher_id=launcher_id, bot_uuid=bot_uuid)
+    identity = Identity.from_host(launcher_type=kind, launcher_id=launcher_id, bot_uuid=bot_uuid)
     note = ""
     if kb_id and isolation is not kb_isolation:
         note = f"the memory knowledge base uses {kb_isolation.value} isolation"

@@ -3,8 +3,11 @@
 The console has no end-user identity (the host route is admin-only and `PageRequest.caller` is
 always None). Every space-scoped endpoint takes the selected memory space from the body,
 `{"space": {"scope_key", "user_key"}}`, and builds a `MemoryScope` on the installation's memory
-knowledge base. The service filters every read and write on that scope's `user_key` /
-`scope_key`, so an id of another space comes back as "not found".
+knowledge base, once the pair is one the plugin derives for a chat (`derived_pair_problem`: the
+scope_key names a chat, the user_key is that chat's key in the KB's isolation mode); any other
+pair is refused here, for every endpoint, before anything is read or written. The service
+filters every read and write on that scope's `user_key` / `scope_key`, so an id of another
+space comes back as "not found".
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ltm import (
     MemoryService,
     SpaceKind,
     ValidationError,
+    derived_pair_problem,
     params,
     split_session_key,
     user_key_for_session_key,
@@ -31,10 +35,9 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class SelectedSpace:
-    """The space a request names, as a scope, with a warning when its keys do not belong together."""
+    """The space a request names, as a scope (only a pair of keys the plugin derives)."""
 
     scope: MemoryScope
-    warning: str
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -42,7 +45,6 @@ class SelectedSpace:
             "user_key": self.scope.user_key,
             "kb_id": self.scope.kb_id,
             "isolation": self.scope.isolation.value,
-            "warning": self.warning,
         }
 
 
@@ -70,13 +72,12 @@ async def resolve_space(memory: MemoryService, body: Body) -> SelectedSpace:
     scope_key = text(raw.get("scope_key"), "space.scope_key")
     user_key = text(raw.get("user_key"), "space.user_key")
     kb_id, isolation = await memory_kb(memory)
-    warning = ""
-    expected = user_key_for_session_key(scope_key, isolation)
-    if kb_id and user_key != expected:
-        warning = (f"user_key {user_key} is not the key this plugin derives for scope_key {scope_key} "
-                   f"in {isolation.value} isolation ({expected})")
-    return SelectedSpace(MemoryScope(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=isolation),
-                         warning)
+    # The one check of every endpoint: only a pair the plugin derives selects a space, so no request
+    # reads one chat's records (a candidate, a draft) and writes them into another chat's space.
+    problem = derived_pair_problem(scope_key, user_key, isolation)
+    if problem:
+        raise ValidationError(f"space: {problem}; select a space from the list")
+    return SelectedSpace(MemoryScope(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=isolation))
 
 
 def space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:

@@ -1,0 +1,406 @@
+"""One memory space as the plugin holds it in process memory: what recall ranks and what listings
+order by, for every record of the space (E6, E7, and the management listing).
+
+Why it exists and how it is kept current: `lexical.py`. This module is the data structure, kept
+compact because it holds whole spaces (100,000 records in a few tens of MiB):
+
+- per record only what ranking, recall filters and listings read: id, content, timestamp, status,
+  importance, the speaker (sender id and name, interned), and, where present, tags and the fact
+  times (`event_at`, `valid_from`, `valid_until`). Everything else stays in the store; callers
+  fetch the few records they hand on (`EpisodeStore.get_many`). `episode()` gives a *partial*
+  `Episode` built from these facts: good for ranking and filtering, never for display;
+- BM25 postings per word: the records that have it, as one sorted `array` of
+  `record number << 8 | term frequency` (a plain int when one record has the word), so a word in
+  50,000 records costs 200 KB rather than a dict of 50,000 entries;
+- the listing order (newest first), sorted again after a change, when it is next asked for.
+
+A record of another space is never held (`add` refuses it).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import math
+from array import array
+from bisect import bisect_left, insort
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from .model import Episode, EpisodeStatus, FactTime
+from .ranking import tokenize
+from .sameness import fact_key
+
+log = logging.getLogger("LongTermMemory")
+
+# A query word found in more records than this only scores candidates, it does not pick them: the
+# work of one recall stays bounded in a space of any size (LoCoMo spaces stay under it: no effect).
+SELECT_POSTINGS = 1000
+_TF_BITS = 8
+_TF_MAX = (1 << _TF_BITS) - 1
+MAX_RECORDS = 1 << 24  # record numbers share 32 bits with the term frequency
+_STATUSES = tuple(EpisodeStatus)
+_CODE = {status: code for code, status in enumerate(_STATUSES)}
+Accept = Callable[[Episode], bool]
+Posting: TypeAlias = "int | array[int]"  # a string: array is not subscriptable at run time in 3.11
+
+
+def _tokens(content: str, tags: Sequence[str], sender_name: str) -> list[str]:
+    return tokenize(" ".join([content, " ".join(tags), sender_name]))
+
+
+def partial_episode(**fields: object) -> Episode:
+    """An Episode with these fields and every other at its default. A recall builds a few hundred and a
+    load every record of a space: filling the frozen dataclass's fields directly costs a third less than
+    its __init__ (the result equals the one __init__ would build)."""
+    episode = object.__new__(Episode)
+    values = dict(_DEFAULTS)
+    values.update(fields)
+    episode.__dict__.update(values)
+    return episode
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    episode: Episode  # partial (see the module docstring)
+    score: float  # raw Okapi BM25 over the whole space
+
+
+_NO_FACT = FactTime()
+_DEFAULTS = Episode("", "", "", "").__dict__
+
+
+@dataclass(frozen=True)
+class _Rare:
+    """Fields most records leave empty: kept only for the records that have one."""
+
+    tags: tuple[str, ...] = ()
+    fact: FactTime = _NO_FACT  # event_at, valid_from, valid_until only
+
+
+_NONE = _Rare()
+
+
+class SpaceIndex:
+    """Okapi BM25 and listing order over one space's records."""
+
+    def __init__(self, user_key: str, k1: float = 1.2, b: float = 0.75) -> None:
+        self.user_key = user_key
+        self.k1 = k1
+        self.b = b
+        self._ids: list[str | None] = []  # record number -> episode id (None: a free number)
+        self._number: dict[str, int] = {}
+        self._free: list[int] = []
+        self._content: list[str] = []
+        self._timestamp: list[str] = []
+        self._status = bytearray()
+        self._importance = bytearray()
+        self._length = array("I")
+        self._speaker = array("I")
+        self._speakers: list[tuple[str, str]] = []  # (sender id, sender name), each pair once
+        self._speaker_number: dict[tuple[str, str], int] = {}
+        self._speaker_records: Counter[int] = Counter()  # speaker number -> records held now
+        self._rare: dict[int, _Rare] = {}
+        self._postings: dict[str, Posting] = {}
+        self._total_length = 0
+        self._order: list[int] | None = None  # record numbers, newest first
+        self._listed: dict[frozenset[int], list[int]] = {}  # status codes -> their part of _order
+        self._facts: dict[str, set[int]] = {}  # sameness.fact_key -> record numbers (duplicates.py)
+
+    # ------------------------------------------------------------------ records
+    def __len__(self) -> int:
+        return len(self._number)
+
+    def __contains__(self, episode_id: object) -> bool:
+        return episode_id in self._number
+
+    def ids(self) -> list[str]:
+        return list(self._number)
+
+    def episode(self, episode_id: str) -> Episode | None:
+        """The record as far as this index knows it (a partial Episode: see the module docstring)."""
+        number = self._number.get(episode_id)
+        return None if number is None else self._partial(number)
+
+    def with_fact_key(self, key: str) -> list[Episode]:
+        """Every record (of any status) whose content has this `sameness.fact_key` (write-time
+        de-duplication finds a repeat without reading the space)."""
+        return [self._partial(n) for n in sorted(self._facts.get(key, ()))]
+
+    def _unkey(self, number: int) -> None:
+        key = fact_key(self._content[number])
+        held = self._facts.get(key)
+        if held is not None:
+            held.discard(number)
+            if not held:
+                del self._facts[key]
+
+    def speaker_names(self) -> list[str]:
+        """The sender names of the space's records (a question naming one gives a cue, question_cues.py)."""
+        names = (self._speakers[n][1] for n, count in self._speaker_records.items() if count > 0)
+        return list(dict.fromkeys(name for name in names if name))
+
+    def status(self, episode_id: str) -> EpisodeStatus | None:
+        number = self._number.get(episode_id)
+        return None if number is None else _STATUSES[self._status[number]]
+
+    def _partial(self, number: int) -> Episode:
+        sender_id, sender_name = self._speakers[self._speaker[number]]
+        rare = self._rare.get(number, _NONE)
+        return partial_episode(episode_id=self._ids[number] or "", user_key=self.user_key,
+                               content=self._content[number], timestamp=self._timestamp[number],
+                               importance=self._importance[number], tags=rare.tags,
+                               status=_STATUSES[self._status[number]], sender_id=sender_id, sender_name=sender_name,
+                               fact=rare.fact)
+
+    def add(self, episode: Episode) -> None:
+        if episode.user_key != self.user_key:  # never hold another space's record
+            log.warning("[LongTermMemory] space index: record of another space ignored")
+            return
+        number = self._number.get(episode.episode_id)
+        if number is not None:
+            self._speaker_records[self._speaker[number]] -= 1  # `_set_facts` counts the record's speaker again
+        if number is not None and self._same_words(number, episode):
+            self._set_facts(number, episode)  # a status change: the words, and so the postings, stay
+            self._changed()
+            return
+        if number is not None:
+            self._unpost(number)
+            self._unkey(number)
+        else:
+            number = self._allocate(episode.episode_id)
+        self._set_facts(number, episode)
+        self._content[number] = episode.content
+        self._facts.setdefault(fact_key(episode.content), set()).add(number)
+        self._post(number, _tokens(episode.content, episode.tags, episode.sender_name))
+        self._changed()
+
+    def remove(self, episode_id: str) -> None:
+        number = self._number.pop(episode_id, None)
+        if number is None:
+            return
+        self._unpost(number)
+        self._unkey(number)
+        self._speaker_records[self._speaker[number]] -= 1
+        self._ids[number] = None
+        self._content[number] = self._timestamp[number] = ""
+        self._rare.pop(number, None)
+        self._free.append(number)
+        self._changed()
+
+    def _allocate(self, episode_id: str) -> int:
+        if self._free:
+            number = self._free.pop()
+            self._ids[number] = episode_id
+        else:
+            number = len(self._ids)
+            if number >= MAX_RECORDS:
+                raise OverflowError(f"a space index holds at most {MAX_RECORDS:,} records")
+            self._ids.append(episode_id)
+            self._content.append("")
+            self._timestamp.append("")
+            self._status.append(0)
+            self._importance.append(0)
+            self._length.append(0)
+            self._speaker.append(0)
+        self._number[episode_id] = number
+        return number
+
+    def _set_facts(self, number: int, episode: Episode) -> None:
+        self._timestamp[number] = episode.timestamp
+        self._status[number] = _CODE[episode.status]
+        self._importance[number] = max(0, min(255, episode.importance))
+        pair = (episode.sender_id, episode.sender_name)
+        speaker = self._speaker_number.get(pair)
+        if speaker is None:
+            speaker = self._speaker_number[pair] = len(self._speakers)
+            self._speakers.append(pair)
+        self._speaker[number] = speaker
+        self._speaker_records[speaker] += 1
+        fact = episode.fact
+        if episode.tags or fact.event_at or fact.valid_from or fact.valid_until:
+            self._rare[number] = _Rare(episode.tags, FactTime(fact.event_at, fact.valid_from, fact.valid_until))
+        else:
+            self._rare.pop(number, None)
+
+    def _same_words(self, number: int, episode: Episode) -> bool:
+        return (self._content[number] == episode.content
+                and self._rare.get(number, _NONE).tags == episode.tags
+                and self._speakers[self._speaker[number]][1] == episode.sender_name)
+
+    def _changed(self) -> None:
+        self._order = None
+        self._listed.clear()
+
+    # ------------------------------------------------------------------ postings
+    def _post(self, number: int, tokens: list[str]) -> None:
+        self._length[number] = len(tokens)
+        self._total_length += len(tokens)
+        postings, shifted = self._postings, number << _TF_BITS
+        for term, tf in Counter(tokens).items():
+            packed = shifted | (tf if tf < _TF_MAX else _TF_MAX)
+            posting = postings.get(term)
+            if posting is None:
+                postings[term] = packed
+            elif isinstance(posting, int):
+                postings[term] = array("I", sorted((posting, packed)))
+            elif packed > posting[-1]:
+                posting.append(packed)  # new records take the next number: the usual case
+            else:
+                insort(posting, packed)
+
+    def _unpost(self, number: int) -> None:
+        rare = self._rare.get(number, _NONE)
+        tokens = _tokens(self._content[number], rare.tags, self._speakers[self._speaker[number]][1])
+        self._total_length -= self._length[number]
+        self._length[number] = 0
+        for term, tf in Counter(tokens).items():
+            packed = number << _TF_BITS | min(tf, _TF_MAX)
+            posting = self._postings.get(term)
+            if posting is None:
+                continue
+            if isinstance(posting, int):
+                if posting == packed:
+                    del self._postings[term]
+                continue
+            at = bisect_left(posting, packed)
+            if at < len(posting) and posting[at] == packed:
+                del posting[at]
+            if len(posting) == 1:
+                self._postings[term] = posting[0]
+
+    @staticmethod
+    def _entries(posting: Posting) -> Iterable[int]:
+        return (posting,) if isinstance(posting, int) else posting
+
+    @staticmethod
+    def _tf(posting: Posting, number: int) -> int:
+        if isinstance(posting, int):
+            return posting & _TF_MAX if posting >> _TF_BITS == number else 0
+        at = bisect_left(posting, number << _TF_BITS)
+        if at < len(posting) and posting[at] >> _TF_BITS == number:
+            return posting[at] & _TF_MAX
+        return 0
+
+    # ------------------------------------------------------------------ BM25
+    def _terms(self, query_tokens: Iterable[str]) -> list[tuple[Posting, float]]:
+        """(posting, idf x query count) of each query word the space has."""
+        n_docs = len(self._number)
+        out = []
+        for term, q_count in Counter(query_tokens).items():
+            posting = self._postings.get(term)
+            if posting is not None:
+                df = (1 if isinstance(posting, int) else len(posting))
+                out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
+        return out
+
+    def _bm25(self, tf: int, idf: float, number: int, avg_len: float) -> float:
+        norm = self.k1 * (1 - self.b + self.b * self._length[number] / avg_len)
+        return idf * tf * (self.k1 + 1) / (tf + norm)
+
+    def _accumulate(self, terms: list[tuple[Posting, float]], avg_len: float) -> dict[int, float]:
+        """BM25 of every record having at least one of these words, word by word (`_bm25` inlined: this
+        loop runs over whole postings)."""
+        out: dict[int, float] = {}
+        get, lengths = out.get, self._length
+        base, scale = self.k1 * (1 - self.b), self.k1 * self.b / avg_len
+        for posting, idf in terms:
+            weight = idf * (self.k1 + 1)
+            for packed in self._entries(posting):
+                number, tf = packed >> _TF_BITS, packed & _TF_MAX
+                out[number] = get(number, 0.0) + weight * tf / (tf + base + scale * lengths[number])
+        return out
+
+    def _exact(self, terms: list[tuple[Posting, float]], numbers: Iterable[int], avg_len: float) -> dict[int, float]:
+        """BM25 of a few records with every query word (looked up, not walked)."""
+        out: dict[int, float] = {}
+        for number in numbers:
+            score = 0.0
+            for posting, idf in terms:
+                tf = self._tf(posting, number)
+                if tf:
+                    score += self._bm25(tf, idf, number, avg_len)
+            out[number] = score
+        return out
+
+    def _avg_len(self) -> float:
+        return self._total_length / len(self._number) if self._number else 1.0
+
+    def scores(self, query_tokens: Iterable[str]) -> dict[str, float]:
+        """Raw BM25 of every record sharing at least one query word (others score 0)."""
+        if not self._number:
+            return {}
+        found = self._accumulate(self._terms(query_tokens), self._avg_len() or 1.0)
+        return {self._ids[n] or "": s for n, s in found.items()}
+
+    def search(self, query_tokens: Iterable[str], limit: int, accept: Accept, also: Iterable[str] = (),
+               speaker: tuple[int, Accept] | None = None) -> tuple[list[LexicalHit], dict[str, float]]:
+        """The best `limit` records `accept` takes (and, with `speaker`, the best of *its* limit that its
+        own test takes too: the speaker's own word matches), and the exact BM25 of those and of `also`
+        (the vector candidates). Cost per call is bounded whatever the space holds: records are *picked*
+        by the query's selective words only (those in at most SELECT_POSTINGS records; a query of
+        common words only picks none), then every picked record and every `also` record is scored
+        exactly with all query words. A record matching only common words is not picked (such words
+        cannot single out a few records among thousands), but is scored exactly when the vector search
+        found it."""
+        if not self._number:
+            return [], {}
+        terms = self._terms(query_tokens)
+        avg_len = self._avg_len() or 1.0
+        selective = [t for t in terms if (1 if isinstance(t[0], int) else len(t[0])) <= SELECT_POSTINGS]
+        picked = self._accumulate(selective, avg_len)  # selection score: selective words only
+        seen: dict[int, Episode] = {}  # partial records built for `accept`, reused for the hits
+        chosen = self._top(picked, limit, accept, seen)
+        if speaker is not None:
+            chosen += [n for n in self._top(picked, speaker[0], speaker[1], seen) if n not in set(chosen)]
+        wanted = set(chosen)
+        wanted.update(n for d in also if (n := self._number.get(d)) is not None)
+        exact = self._exact(terms, wanted, avg_len)
+        scores = {self._ids[n] or "": s for n, s in exact.items()}
+        return [LexicalHit(seen[n], exact[n]) for n in chosen], scores
+
+    def _top(self, scores: dict[int, float], limit: int, accept: Accept, seen: dict[int, Episode]) -> list[int]:
+        """The `limit` best-scoring records that `accept` takes (statuses, filters); `seen` keeps the
+        partial records built on the way."""
+        taken: list[int] = []
+        if limit <= 0 or not scores:
+            return taken
+
+        def takes(number: int) -> bool:
+            episode = seen.get(number)
+            if episode is None:
+                episode = seen[number] = self._partial(number)
+            return accept(episode)
+
+        # Most recalls find enough accepted records among the first few; sort everything only if not.
+        first = heapq.nlargest(4 * limit, scores, key=scores.__getitem__)
+        for number in first:
+            if takes(number):
+                taken.append(number)
+                if len(taken) >= limit:
+                    return taken
+        if len(first) < len(scores):
+            done = set(first)
+            for number in sorted(scores, key=scores.__getitem__, reverse=True):
+                if number not in done and takes(number):
+                    taken.append(number)
+                    if len(taken) >= limit:
+                        break
+        return taken
+
+    # ------------------------------------------------------------------ listing
+    def listing(self, statuses: Iterable[EpisodeStatus], start: int, count: int) -> tuple[list[str], int]:
+        """Ids of one page of the records with these statuses, newest first (by timestamp, then id),
+        and how many records have them."""
+        codes = frozenset(_CODE[s] for s in statuses)
+        listed = self._listed.get(codes)
+        if listed is None:
+            if self._order is None:
+                timestamps, ids = self._timestamp, self._ids
+                self._order = sorted(self._number.values(), key=lambda n: (timestamps[n], ids[n] or ""),
+                                     reverse=True)
+            status = self._status
+            listed = self._listed[codes] = [n for n in self._order if status[n] in codes]
+        return [self._ids[n] or "" for n in listed[start : start + count]], len(listed)

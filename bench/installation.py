@@ -206,7 +206,7 @@ class Installation:
             wall, calls["remember"], episode = await self.timed(lambda i=i: self.memory.remember(
                 scope, {"content": f"Alice booked the dentist for Friday, appointment {i}", "importance": 3}))
             remembered.append(wall)
-            wall, calls["forget"], _ = await self.timed(lambda e=episode: self.memory.forget(scope, e.episode_id))
+            wall, calls["forget"], _ = await self.timed(lambda e=episode: self.memory.forget(scope, e.episode.episode_id))
             forgotten.append(wall)
             wall, calls["update_profile"], _ = await self.timed(lambda i=i: self.memory.update_profile(
                 scope, "speaker", {"traits": [f"trait {i % 5}"]}))
@@ -221,7 +221,7 @@ class Installation:
         items = synthetic_episodes(self.args.import_batch, seed=99)
         self.host.reset_counts()
         t0 = time.perf_counter()
-        episodes = await self.memory.import_episodes(scope, parse_records(items, source="import"))
+        episodes = (await self.memory.import_episodes(scope, parse_records(items, source="import"))).episodes
         wall = time.perf_counter() - t0
         calls = self.host.calls_by_action()
         n = len(episodes)

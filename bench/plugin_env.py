@@ -90,7 +90,7 @@ class ConversationEnv:
         # plugin's own 32-text batches then hit the cache.
         self.embedder.vectors([i["content"] for i in items])
         records = parse_records(items, source="import")
-        written = await self.memory.import_episodes(self.scope, records)
+        written = (await self.memory.import_episodes(self.scope, records)).episodes
         await index_space(self.memory, self.scope)  # as after a bot's first turns: the word index is built
         self.by_original = {e.original_id or "": e for e in written}
         host.reset_counts()

@@ -39,13 +39,14 @@ from .consolidation import (
 
 # ---
 from .diagnostics import HealthItem, HealthReport, Level
-from .episodes.lifecycle import DeleteCriteria, RestoreResult
+from .episodes.lifecycle import DeleteCriteria, Remembered, RestoreResult
 from .episodes.listing import EpisodePage
 from .episodes.model import (
     LISTED_STATUSES,
     ClaimType,
     Episode,
     EpisodeStatus,
+    Validity,
     clean_tags,
     parse_status,
     parse_statuses,
@@ -53,7 +54,7 @@ from .episodes.model import (
 from .episodes.ranking import ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL, MAX_TOP_K, QUERY_RECALL, REVIEW_SEARCH, RecallRecipe
-from .episodes.transfer import ImportRecord, load_json, parse_records
+from .episodes.transfer import BatchDuplicate, BatchSimilar, ImportRecord, ImportResult, load_json, parse_records
 from .errors import (
     FencedError,
     HostError,
@@ -100,7 +101,7 @@ from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .space_activity import SpaceActivity
 from .spaces import Space, SpaceKind
-from .timefields import now_iso
+from .timefields import now_iso, utc_now
 from .wording import PHRASES, Said, said_from
 
 __all__ = [
@@ -116,6 +117,8 @@ __all__ = [
     "SETTING_NAMES",
     "ArchivalCandidate",
     "AuditPage",
+    "BatchDuplicate",
+    "BatchSimilar",
     "ClaimType",
     "ConsolidationDisabled",
     "ConsolidationPreview",
@@ -136,6 +139,7 @@ __all__ = [
     "HostPorts",
     "Identity",
     "ImportRecord",
+    "ImportResult",
     "InputError",
     "Isolation",
     "KBSettings",
@@ -160,6 +164,7 @@ __all__ = [
     "ProposalRejected",
     "RecallFilters",
     "RecallRecipe",
+    "Remembered",
     "RestoreResult",
     "RetrievalStrategy",
     "Said",
@@ -175,6 +180,7 @@ __all__ = [
     "Statement",
     "UnrecordedChange",
     "ValidationError",
+    "Validity",
     "clean_host_text",
     "clean_tags",
     "derived_pair_problem",
@@ -191,6 +197,7 @@ __all__ = [
     "split_session_key",
     "user_key_for",
     "user_key_for_session_key",
+    "utc_now",
 ]
 
 # ---- candidate extraction (Q)

@@ -32,7 +32,7 @@ AUDIT_OPERATIONS = frozenset({
     "candidate_auto_apply", "candidate_reject", "consolidation_preview", "consolidation_archive",
     "consolidation_stage", "consolidation_unstage", "consolidation_run", "summary_remove", "draft_clear",
     "draft_discard", "kb_register", "kb_register_rollback", "kb_unregister", "kb_data_clear", "migration",
-    "storage_migration",
+    "storage_migration", "remember_duplicate", "import_duplicate", "document_duplicate",
 })
 
 WriteStep = Callable[[Callable[[], Awaitable[None]]], Awaitable[None]]

@@ -20,6 +20,7 @@ from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
 from .consolidation import Consolidator, DraftBook
 from .diagnostics import Diagnostics
+from .episodes.duplicates import DuplicateFinder
 from .episodes.lifecycle import DerivedInOrder, EpisodeLifecycle
 from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
@@ -81,16 +82,18 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     drafts = DraftBook(store, episodes)
     queue = CandidateQueue(gate, store)
     derived = DerivedInOrder(drafts, ForgottenCandidates(queue, store))
-    lifecycle = EpisodeLifecycle(gate, episodes, derived)
+    # One fact, one record: every write path and the candidate check ask the same finder.
+    duplicates = DuplicateFinder(episodes)
+    lifecycle = EpisodeLifecycle(gate, episodes, derived, duplicates)
     listing = EpisodeListing(episodes)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
         listing=listing, drafts=drafts, lifecycle=lifecycle,
-        transfer=EpisodeTransfer(gate, episodes, store, derived),
+        transfer=EpisodeTransfer(gate, episodes, store, derived, duplicates),
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
-        candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open),
+        candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
     )

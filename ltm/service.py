@@ -35,13 +35,13 @@ from .candidates.records import Candidate
 from .candidates.review import CandidateRun
 from .consolidation import ConsolidationPreview, ConsolidationRun, Draft
 from .diagnostics import HealthReport
-from .episodes.lifecycle import DeleteCriteria, RestoreResult
+from .episodes.lifecycle import DeleteCriteria, Remembered, RestoreResult
 from .episodes.listing import EpisodePage
 from .episodes.model import MAX_TAG_CHARS, Episode, EpisodeStatus
 from .episodes.ranking import RecallRecipe, ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL
-from .episodes.transfer import ImportRecord
+from .episodes.transfer import ImportRecord, ImportResult
 from .identity import Identity, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
@@ -137,7 +137,9 @@ class MemoryService:
         return await self._m.listing.every(scope)
 
     # ------------------------------------------------------------------ L2 writes
-    async def remember(self, scope: MemoryScope, raw: dict[str, Any], *, source: str = "tool") -> Episode:
+    async def remember(self, scope: MemoryScope, raw: dict[str, Any], *, source: str = "tool") -> Remembered:
+        """One episode; when the speaker's active episodes already state the same fact, that one is
+        returned and nothing is written (`Remembered.created`); near duplicates are named."""
         return await self._m.lifecycle.remember(scope, await self._m.kbs.open(scope), raw, source=source)
 
     async def archive(self, scope: MemoryScope, episode_id: Any) -> Episode:
@@ -157,14 +159,15 @@ class MemoryService:
         return await self._m.lifecycle.bulk_delete(scope, criteria)
 
     async def import_episodes(self, scope: MemoryScope, records: list[ImportRecord], *,
-                              keep_senders: bool = True) -> list[Episode]:
+                              keep_senders: bool = True) -> ImportResult:
         """A batch validated as a whole (see `episodes.transfer.parse_records`): new ids, this space.
-        `keep_senders=False` attributes every record to the importer."""
+        `keep_senders=False` attributes every record to the importer. Records that repeat a stored fact
+        (or an earlier record of the batch) are not written and are named in the result."""
         settings = await self._m.kbs.open(scope)
         return await self._m.transfer.import_episodes(scope, settings, records, keep_senders=keep_senders)
 
     async def ingest_document(self, scope: MemoryScope, records: list[ImportRecord], document_id: str
-                              ) -> list[Episode]:
+                              ) -> ImportResult:
         return await self._m.transfer.ingest_document(scope, await self._m.kbs.open(scope), records, document_id)
 
     async def delete_document(self, kb_id: str, document_id: str) -> int:

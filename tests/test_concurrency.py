@@ -244,15 +244,17 @@ async def test_concurrent_writes_across_spaces_end_as_each_space_says(supported_
         model = MemoryModel(isolation)
         places = PLACES[:12]
         seeded: dict[Place, str] = {}
-        for place in places:
-            result = await s.tool(place, "u1", "remember", {"content": f"seed of {scope_key(place)}"})
+        # Each text names its place by position too: in bot isolation the places share one space, and
+        # "Ｇ1" and "g1" (full-width and plain) are one fact there, so one speaker's copy would not be written.
+        for n, place in enumerate(places):
+            seed = f"seed of place {n} {scope_key(place)}"
+            result = await s.tool(place, "u1", "remember", {"content": seed})
             seeded[place] = result["episode_id"]
-            model.add_episode(place, ModelEpisode(result["episode_id"], f"seed of {scope_key(place)}", ACTIVE, "u1"),
-                              "remember")
+            model.add_episode(place, ModelEpisode(result["episode_id"], seed, ACTIVE, "u1"), "remember")
         slow_backend(supported_host, monkeypatch)
 
         async def work(place: Place, n: int) -> list[tuple[str, Any]]:
-            key = scope_key(place)
+            key = f"place {n} {scope_key(place)}"
             calls = [s.tool(place, f"u{j}", "remember", {"content": f"note {j} of {key}"}) for j in range(3)]
             calls.append(s.tool(place, "u1", "update_profile", {"scope": "session", "traits": [f"trait {n}"]}))
             calls.append(s.command(place, "u1", f"!memory archive {seeded[place]}"))
@@ -263,7 +265,7 @@ async def test_concurrent_writes_across_spaces_end_as_each_space_says(supported_
 
         everything = await asyncio.gather(*(work(p, n) for n, p in enumerate(places)))
         for (place, n), results in zip(((p, n) for n, p in enumerate(places)), everything):
-            key = scope_key(place)
+            key = f"place {n} {scope_key(place)}"
             for kind, result in results:
                 if kind.startswith("r"):
                     j = int(kind[1])

@@ -60,7 +60,7 @@ async def test_an_id_from_another_scope_is_not_found_for_every_operation(session
     memory, _ = session_mode
     mine = await scope(memory, SESSIONS["b1-group1"])
     theirs = await scope(memory, SESSIONS["b1-group2"])
-    foreign = await memory.remember(theirs, {"content": "their private plan"})
+    foreign = (await memory.remember(theirs, {"content": "their private plan"})).episode
     with pytest.raises(NotFound):
         await memory.get_episode(mine, foreign.episode_id)
     with pytest.raises(NotFound):
@@ -89,8 +89,8 @@ async def test_every_backend_isolates_on_file_id(host, backend_name):
     try:
         a = await scope(memory, SESSIONS["b1-group1"])
         b = await scope(memory, SESSIONS["b1-group2"])
-        mine = await memory.remember(a, {"content": "plan alpha"})
-        theirs = await memory.remember(b, {"content": "plan beta"})
+        mine = (await memory.remember(a, {"content": "plan alpha"})).episode
+        theirs = (await memory.remember(b, {"content": "plan beta"})).episode
         vector = host.embedding_models["emb-1"].embed(["plan"])[0]
         by_file_id = await harness.plugin.vector_search(kb_id, vector, 10, layout.space_filter(a.user_key))
         assert {r["id"] for r in by_file_id} == {layout.host_id(a.user_key, mine.episode_id)}

@@ -158,7 +158,7 @@ async def _space(harness, kb, records: list[dict]):
     fillers = [{"content": f"note {i}: the {topic} needs attention", "timestamp": _ago(3 + i)}
                for i, topic in enumerate(("garden hose", "bike chain", "kitchen tap", "printer", "car tyres",
                                           "window latch", "roof gutter", "fridge door"))]
-    written = await memory.import_episodes(scope, parse_records([*records, *fillers]))
+    written = (await memory.import_episodes(scope, parse_records([*records, *fillers]))).episodes
     return memory, scope, {e.original_id: e.episode_id for e in written}
 
 
@@ -168,8 +168,12 @@ def _ago(days: float) -> str:
 
 async def test_of_two_equally_relevant_facts_a_year_apart_the_newer_comes_first(harness, kb):
     memory, scope, ids = await _space(harness, kb, [
-        {"id": "old", "content": "the band rehearses in the church hall", "timestamp": _ago(366)},
-        {"id": "new", "content": "the band rehearses in the church hall", "timestamp": _ago(1)},
+        # Two speakers (one speaker's copy of a stored fact is not written again), the same name, so
+        # the records differ by their time alone.
+        {"id": "old", "content": "the band rehearses in the church hall", "timestamp": _ago(366),
+         "sender_id": "bob", "sender_name": "Sam"},
+        {"id": "new", "content": "the band rehearses in the church hall", "timestamp": _ago(1),
+         "sender_id": "carol", "sender_name": "Sam"},
     ])
     hits = await memory.recall(scope, "where does the band rehearse", recipe=top(5))
     order = [h.episode.episode_id for h in hits]
@@ -183,8 +187,8 @@ async def test_a_superseding_correction_ranks_above_the_fact_it_corrects(harness
     memory, scope, ids = await _space(harness, kb, [
         {"id": "fact", "content": "the dentist appointment is on Tuesday at nine", "timestamp": _ago(40)},
     ])
-    fix = await memory.remember(scope, {"content": "correction: the dentist moved it to Thursday",
-                                        "supersedes": [ids["fact"]]})
+    fix = (await memory.remember(scope, {"content": "correction: the dentist moved it to Thursday",
+                                        "supersedes": [ids["fact"]]})).episode
     wide = RecallFilters(statuses=(EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED))
     # The question repeats the corrected fact's own words; the correction still comes first.
     order = [h.episode.episode_id for h in await memory.recall(scope, "is the dentist appointment on Tuesday",

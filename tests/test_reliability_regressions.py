@@ -97,8 +97,8 @@ async def test_a_document_delete_whose_index_delete_times_out_is_audited_and_fen
     memory = harness.plugin.memory
     chat = open_chat(harness)
     scope = await memory.scope_for(ident("g1", sender="u1"))
-    written = await memory.ingest_document(scope, parse_records([{"content": "doc fact one"},
-                                                                 {"content": "doc fact two"}]), "doc-1")
+    written = (await memory.ingest_document(scope, parse_records([{"content": "doc fact one"},
+                                                                 {"content": "doc fact two"}]), "doc-1")).episodes
     harness.host.fail_next(A.DELETE_PLUGIN_STORAGE, ActionCallTimeoutError, after_dispatch=True)
     with pytest.raises(Exception) as lost:
         await memory.delete_document(kb, "doc-1")

@@ -31,7 +31,7 @@ async def test_a_change_leaves_exactly_one_row(insert_only):
     try:
         memory = harness.plugin.memory
         sc = await scope(memory, ident("g1"))
-        episode = await memory.remember(sc, {"content": "the plan"})
+        episode = (await memory.remember(sc, {"content": "the plan"})).episode
         await memory.archive(sc, episode.episode_id)
         await memory.restore(sc, episode.episode_id)
         stored = rows_of(await insert_only.dump_kb(kb), episode.episode_id)
@@ -59,7 +59,7 @@ async def test_a_refused_new_row_leaves_the_old_one_as_it_was(insert_only):
     try:
         memory = harness.plugin.memory
         sc = await scope(memory, ident("g1"))
-        episode = await memory.remember(sc, {"content": "the plan"})
+        episode = (await memory.remember(sc, {"content": "the plan"})).episode
         refuse_upserts(insert_only, {1})
         with pytest.raises(HostError, match="refused"):
             await memory.archive(sc, episode.episode_id)
@@ -75,7 +75,7 @@ async def test_an_unanswered_new_row_fences_and_keeps_the_old_one(insert_only):
     try:
         memory = harness.plugin.memory
         sc = await scope(memory, ident("g1"))
-        episode = await memory.remember(sc, {"content": "the plan"})
+        episode = (await memory.remember(sc, {"content": "the plan"})).episode
         insert_only.fail_next(A.VECTOR_UPSERT, ActionCallTimeoutError("timed out"), after_dispatch=False)
         with pytest.raises(OutcomeUnknown, match="paused"):
             await memory.archive(sc, episode.episode_id)
@@ -91,7 +91,7 @@ async def test_a_refused_supersede_rolls_the_correction_back(insert_only):
     try:
         memory = harness.plugin.memory
         sc = await scope(memory, ident("g1"))
-        old = await memory.remember(sc, {"content": "the offsite is in Lisbon"})
+        old = (await memory.remember(sc, {"content": "the offsite is in Lisbon"})).episode
         refuse_upserts(insert_only, {2})  # the new record is written, the supersede of the old one refused
         with pytest.raises(HostError, match="nothing changed"):
             await memory.remember(sc, {"content": "the offsite moved to Porto", "supersedes": [old.episode_id]})
@@ -109,7 +109,7 @@ async def test_a_rewrite_survives_a_failed_delete_of_the_old_row(insert_only, ki
     try:
         memory = harness.plugin.memory
         sc = await scope(memory, ident("g1"))
-        episode = await memory.remember(sc, {"content": "the plan"})
+        episode = (await memory.remember(sc, {"content": "the plan"})).episode
         failure = ActionCallTimeoutError("timed out") if kind == "timeout" else ActionCallError("[X] refused")
         insert_only.fail_next(A.VECTOR_DELETE, failure, after_dispatch=False)
         archived = await memory.archive(sc, episode.episode_id)
@@ -132,7 +132,7 @@ async def test_reads_keep_the_newest_of_two_rows(insert_only):
     try:
         memory = harness.plugin.memory
         sc = await scope(memory, ident("g1"))
-        episode = await memory.remember(sc, {"content": "the plan"})
+        episode = (await memory.remember(sc, {"content": "the plan"})).episode
         archived = episode.with_status(type(episode.status)("archived"))
         record = archived.to_record()
         vector = insert_only.embedding_models["emb-1"].embed([record.text])

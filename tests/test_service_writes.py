@@ -41,8 +41,12 @@ async def test_recent_beats_old_at_equal_similarity(plugin):
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
     old_stamp = format_utc(utc_now() - timedelta(days=120))
-    [old] = await memory.import_episodes(sc, parse_records([{"content": "team dinner on friday", "timestamp": old_stamp}]))
-    new = await memory.remember(sc, {"content": "team dinner on friday"})
+    # Two other speakers with one name, so the records differ by time only (one speaker's repeat of a
+    # stored fact is not written again).
+    old, new = (await memory.import_episodes(sc, parse_records([
+        {"content": "team dinner on friday", "timestamp": old_stamp, "sender_id": "bob", "sender_name": "Sam"},
+        {"content": "team dinner on friday", "sender_id": "carol", "sender_name": "Sam"},
+    ]))).episodes
     hits = await memory.recall(sc, "team dinner", recipe=top(2))
     assert [h.episode.episode_id for h in hits] == [new.episode_id, old.episode_id]
 
@@ -51,7 +55,7 @@ async def test_exact_id_query_returns_that_episode_without_embedding(plugin):
     harness, _ = plugin
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
-    target = await memory.remember(sc, {"content": "the locker code changed to the blue key"})
+    target = (await memory.remember(sc, {"content": "the locker code changed to the blue key"})).episode
     for i in range(30):
         await memory.remember(sc, {"content": f"filler note {i} about weather"})
     harness.host.reset_counts()
@@ -66,7 +70,7 @@ async def test_exact_snippet_beyond_the_first_top_k_still_wins(plugin):
     sc = await scope(memory, ident())
     for i in range(40):
         await memory.remember(sc, {"content": f"meeting notes about the quarterly budget review part {i}"})
-    target = await memory.remember(sc, {"content": "budget owner is the orange team lead"})
+    target = (await memory.remember(sc, {"content": "budget owner is the orange team lead"})).episode
     hits = await memory.recall(sc, "orange team lead", recipe=top(3))
     assert hits[0].episode.episode_id == target.episode_id
 
@@ -97,9 +101,9 @@ async def test_fact_time_is_normalized_to_utc_and_kept(plugin):
     harness, _ = plugin
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
-    ep = await memory.remember(sc, {"content": "flight to Oslo", "event_at": "2026-07-01T08:30:00.250+02:00",
+    ep = (await memory.remember(sc, {"content": "flight to Oslo", "event_at": "2026-07-01T08:30:00.250+02:00",
                                     "valid_from": "2026-06-01T00:00:00Z", "claim_type": "user_statement",
-                                    "source_ref": "chat:42"})
+                                    "source_ref": "chat:42"})).episode
     back = await memory.get_episode(sc, ep.episode_id)
     assert back.fact.event_at == "2026-07-01T06:30:00.250000Z"
     assert (back.fact.valid_from, back.fact.source_ref, back.fact.claim_type.value) == (
@@ -112,7 +116,7 @@ async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plu
     host = harness.host
     memory = harness.plugin.memory
     a, b = await scope(memory, ident("g1")), await scope(memory, ident("g2"))
-    kept = await memory.remember(a, {"content": "plan before the outage"})
+    kept = (await memory.remember(a, {"content": "plan before the outage"})).episode
     host.fail_next(A.VECTOR_UPSERT, failure, after_dispatch=True)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(a, {"content": "plan during the outage"})
@@ -258,7 +262,7 @@ async def test_one_busy_scope_never_blocks_another_and_same_scope_writes_queue(p
         assert not queued.done()
     await asyncio.wait_for(queued, timeout=5)
     many = await asyncio.gather(*[memory.remember(a, {"content": f"parallel {i}"}) for i in range(8)])
-    assert len({e.episode_id for e in many}) == 8
+    assert len({r.episode.episode_id for r in many}) == 8
     assert (await memory.list_episodes(a, page_size=50)).total == 9
     assert len(await memory.audit_export(a)) == 9
 

@@ -62,6 +62,9 @@ SAY = Catalogue({
     "candidates.from": ("from {speaker}", "来自 {speaker}"),
     "candidates.said": ("said: {text}", "原话：{text}"),
     "candidates.applied": ("applied as {type} {id}", "已写入为{type} {id}"),
+    "candidates.already_remembered": (" (already remembered)", "（已记住）"),
+    "candidates.accepted_existing": ("Accepted candidate {id}: already remembered as episode {episode}; nothing new "
+                                     "was stored.", "已接受候选 {id}：已记住，即情景记忆 {episode}；没有新增记录。"),
     "candidates.all": ("all statuses", "全部状态"),
     "candidates.pending": ("pending", "待审"),
     "candidates.refused": ("Note: {count} not queued because this chat's queue was full of pending candidates "
@@ -125,7 +128,8 @@ def candidate_lines(number: int, candidate: Candidate) -> list[Own]:
     if candidate.applied_type:
         kind = APPLIED_AS.get(candidate.applied_type)
         out.append(Own("    " + SAY("candidates.applied", type=term(kind) if kind else candidate.applied_type,
-                                    id=candidate.applied_id or "")))
+                                    id=candidate.applied_id or "")
+                       + (SAY("candidates.already_remembered") if candidate.applied_existing else "")))
     return out
 
 
@@ -162,6 +166,10 @@ def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, 
 
 
 def candidate_accepted(candidate: Candidate) -> Own:
+    if candidate.applied_type == "episode" and candidate.applied_existing:
+        return lines(SAY("candidates.accepted_existing", id=candidate.candidate_id, episode=candidate.applied_id or ""),
+                     Own(f"    {quote(candidate.content)}"),
+                     SAY("candidates.details", id=candidate.applied_id or ""))
     if candidate.applied_type == "episode":
         return lines(SAY("candidates.accepted_episode", id=candidate.candidate_id, episode=candidate.applied_id or "",
                          claim=term(f"claim.{candidate.claim_type}"), ref=candidate.source_ref),

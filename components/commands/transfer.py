@@ -21,8 +21,8 @@ from components.common.i18n import Catalogue, said, term
 from ltm import (
     LISTED_STATUSES,
     AuditPage,
-    Episode,
     EpisodeStatus,
+    ImportResult,
     MemoryScope,
     ProfileImport,
     load_json,
@@ -72,9 +72,8 @@ async def import_(call: Call) -> Own:
         return profiles_imported(call.scope, await call.memory.import_profiles(call.scope, payload))
     # The whole batch is validated before anything is written (parse_records raises on the first bad record).
     records = as_usage("import", lambda: parse_records(payload, source="import"))
-    episodes = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
-    return imported(call.scope, episodes, _foreign_user_keys(payload, call.scope.user_key),
-                           senders_kept=call.is_admin)
+    result = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
+    return imported(call.scope, result, _foreign_user_keys(payload, call.scope.user_key), senders_kept=call.is_admin)
 
 
 @SUBCOMMANDS("audit", ("!memory audit [page]\n!memory audit export",
@@ -144,6 +143,14 @@ SAY = Catalogue({
     "transfer.imported_from": ("{original} -> {id}", "{original} -> {id}"),
     "transfer.imported_new": ("new: {id}", "新：{id}"),
     "transfer.more": ("… and {count} more (!memory list)", "……另有 {count} 条（!memory list）"),
+    "transfer.duplicates": ("Already remembered, not imported: {count} (record -> the episode that holds the fact):",
+                            "已记住、未导入：{count}（记录 -> 已保存该事实的情景记忆）："),
+    "transfer.duplicate": ("{record} -> {id}", "{record} -> {id}"),
+    "transfer.duplicate_in_batch": ("{record} -> {id} (an earlier record of this import)",
+                                    "{record} -> {id}（本次导入中更早的一条记录）"),
+    "transfer.more_duplicates": ("… and {count} more (!memory audit)", "……另有 {count} 条（!memory audit）"),
+    "transfer.similar": ("Similar to stored episodes, imported anyway: {count} (archive or forget the outdated one):",
+                         "与已保存的情景记忆相似，仍已导入：{count}（请归档或忘记过时的那条）："),
     "transfer.no_audit": ("No audit entries for this chat yet.", "本聊天还没有审计记录。"),
     "transfer.audit_title": ("Audit log", "审计日志"),
     "transfer.newest_first": ("{title} · newest first", "{title} · 最新的在前"),
@@ -156,6 +163,7 @@ SAY = Catalogue({
                             "用 !memory audit [page] 浏览，或在记忆控制台的审计标签页中导出。"),
 })
 EPISODES = ("episode", "episodes", "条情景记忆")
+RECORDS = ("record", "records", "条记录")
 SPEAKER_PROFILES = ("speaker profile", "speaker profiles", "个发言者画像")
 EMPTY_PROFILES = ("empty profile", "empty profiles", "个空画像")
 ENTRIES = ("entries", "entries", "条")
@@ -214,7 +222,8 @@ def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payloa
 IMPORT_PREVIEW = 5
 
 
-def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[str], *, senders_kept: bool) -> Own:
+def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *, senders_kept: bool) -> Own:
+    episodes = result.episodes
     out = [SAY("transfer.imported", count=counted(len(episodes), EPISODES), key=scope.user_key,
                tally=status_tally(e.status.value for e in episodes))]
     if foreign_keys:
@@ -226,7 +235,25 @@ def imported(scope: MemoryScope, episodes: Sequence[Episode], foreign_keys: set[
                    if episode.original_id else SAY("transfer.imported_new", id=episode.episode_id))
     if len(episodes) > IMPORT_PREVIEW:
         out.append(SAY("transfer.more", count=len(episodes) - IMPORT_PREVIEW))
-    return lines(out)
+    return lines(out + _not_imported(result))
+
+
+def _not_imported(result: ImportResult) -> list[Own]:
+    """Records the import did not write because the fact is stored already, and near-identical ones."""
+    out: list[Own] = []
+    if result.duplicates:
+        out.append(SAY("transfer.duplicates", count=counted(len(result.duplicates), RECORDS)))
+        for dup in result.duplicates[:IMPORT_PREVIEW]:
+            label = f"#{dup.position}" + (f" ({clip(dup.original_id, 80)})" if dup.original_id else "")
+            out.append(SAY("transfer.duplicate_in_batch" if dup.in_batch else "transfer.duplicate",
+                           record=label, id=dup.existing_id))
+        if len(result.duplicates) > IMPORT_PREVIEW:
+            out.append(SAY("transfer.more_duplicates", count=len(result.duplicates) - IMPORT_PREVIEW))
+    if result.similar:
+        out.append(SAY("transfer.similar", count=counted(len(result.similar), RECORDS)))
+        for near in result.similar[:IMPORT_PREVIEW]:
+            out.append(Own(f"#{near.position} {near.episode_id} ~ {', '.join(near.similar_ids)}"))
+    return out
 
 
 def profiles_imported(scope: MemoryScope, found: ProfileImport) -> Own:

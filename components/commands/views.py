@@ -15,6 +15,7 @@ from components.commands.registry import Call, Subcommands
 from components.commands.text import counted, page_title, short_time, speaker_label, status_label, statuses_label
 from components.common.chat_text import Own, clip, inert, lines, quote
 from components.common.i18n import Catalogue, current_language, said, term
+from components.common.memory_views import validity_label
 from ltm import (
     REVIEW_SEARCH,
     Episode,
@@ -146,6 +147,8 @@ async def pipeline_kbs(ctx: ExecuteContext) -> list[str] | None:
 
 
 SAY = Catalogue({
+    "views.expired": ("expired", "已过期"),
+    "views.not_yet_valid": ("not yet valid", "尚未生效"),
     "views.counts_unavailable": ("unavailable ({reason})", "无法读取（{reason}）"),
     "views.query_required": ("a search query is required", "需要搜索内容"),
     "views.id_required": ("an episode id is required", "需要情景记忆的 id"),
@@ -230,6 +233,9 @@ def episode_lines(number: int, episode: Episode) -> list[Own]:
     meta.append(SAY("views.importance", n=episode.importance))
     if episode.status is not EpisodeStatus.ACTIVE:
         meta.append(f"[{status_label(episode.status)}]")
+    validity = _validity(episode)
+    if validity:
+        meta.append(f"[{validity}]")
     if episode.tags:
         meta.append(" ".join(f"#{clip(t, 40)}" for t in episode.tags[:4]))
     return [Own(f"[{number}] " + " · ".join(meta)), Own(f"    {quote(episode.content)}")]
@@ -250,9 +256,10 @@ def episode_detail(episode: Episode) -> Own:
     """Everything `show` promises: status, sender, source, tags, importance, supersede and provenance."""
     fact = episode.fact
     status = status_label(episode.status)
+    validity = _validity(episode)
     out = [SAY("views.episode", id=episode.episode_id),
-           SAY("views.status_since", status=status, time=episode.status_changed_at) if episode.status_changed_at
-           else SAY("views.status", status=status),
+           Own((SAY("views.status_since", status=status, time=episode.status_changed_at) if episode.status_changed_at
+                else SAY("views.status", status=status)) + (f" · {validity}" if validity else "")),
            SAY("views.content", content=quote(episode.content, None)),
            SAY("views.stored", time=episode.timestamp or "-"),
            SAY("views.sender", sender=speaker_label(episode.sender_id, episode.sender_name)),
@@ -358,3 +365,9 @@ def episode_page(topic: str, statuses: Sequence[EpisodeStatus], result: EpisodeP
     if result.truncated:
         out.append(SAY("views.listing_truncated"))
     return lines(out)
+
+
+def _validity(episode: Episode) -> str:
+    """"expired" / "not yet valid" (the reader's language) for a fact that does not hold now; "" otherwise."""
+    label = validity_label(episode)
+    return SAY("views.expired" if label == "expired" else "views.not_yet_valid") if label else ""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from ltm import Episode, Profile
+from ltm import Episode, Profile, Validity, utc_now
 
 
 def profile_text(profile: Profile) -> str:
@@ -21,12 +22,22 @@ def profile_text(profile: Profile) -> str:
     return "\n".join(lines)
 
 
-def episode_for_model(episode: Episode) -> dict[str, Any]:
+def episode_for_model(episode: Episode, now: datetime | None = None) -> dict[str, Any]:
     """What `recall_memory` returns per episode (T2): the public view with the speaker as one
-    object; status, when it last changed and source are left out because recall returns active episodes only."""
+    object; status, when it last changed and source are left out because recall returns active episodes
+    only. A fact whose validity ended says so (`"validity": "expired"`), and so does one that starts later."""
     view = episode.to_public()
     view["sender"] = {"id": view.pop("sender_id"), "name": view.pop("sender_name")}
     view.pop("status")
     view.pop("status_changed_at", None)
     view.pop("source")
+    validity = episode.validity_at(now or utc_now())
+    if validity is not Validity.CURRENT:
+        view["validity"] = validity.value
     return view
+
+
+def validity_label(episode: Episode, now: datetime | None = None) -> str:
+    """"expired" or "not yet valid" for a person looking at memory; "" for a fact that holds now."""
+    validity = episode.validity_at(now or utc_now())
+    return "" if validity is Validity.CURRENT else validity.value

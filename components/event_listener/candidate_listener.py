@@ -11,7 +11,9 @@ returns), so it does as little as possible and never fails the turn:
    `response_text` (the assistant's reply) is never read, not even when the user text is
    empty: then nothing is proposed;
 4. once per query: with streaming output the event can fire more than once per turn;
-5. the identity is read from the live query (bot uuid, speaker), then extraction and
+5. the identity is read from the live query (bot uuid, speaker), then extraction, the check
+   against memory (a proposal whose fact the speaker's episodes or profile already hold, such
+   as what this turn's `remember` call just stored, is not queued), and
    storage run in a background task started with a fresh context: a task that inherits the
    invocation loses host access when the handler returns (docs/HOST-FACTS.md 10), and it
    uses no query-scoped API.
@@ -145,7 +147,9 @@ class CandidateListener:
         except Exception:  # background work must not die silently
             log.exception("[LongTermMemory] candidate extraction failed query=%s", identity.query_id)
             return
+        # duplicates: proposals already pending, or already in memory (in_memory: the speaker's episodes, the
+        # same turn's tool writes among them, or the profile).
         log.info("[LongTermMemory] candidates stored query=%s scope=%s origin=%s added=%d auto_applied=%d "
-                 "refused=%d duplicates=%d%s%s", identity.query_id, scope.scope_key, run.origin.value,
-                 len(run.added), len(run.auto_applied), run.refused, run.duplicates,
+                 "refused=%d duplicates=%d in_memory=%d%s%s", identity.query_id, scope.scope_key, run.origin.value,
+                 len(run.added), len(run.auto_applied), run.refused, run.duplicates, run.remembered,
                  f" skipped={run.skipped!r}" if run.skipped else "", " rejected=yes" if run.rejected else "")

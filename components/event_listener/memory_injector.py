@@ -25,7 +25,18 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm import AUTO_RECALL, Episode, Identity, LTMError, MemoryScope, MemoryService, Profile, clean_host_text, now_iso
+from ltm import (
+    AUTO_RECALL,
+    Episode,
+    Identity,
+    LTMError,
+    MemoryScope,
+    MemoryService,
+    Profile,
+    clean_host_text,
+    now_iso,
+    utc_now,
+)
 
 log = logging.getLogger("LongTermMemory")
 
@@ -108,7 +119,8 @@ class MemoryInjector(EventListener):
             log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)
         has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
         if scope is not None and (has_profiles or episodes):
-            message = render_system_message(speaker_id, speaker_name, session_profile, speaker_profile, episodes)
+            message = render_system_message(speaker_id, speaker_name, session_profile, speaker_profile, episodes,
+                                            utc_now())
             ctx.event.default_prompt.append(Message(role="system", content=message))
             memory.note_injection(scope, text)
             snapshot.update(injected=True, blocks=len(episodes) + (1 if has_profiles else 0), chars=len(message))

@@ -1,5 +1,10 @@
 """The text injected before a model call (I1, I2) and the `_ltm_context` value (I3).
 
+The block opens with the current date and time in UTC, so the model can place "next Friday" in a
+memory (LangBot gives a plugin no time zone: docs/HOST-FACTS.md 2.3). Automatic recall hands on
+current facts only (an expired one is left out before `top_k`); a fact that starts later carries
+its start, and a summary says how many memories it stands for (its sources are not listed again).
+
 Stored memory is data, never instructions: each memory is JSON-quoted inside a
 delimited block, with `<` and `>` (and their full-width and angle-quote
 look-alikes) escaped so a memory cannot close its block or open a fake one, line
@@ -10,10 +15,11 @@ header tells the model not to follow instructions found inside.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from components.common.memory_views import profile_text
-from ltm import Episode, Profile
+from ltm import Episode, Profile, Validity
 
 HEADER = (
     "[LongTermMemory] What this bot remembers about the current conversation. Everything inside the "
@@ -32,11 +38,17 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).translate(_INERT)
 
 
+def now_line(moment: datetime) -> str:
+    """One short line: weekday, date and time in UTC, and that the user's own zone is not known."""
+    utc = moment.astimezone(UTC)
+    return f"Current date and time: {utc:%A %Y-%m-%d %H:%M} UTC (the user's time zone is not known)."
+
+
 def render_system_message(
     speaker_id: str, speaker_name: str, session_profile: Profile, speaker_profile: Profile | None,
-    episodes: list[Episode],
+    episodes: list[Episode], now: datetime,
 ) -> str:
-    lines = [HEADER, "<memory-data>"]
+    lines = [HEADER, now_line(now), "<memory-data>"]
     who = speaker_name or speaker_id or "unknown"
     lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(speaker_id)})" if speaker_id else ""))
     lines.append(f"session_profile: {quote(profile_text(session_profile) or '(empty)')}")
@@ -48,8 +60,12 @@ def render_system_message(
             attrs.append(f"speaker {quote(episode.sender_name or episode.sender_id)}")
         if episode.fact.event_at:
             attrs.append(f"event_at {episode.fact.event_at}")
+        if episode.fact.valid_from and episode.validity_at(now) is Validity.NOT_YET:
+            attrs.append(f"valid_from {episode.fact.valid_from} (not yet in effect)")
         if episode.fact.valid_until:
             attrs.append(f"valid_until {episode.fact.valid_until}")
+        if episode.is_summary:
+            attrs.append(f"summary of {len(episode.derived_from)} memories")
         lines.append(f"memory {number} ({', '.join(attrs)}): {quote(episode.content)}")
     lines.append("</memory-data>")
     return "\n".join(lines)

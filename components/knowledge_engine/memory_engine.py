@@ -22,8 +22,10 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
 
+from components.common.memory_views import validity_label
 from ltm import (
     QUERY_RECALL,
+    Episode,
     LTMError,
     MemoryService,
     ValidationError,
@@ -35,6 +37,17 @@ from ltm import (
 from ltm.langbot import identity_from_retrieval, identity_from_scope_spec
 
 log = logging.getLogger("LongTermMemory")
+
+
+def retrieved_text(episode: Episode) -> str:
+    """The text a runner puts into the prompt: the memory, and, when its validity ended or has not
+    begun, that too (a host retrieval finds expired facts like `recall_memory`, and the runner shows
+    the text only)."""
+    validity = validity_label(episode)
+    if not validity:
+        return episode.content
+    bound = episode.fact.valid_until if validity == "expired" else episode.fact.valid_from
+    return f"[{validity}: {bound}] {episode.content}"
 
 
 class MemoryEngine(KnowledgeEngine):
@@ -92,7 +105,7 @@ class MemoryEngine(KnowledgeEngine):
         entries = [
             RetrievalResultEntry(
                 id=hit.episode.episode_id,
-                content=[ContentElement.from_text(hit.episode.content)],
+                content=[ContentElement.from_text(retrieved_text(hit.episode))],
                 metadata=hit.episode.to_public(),
                 distance=max(0.0, 1.0 - min(hit.score, 1.0)),
                 score=hit.score,
@@ -125,8 +138,12 @@ class MemoryEngine(KnowledgeEngine):
             log.exception("[LongTermMemory] document import failed document=%s", document_id)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED,
                                    error_message=f"could not import the document: {type(exc).__name__}")
-        log.info("[LongTermMemory] document import document=%s records=%d", document_id, len(written))
-        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED, chunks_created=len(written))
+        # Records that repeat a stored fact are not written (audited as document_duplicate); the host shows
+        # the count of what this document created.
+        log.info("[LongTermMemory] document import document=%s records=%d duplicates=%d similar=%d", document_id,
+                 len(written.episodes), len(written.duplicates), len(written.similar))
+        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED,
+                               chunks_created=len(written.episodes))
 
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         removed = await self.plugin.memory.delete_document(kb_id, document_id)

@@ -253,7 +253,8 @@ class CandidateQueue:
                                   "credential; there is nothing to apply. Reject it to dismiss it")
 
     async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: str, *,
-                     by: str, applied_type: str | None = None, applied_id: str | None = None) -> Candidate:
+                     by: str, applied_type: str | None = None, applied_id: str | None = None,
+                     applied_existing: bool = False) -> Candidate:
         """Mark a pending candidate accepted or rejected, audited as `operation`."""
         async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
             record = await self._read(scope)
@@ -261,7 +262,7 @@ class CandidateQueue:
             if candidate is None:
                 raise NotFound(f"candidate {candidate_id} not found in this scope", candidate_id=candidate_id)
             self.check_decidable(candidate, accepting=False)
-            decided = candidate.decided(status, by, applied_type, applied_id)
+            decided = candidate.decided(status, by, applied_type, applied_id, applied_existing)
             record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
             await tx.call("storage write", partial(self._write, scope, record))
             summary = (DECIDED_APPLIED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
@@ -273,5 +274,6 @@ class CandidateQueue:
                                origin=ORIGIN[candidate.origin]()))
             tx.applied(operation, "candidate", candidate_id, summary,
                        decided_by=by, source_ref=candidate.source_ref, claim_type=candidate.claim_type,
-                       applied_type=applied_type, applied_id=applied_id)
+                       applied_type=applied_type, applied_id=applied_id,
+                       **({"applied_existing": True} if applied_existing else {}))  # nothing new was written
         return decided

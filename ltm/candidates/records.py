@@ -105,6 +105,7 @@ class Candidate:
     decided_by: str = ""  # a sender id, the name a caller without a chat identity gave, or "auto"
     applied_type: str | None = None  # "episode", "speaker_profile" or "session_profile"
     applied_id: str | None = None  # the episode id, the speaker's sender id or "session"
+    applied_existing: bool = False  # accepting found the fact stored already: `applied_id` held it, nothing written
 
     @classmethod
     def proposed(cls, item: ProposedMemory, *, origin: CandidateOrigin, speaker: Speaker, query_id: int,
@@ -130,9 +131,9 @@ class Candidate:
                 self.speaker.sender_id, " ".join(self.content.casefold().split()))
 
     def decided(self, status: CandidateStatus, by: str, applied_type: str | None = None,
-                applied_id: str | None = None) -> Candidate:
+                applied_id: str | None = None, applied_existing: bool = False) -> Candidate:
         return replace(self, status=status, decided_at=now_iso(), decided_by=by, applied_type=applied_type,
-                       applied_id=applied_id)
+                       applied_id=applied_id, applied_existing=applied_existing)
 
     def applied_as_episode(self, episode_ids: set[str]) -> bool:
         """Accepted as one of these episodes, and still holding its text."""
@@ -160,6 +161,7 @@ class Candidate:
             "target": self.target, "field": self.field.value if self.field else None,
             "status": self.status.value, "decided_at": self.decided_at, "decided_by": self.decided_by,
             "applied_type": self.applied_type, "applied_id": self.applied_id,
+            **({"applied_existing": True} if self.applied_existing else {}),
             "speaker": {"launcher_type": self.speaker.launcher_type, "launcher_id": self.speaker.launcher_id,
                         "bot_uuid": self.speaker.bot_uuid, "sender_id": self.speaker.sender_id,
                         "sender_name": self.speaker.sender_name},
@@ -191,7 +193,7 @@ class Candidate:
                 target=raw.get("target") or None, field=ProfileField(field) if field else None,
                 status=CandidateStatus(raw["status"]), decided_at=raw.get("decided_at") or None,
                 decided_by=str(raw.get("decided_by") or ""), applied_type=raw.get("applied_type") or None,
-                applied_id=raw.get("applied_id") or None,
+                applied_id=raw.get("applied_id") or None, applied_existing=raw.get("applied_existing") is True,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValidationError(f"a stored candidate cannot be read ({type(exc).__name__})") from None
@@ -207,4 +209,5 @@ class Candidate:
             "sender_id": self.speaker.sender_id, "sender_name": self.speaker.sender_name,
             "decided_at": self.decided_at, "decided_by": self.decided_by,
             "applied_type": self.applied_type, "applied_id": self.applied_id,
+            "applied_existing": self.applied_existing,
         }

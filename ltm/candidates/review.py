@@ -9,6 +9,14 @@ Accepting goes through the ordinary profile and episode writes (`ProfileBook.upd
   `claim_type` (`user_statement` from the rules, `inference` from a model);
 - a profile candidate merges its one value into the field (a name replaces the name).
 
+Candidates never duplicate memory: before anything is queued, each proposal is compared with
+the speaker's active episodes in the space (which include what the same turn's tools just wrote:
+the hook runs after the reply) and with the target profile's values, by the same rules as the
+write paths (`episodes/duplicates.py`: the same fact, or a near duplicate). A proposal that
+repeats memory is not queued; it is counted with the queue's own duplicates (`CandidateRun`).
+Accepting a candidate whose fact was stored meanwhile writes nothing and records the existing
+episode's id (`applied_existing`).
+
 Accepting is apply, then mark, under the scope's decision lock, so one candidate is never
 applied twice; the queue's fence is checked before memory changes, and a mark that still fails
 becomes `PartialWrite` naming what was written (reject the candidate rather than accept it again).
@@ -23,15 +31,17 @@ from typing import Any
 
 from .. import params
 from .._fences import FenceRegistry
+from ..episodes.duplicates import DuplicateFinder, Finding, Match, Probe
 from ..episodes.lifecycle import EpisodeLifecycle
 from ..errors import FencedError, HostError, LTMError, PartialWrite, ValidationError
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..ports import LanguageModel
-from ..profiles.book import ProfileBook
+from ..profiles.book import ProfileBook, Profiles
+from ..profiles.model import Profile
 from ..spaces import Space
 from .extraction import extract
-from .kinds import SPEAKER, CandidateKind, ProfileField
+from .kinds import SPEAKER, CandidateKind, ProfileField, ProposedMemory
 from .queue import CandidatePage, CandidateQueue
 from .records import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
 
@@ -51,7 +61,8 @@ class CandidateRun:
     added: list[Candidate] = field(default_factory=list)
     auto_applied: list[Candidate] = field(default_factory=list)
     refused: int = 0
-    duplicates: int = 0
+    duplicates: int = 0  # already pending in the queue, or already in memory (`remembered`)
+    remembered: int = 0  # of those: the fact is already in the speaker's episodes or the profile
     without_speaker: int = 0  # speaker-profile proposals of a turn whose sender is unknown
     skipped: str = ""
     rejected: str = ""
@@ -80,13 +91,14 @@ def profile_change(candidate: Candidate) -> tuple[str, dict[str, Any]]:
 
 class CandidateReview:
     def __init__(self, queue: CandidateQueue, fences: FenceRegistry, llm: LanguageModel, profiles: ProfileBook,
-                 lifecycle: EpisodeLifecycle, open_kb: OpenKb) -> None:
+                 lifecycle: EpisodeLifecycle, open_kb: OpenKb, duplicates: DuplicateFinder) -> None:
         self._queue = queue
         self._fences = fences
         self._llm = llm
         self._profiles = profiles
         self._lifecycle = lifecycle
         self._open_kb = open_kb  # the KB settings an accepted episode is written with
+        self._duplicates = duplicates
 
     async def propose(self, scope: MemoryScope, settings: KBSettings, user_text: str) -> CandidateRun:
         """The candidates one user message proposes, queued as pending in the scope of that turn; with
@@ -103,10 +115,11 @@ class CandidateReview:
             log.warning("[LongTermMemory] candidate model answer rejected query=%s scope=%s: %s", query_id,
                         scope.scope_key, result.rejected)
         usable = [p for p in result.proposals if identity.sender_id or p.target != SPEAKER]
+        fresh = await self._not_remembered(scope, settings, usable)
         speaker = Speaker.of(identity)
         queued = await self._queue.propose(scope, [
             Candidate.proposed(p, origin=result.origin, speaker=speaker, query_id=query_id, candidate_id="")
-            for p in usable])
+            for p in fresh])
         applied: list[Candidate] = []
         if settings.candidate_auto_apply:
             for candidate in queued.added:
@@ -118,8 +131,32 @@ class CandidateReview:
                 except LTMError as exc:
                     log.warning("[LongTermMemory] candidate %s not auto-applied scope=%s: %s",
                                 candidate.candidate_id, scope.scope_key, exc.code)
-        return CandidateRun(result.origin, queued.added, applied, queued.refused, queued.duplicates,
-                            len(result.proposals) - len(usable), result.skipped, result.rejected)
+        remembered = len(usable) - len(fresh)
+        return CandidateRun(result.origin, queued.added, applied, queued.refused, queued.duplicates + remembered,
+                            remembered, len(result.proposals) - len(usable), result.skipped, result.rejected)
+
+    async def _not_remembered(self, scope: MemoryScope, settings: KBSettings, proposals: list[ProposedMemory]
+                              ) -> list[ProposedMemory]:
+        """The proposals whose fact is not in memory yet. An episode proposal is compared with the
+        speaker's episodes and both profiles; a profile proposal's value with its profile's values, and
+        the words the user said ("I am vegetarian") with the speaker's episodes."""
+        checked = [p for p in proposals if p.kind is not CandidateKind.IGNORE]
+        if not checked:
+            return proposals
+        profiles = await self._profiles.current(scope)
+        sender = scope.sender_id
+        in_space: list[Finding] = await self._duplicates.against_space(
+            scope.kb_id, scope.user_key, settings.embedding_model_uuid,
+            [Probe(p.content if p.kind is CandidateKind.EPISODE else p.evidence or p.content, sender)
+             for p in checked])
+        in_profiles = await self._duplicates.against_texts(settings.embedding_model_uuid, [
+            Probe(p.content, sender, known=_profile_values(p, profiles)) for p in checked])
+        repeated = {id(p) for p, space, profile in zip(checked, in_space, in_profiles)
+                    if space.repeats or profile.repeats}
+        if repeated:
+            log.info("[LongTermMemory] %d candidate(s) already in memory, not queued scope=%s", len(repeated),
+                     scope.scope_key)
+        return [p for p in proposals if id(p) not in repeated]
 
     async def page(self, scope: MemoryScope, *, all_statuses: bool, page: int, page_size: int) -> CandidatePage:
         """Newest first: pending candidates, or every status."""
@@ -147,26 +184,45 @@ class CandidateReview:
             as_speaker = speaker_scope(scope, candidate)
             # The queue must take the mark before memory changes, or the candidate would stay pending.
             await self._fences.check(Space.l1(scope.scope_key))
-            applied_type, applied_id = await self._apply(as_speaker, candidate)
+            applied_type, applied_id, existing = await self._apply(as_speaker, candidate)
             try:
                 return await self._queue.decide(scope, candidate_id, CandidateStatus.ACCEPTED, operation,
-                                                by=by, applied_type=applied_type, applied_id=applied_id)
+                                                by=by, applied_type=applied_type, applied_id=applied_id,
+                                                applied_existing=existing)
             except (HostError, FencedError) as exc:
                 raise PartialWrite(
                     f"candidate {candidate_id} was applied ({applied_type} {applied_id}) but could not be marked "
                     f"accepted ({exc.message}); it still shows as pending, so reject it instead of accepting it "
                     "again", applied=[f"{applied_type}:{applied_id}"], cause=exc.code) from exc
 
-    async def _apply(self, as_speaker: MemoryScope, candidate: Candidate) -> tuple[str, str]:
-        """The ordinary write a candidate stands for: (what was written, its id)."""
+    async def _apply(self, as_speaker: MemoryScope, candidate: Candidate) -> tuple[str, str, bool]:
+        """The ordinary write a candidate stands for: (what was written, its id, whether that record
+        already held the fact so nothing new was written)."""
         if candidate.kind is CandidateKind.EPISODE:
             settings = await self._open_kb(as_speaker)
-            episode = await self._lifecycle.remember(as_speaker, settings, episode_fields(candidate),
-                                                     source=EPISODE_SOURCE)
-            return "episode", episode.episode_id
+            remembered = await self._lifecycle.remember(as_speaker, settings, episode_fields(candidate),
+                                                        source=EPISODE_SOURCE)
+            return "episode", remembered.episode.episode_id, not remembered.created
         target, change = profile_change(candidate)
         await self._profiles.update(as_speaker, target, change)
-        return f"{target}_profile", candidate.speaker.sender_id if target == SPEAKER else "session"
+        return f"{target}_profile", candidate.speaker.sender_id if target == SPEAKER else "session", False
+
+
+def _profile_values(proposal: ProposedMemory, profiles: Profiles) -> tuple[Match, ...]:
+    """The profile values a proposal is compared with: its own profile's, or both for an episode."""
+    chosen: list[tuple[str, Profile | None]] = []
+    if proposal.kind is CandidateKind.EPISODE or proposal.target == SPEAKER:
+        chosen.append(("speaker profile", profiles.speaker))
+    if proposal.kind is CandidateKind.EPISODE or proposal.target != SPEAKER:
+        chosen.append(("session profile", profiles.session))
+    values: list[Match] = []
+    for label, profile in chosen:
+        if profile is None:
+            continue
+        values += [Match(profile.name, where=f"{label} name")] if profile.name else []
+        values += [Match(t, where=f"{label} traits") for t in profile.traits]
+        values += [Match(p, where=f"{label} preferences") for p in profile.preferences]
+    return tuple(values)
 
 
 def _reviewer(scope: MemoryScope, reviewer: str) -> str:

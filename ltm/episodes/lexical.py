@@ -84,6 +84,15 @@ class LexicalIndexes:
         self.loads = 0  # how many indexes came from saved pages
 
     # ------------------------------------------------------------------ reads
+    async def space_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """As `space`, but None instead of waiting for a read of the space already under way: a write
+        (its duplicate check) never queues behind an index build."""
+        key = (kb_id, user_key)
+        lock = self._locks.get(key)
+        if key not in self._ready and (key in self._building or (lock is not None and lock.locked())):
+            return None
+        return await self.space(kb_id, user_key)
+
     async def space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
         """The space's index; None while one is made in the background, or when a small space could not
         be read consistently now."""

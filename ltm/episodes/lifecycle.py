@@ -5,6 +5,12 @@ space, so it is serialized, fenced and audited in one place (docs/ARCHITECTURE.m
 "The write gate"). Validation that needs stored records happens under the lock,
 before the first host write: a refused request writes nothing.
 
+A new episode that states the same fact as an active episode of the same speaker in the space
+is not written again (`duplicates.py`): the caller gets the existing one (`Remembered.created`
+is False), audited as `remember_duplicate`. A near duplicate is written and named
+(`Remembered.similar`) so it can be superseded. A correction (`supersedes`) is always written:
+it changes other records.
+
 Records derived from episodes (consolidation summaries and pending review drafts,
 K5) are handled through `DerivedRecords`: before an episode is superseded,
 archived, forgotten or bulk-deleted, in the same locked write, whatever was
@@ -29,6 +35,7 @@ from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import now_iso, parse_stored
 from ..wording import Phrase
+from .duplicates import DuplicateFinder, Probe
 from .model import STATUS_LABEL, Episode, EpisodeDraft, EpisodeStatus, new_episode_id
 from .store import UPSERT_BATCH, EpisodeStore
 
@@ -37,6 +44,8 @@ log = logging.getLogger("LongTermMemory")
 MAX_SUPERSEDES = 20  # corrected episodes per `remember`
 
 STORED = Phrase("audit.episode_stored", "stored episode ({chars} chars, importance {importance})")
+ALREADY_REMEMBERED = Phrase("audit.already_remembered",
+                            "already remembered: the same fact is stored; nothing was written")
 SUPERSEDED_BY = Phrase("audit.episode_superseded", "superseded by {episode_id}")
 CORRECTION_ROLLED_BACK = Phrase("audit.correction_rolled_back",
                                 "correction refused by the store; the new episode was removed again")
@@ -79,6 +88,17 @@ async def write_episodes(tx: WriteTx, store: EpisodeStore, settings: KBSettings,
         await tx.call("vector upsert", partial(store.upsert_batch, kb_id, batch, vectors[start : start + len(batch)]))
         for episode in batch:
             audit(tx, episode)
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What `remember` did: `episode` is the new record, or (`created` False) the active one that
+    already states the same fact, so nothing was written. `similar`: near duplicates of the speaker
+    that stay active beside the new record (supersede or forget one of them if it is outdated)."""
+
+    episode: Episode
+    created: bool = True
+    similar: tuple[Episode, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,10 +165,12 @@ class DerivedInOrder:
 
 
 class EpisodeLifecycle:
-    def __init__(self, gate: WriteGate, store: EpisodeStore, derived: DerivedRecords | None = None) -> None:
+    def __init__(self, gate: WriteGate, store: EpisodeStore, derived: DerivedRecords | None = None,
+                 duplicates: DuplicateFinder | None = None) -> None:
         self._gate = gate
         self._store = store
         self._derived: DerivedRecords = derived or NoDerivedRecords()
+        self._duplicates = duplicates or DuplicateFinder(store)
 
     async def _get(self, scope: MemoryScope, episode_id: str) -> Episode:
         episode = await self._store.get(scope.kb_id, scope.user_key, episode_id)
@@ -161,7 +183,7 @@ class EpisodeLifecycle:
         return await self._get(scope, params.record_id(episode_id, "episode_id"))
 
     async def remember(self, scope: MemoryScope, settings: KBSettings, raw: dict[str, Any], *,
-                       source: str = "tool") -> Episode:
+                       source: str = "tool") -> Remembered:
         """T1 / E4-E5: the fields as a caller sent them (`supersedes`: the ids this corrects), all
         validated before any write."""
         draft = EpisodeDraft.parse(raw, source=source)
@@ -170,9 +192,10 @@ class EpisodeLifecycle:
         return await self._remember(scope, settings, draft, supersedes)
 
     async def _remember(self, scope: MemoryScope, settings: KBSettings, draft: EpisodeDraft,
-                        supersedes: Sequence[str]) -> Episode:
+                        supersedes: Sequence[str]) -> Remembered:
         """Every supersede target is checked before any write; a correction whose second step is
-        refused is rolled back, so two active versions of a fact never stay behind."""
+        refused is rolled back, so two active versions of a fact never stay behind. The duplicate
+        check runs under the space's lock, so two identical calls at once still leave one record."""
         refuse_secrets(draft.texts())
         space = Space.l2(scope.kb_id, scope.user_key)
         async with self._gate.write(scope, space, "remember") as tx:
@@ -195,12 +218,25 @@ class EpisodeLifecycle:
             # One embedding call for both steps, before any write: if it fails, nothing changed.
             vectors = await self._store.embed(settings.embedding_model_uuid,
                                               [episode.content, *(e.content for e in replaced)])
+            (finding,) = await self._duplicates.against_space(
+                scope.kb_id, scope.user_key, settings.embedding_model_uuid,
+                [Probe(episode.content, episode.sender_id, vectors[0])])
+            if finding.same is not None and finding.same.episode is not None and not targets:
+                existing = finding.same.episode
+                tx.noted("remember_duplicate", "episode", existing.episode_id, ALREADY_REMEMBERED())
+                log.info("[LongTermMemory] remember scope=%s user_key=%s already remembered", scope.scope_key,
+                         scope.user_key)
+                return Remembered(existing, created=False)
+            target_ids = {t.episode_id for t in targets}
+            similar = tuple(m.episode for m in (*([finding.same] if finding.same else []), *finding.similar)
+                            if m.episode is not None and m.episode.episode_id not in target_ids)
             if targets:
                 # K5: summaries built from a corrected record, and drafts that quote it, go first.
                 await self._derived.before_change(tx, scope, [t.episode_id for t in targets], removed=False)
             await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
                 "remember", "episode", e.episode_id,
-                STORED(chars=len(e.content), importance=e.importance), tags=list(e.tags)),
+                STORED(chars=len(e.content), importance=e.importance), tags=list(e.tags),
+                **({"similar": [m.episode_id for m in similar]} if similar else {})),
                 vectors=vectors[:1])
             if targets:
                 try:
@@ -213,9 +249,9 @@ class EpisodeLifecycle:
                     tx.reverted("remember_rollback", "episode", episode.episode_id,
                                 CORRECTION_ROLLED_BACK())
                     raise HostError(f"the correction was not stored ({exc.message}); nothing changed") from None
-        log.info("[LongTermMemory] remember scope=%s user_key=%s superseded=%d", scope.scope_key, scope.user_key,
-                 len(targets))
-        return episode
+        log.info("[LongTermMemory] remember scope=%s user_key=%s superseded=%d similar=%d", scope.scope_key,
+                 scope.user_key, len(targets), len(similar))
+        return Remembered(episode, similar=similar)
 
     async def archive(self, scope: MemoryScope, settings: KBSettings, episode_id: Any) -> Episode:
         result = await self._set_status(scope, settings, params.record_id(episode_id, "episode_id"),

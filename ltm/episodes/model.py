@@ -14,12 +14,13 @@ import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from .. import params
 from ..errors import ValidationError
 from ..ports import IndexRecord
-from ..timefields import normalize_time, now_iso, parse_aware
+from ..timefields import normalize_time, now_iso, parse_aware, parse_stored
 from ..wording import Phrase
 
 MAX_CONTENT_CHARS = 2000
@@ -43,6 +44,15 @@ class EpisodeStatus(str, enum.Enum):
 
 
 LISTED_STATUSES = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
+
+
+class Validity(str, enum.Enum):
+    """Whether a fact holds at a moment, by its `valid_from` (inclusive) and `valid_until` (exclusive);
+    a fact without them holds."""
+
+    CURRENT = "current"
+    EXPIRED = "expired"  # valid_until has passed
+    NOT_YET = "not yet valid"  # valid_from is still ahead
 
 
 class ClaimType(str, enum.Enum):
@@ -201,6 +211,20 @@ class Episode:
     @property
     def is_active(self) -> bool:
         return self.status is EpisodeStatus.ACTIVE
+
+    @property
+    def is_summary(self) -> bool:
+        """A consolidation summary: it names the records it was built from (K4)."""
+        return bool(self.derived_from)
+
+    def validity_at(self, moment: datetime) -> Validity:
+        until = parse_stored(self.fact.valid_until)
+        if until is not None and until <= moment:
+            return Validity.EXPIRED
+        start = parse_stored(self.fact.valid_from)
+        if start is not None and start > moment:
+            return Validity.NOT_YET
+        return Validity.CURRENT
 
     def with_status(self, status: EpisodeStatus, **changes: Any) -> Episode:
         return replace(self, status=status, status_changed_at=now_iso(), **changes)

@@ -109,6 +109,10 @@ class RecallRecipe:
     superseded_penalty: float = 1.0
     bm25_k1: float = 1.2
     bm25_b: float = 0.75
+    # What the recall hands on (recall.py): only facts that still hold (a `valid_until` that has passed
+    # leaves the record out, before top_k), and a recalled summary in the place of its own sources.
+    current_only: bool = False
+    fold_summary_sources: bool = False
     resolved: bool = False  # the KB's settings are applied (a tuned benchmark recipe is resolved already)
 
     def with_top_k(self, value: Any) -> RecallRecipe:

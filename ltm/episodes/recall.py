@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -13,7 +13,7 @@ from ..errors import HostError, HostFailure
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
-from .model import Episode, EpisodeStatus
+from .model import Episode, EpisodeStatus, Validity
 from .question_cues import named_speakers, without_speakers
 from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank, tokenize
 from .space_index import SpaceIndex
@@ -74,10 +74,12 @@ class Recaller:
         recipe = recipe.resolved_for(settings)
         if not recipe.top_k or recipe.top_k <= 0:
             return []
+        moment = now or utc_now()
+        accepts = _accepting(filters, recipe, moment)
         text = (query or "").strip()
         if len(text) == _UUID_LEN and text.count("-") == 4:
             episode = await self._store.get(scope.kb_id, scope.user_key, text)
-            if episode is not None and filters.accepts(episode):
+            if episode is not None and accepts(episode):
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
         if not text:
             text = " ".join(filters.tags) or "*"
@@ -102,11 +104,15 @@ class Recaller:
             self._store.heal(scope.kb_id, scope.user_key, since, window.unknown)
         lexical: dict[str, float] | None = None
         if recipe.uses_lexical and index is not None:
-            lexical = self._lexical(index, scope, text, recipe, filters, window)
-        accepted = [c for c in window.candidates.values() if filters.accepts(c.episode)]
-        ranked = rank(accepted, text, recipe, now or utc_now(), preferred_sender=scope.sender_id,
-                      lexical_scores=lexical)
+            lexical = self._lexical(index, scope, text, recipe, accepts, window)
+        accepted = [c for c in window.candidates.values() if accepts(c.episode)]
+        # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
+        # and read whole (a summary's sources are named only in the whole record).
+        wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe
+        ranked = rank(accepted, text, wide, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
         ranked = await self._resolve(scope, ranked, window, filters, since)
+        if recipe.fold_summary_sources:
+            ranked = fold_summary_sources(ranked)[: recipe.top_k]
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
                  scope.scope_key, scope.user_key, len(accepted), len(ranked))
         return ranked
@@ -129,8 +135,8 @@ class Recaller:
         return without_speakers(text, named_speakers(text, index.speaker_names()))
 
     @staticmethod
-    def _lexical(index: SpaceIndex, scope: MemoryScope, text: str, recipe: RecallRecipe, filters: RecallFilters,
-                 window: _Window) -> dict[str, float]:
+    def _lexical(index: SpaceIndex, scope: MemoryScope, text: str, recipe: RecallRecipe,
+                 accepts: Callable[[Episode], bool], window: _Window) -> dict[str, float]:
         """Whole-space BM25: adds the best `lexical_window` records the filters accept (and the speaker's
         own best `speaker_window`, S6) as candidates without a vector distance, and returns every
         candidate's raw score."""
@@ -139,10 +145,10 @@ class Recaller:
             sender = scope.sender_id
 
             def own(episode: Episode) -> bool:
-                return episode.sender_id == sender and filters.accepts(episode)
+                return episode.sender_id == sender and accepts(episode)
 
             speaker = (recipe.speaker_window, own)
-        hits, scores = index.search(tokenize(text), recipe.lexical_window, filters.accepts, also=window.candidates,
+        hits, scores = index.search(tokenize(text), recipe.lexical_window, accepts, also=window.candidates,
                                     speaker=speaker)
         for hit in hits:
             if hit.episode.episode_id not in window.candidates:
@@ -226,3 +232,33 @@ class _Window:
             # A verbatim match (hybrid) carries no distance of its own: it enters like a word candidate.
             self.candidates[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
                                                       kind == _SPEAKER)
+
+
+def _accepting(filters: RecallFilters, recipe: RecallRecipe, moment: datetime) -> Callable[[Episode], bool]:
+    """The filters, and for a recipe that hands on current facts only, validity at `moment` (a fact whose
+    `valid_until` has passed is left out; one that starts later still holds something about the future and
+    stays, its `valid_from` shown with it)."""
+    if not recipe.current_only:
+        return filters.accepts
+    return lambda e: filters.accepts(e) and e.validity_at(moment) is not Validity.EXPIRED
+
+
+def fold_summary_sources(ranked: list[ScoredEpisode]) -> list[ScoredEpisode]:
+    """A recalled summary and its own sources take one place: the best of their places, held by the
+    summary (its `derived_from` names the sources). Sources of a summary outside the window stay."""
+    summaries = {s.episode.episode_id: s for s in ranked if s.episode.is_summary}
+    summary_of: dict[str, str] = {}
+    for summary_id, scored in summaries.items():
+        for source_id in scored.episode.derived_from:
+            if source_id != summary_id:
+                summary_of.setdefault(source_id, summary_id)
+    folded: list[ScoredEpisode] = []
+    placed: set[str] = set()
+    for scored in ranked:
+        own = scored.episode.episode_id
+        held_by = summary_of.get(own, own)
+        if held_by in placed:
+            continue
+        placed.add(held_by)
+        folded.append(summaries.get(held_by, scored))
+    return folded

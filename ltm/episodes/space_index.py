@@ -31,6 +31,7 @@ from typing import TypeAlias
 
 from .model import Episode, EpisodeStatus, FactTime
 from .ranking import tokenize
+from .sameness import fact_key
 
 log = logging.getLogger("LongTermMemory")
 
@@ -106,6 +107,7 @@ class SpaceIndex:
         self._total_length = 0
         self._order: list[int] | None = None  # record numbers, newest first
         self._listed: dict[frozenset[int], list[int]] = {}  # status codes -> their part of _order
+        self._facts: dict[str, set[int]] = {}  # sameness.fact_key -> record numbers (duplicates.py)
 
     # ------------------------------------------------------------------ records
     def __len__(self) -> int:
@@ -121,6 +123,19 @@ class SpaceIndex:
         """The record as far as this index knows it (a partial Episode: see the module docstring)."""
         number = self._number.get(episode_id)
         return None if number is None else self._partial(number)
+
+    def with_fact_key(self, key: str) -> list[Episode]:
+        """Every record (of any status) whose content has this `sameness.fact_key` (write-time
+        de-duplication finds a repeat without reading the space)."""
+        return [self._partial(n) for n in sorted(self._facts.get(key, ()))]
+
+    def _unkey(self, number: int) -> None:
+        key = fact_key(self._content[number])
+        held = self._facts.get(key)
+        if held is not None:
+            held.discard(number)
+            if not held:
+                del self._facts[key]
 
     def speaker_names(self) -> list[str]:
         """The sender names of the space's records (a question naming one gives a cue, question_cues.py)."""
@@ -153,10 +168,12 @@ class SpaceIndex:
             return
         if number is not None:
             self._unpost(number)
+            self._unkey(number)
         else:
             number = self._allocate(episode.episode_id)
         self._set_facts(number, episode)
         self._content[number] = episode.content
+        self._facts.setdefault(fact_key(episode.content), set()).add(number)
         self._post(number, _tokens(episode.content, episode.tags, episode.sender_name))
         self._changed()
 
@@ -165,6 +182,7 @@ class SpaceIndex:
         if number is None:
             return
         self._unpost(number)
+        self._unkey(number)
         self._speaker_records[self._speaker[number]] -= 1
         self._ids[number] = None
         self._content[number] = self._timestamp[number] = ""

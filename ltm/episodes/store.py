@@ -101,6 +101,10 @@ class EpisodeStore:
         being made in the background (see lexical.py)."""
         return await self._lexical.space(kb_id, user_key)
 
+    async def word_index_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+        """The space's word index, or None while it is being read (see `LexicalIndexes.space_unless_busy`)."""
+        return await self._lexical.space_unless_busy(kb_id, user_key)
+
     async def word_indexes_built(self) -> None:
         """Wait until background index builds are done (benchmarks and tests; recall never waits)."""
         await self._lexical.settled()

@@ -8,6 +8,12 @@ partial import naming what was stored (`PartialWrite`).
 A KB document's index (`doc:<kb>:<document>`) is written BEFORE its episodes and
 names every id the document will create, so deleting the document always finds
 them, even after an ingest that stopped part-way.
+
+An active record that states the same fact as an active episode of its speaker in the space, or
+as an earlier active record of the same batch, is not written (`duplicates.py`): the result
+names it by position with the id that already holds the fact (`ImportResult.duplicates`, each
+audited as `import_duplicate` / `document_duplicate`), and links of the batch to it point at
+that id. Near duplicates are written and named (`ImportResult.similar`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import params
@@ -28,6 +34,7 @@ from ..kb_settings import KBSettings
 from ..spaces import Space
 from ..timefields import normalize_time
 from ..wording import Phrase
+from .duplicates import DuplicateFinder, Probe
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
 from .model import (
     MAX_SENDER_CHARS,
@@ -39,9 +46,11 @@ from .model import (
     new_episode_id,
     parse_status,
 )
+from .sameness import fact_key
 from .store import EpisodeStore
 
 log = logging.getLogger("LongTermMemory")
+RECORD_REMEMBERED = Phrase("audit.record_remembered", "record #{position} already remembered: not written")
 IMPORTED = Phrase("audit.episode_imported", "imported ({status})")
 DOCUMENT_DELETED = Phrase("audit.document_deleted", "document {document_id} deleted")
 
@@ -64,6 +73,30 @@ class ImportRecord:
     superseded_by: str | None = None
     superseded_at: str | None = None
     status_changed_at: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchDuplicate:
+    """A record of a batch that was not written: the fact is already held by `existing_id`."""
+
+    position: int  # 1-based, in the batch as given
+    original_id: str | None
+    existing_id: str
+    in_batch: bool  # held by an earlier record of the same batch (else by the space)
+
+
+@dataclass(frozen=True)
+class BatchSimilar:
+    position: int
+    episode_id: str  # the written record
+    similar_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    episodes: list[Episode]  # what was written, in batch order
+    duplicates: list[BatchDuplicate] = field(default_factory=list)
+    similar: list[BatchSimilar] = field(default_factory=list)
 
 
 def load_json(text: str | bytes) -> Any:
@@ -187,33 +220,74 @@ def _audit_import(operation: str, document_id: str | None) -> Any:
 
 class EpisodeTransfer:
     def __init__(self, gate: WriteGate, store: EpisodeStore, json_store: JsonStore,
-                 derived: DerivedRecords | None = None) -> None:
+                 derived: DerivedRecords | None = None, duplicates: DuplicateFinder | None = None) -> None:
         self._gate = gate
         self._store = store
         self._json = json_store
         self._derived: DerivedRecords = derived or NoDerivedRecords()
+        self._duplicates = duplicates or DuplicateFinder(store)
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
-                              operation: str = "import", keep_senders: bool = True) -> list[Episode]:
+                              operation: str = "import", keep_senders: bool = True) -> ImportResult:
         if not records:
             raise ValidationError("the import has no episodes")
         episodes = materialize(scope, records, None, keep_senders)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
-            await write_episodes(tx, self._store, settings, episodes, _audit_import(operation, None))
-        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d", scope.scope_key, scope.user_key,
-                 len(episodes))
-        return episodes
+            result, vectors = await self._sift(tx, scope, settings, episodes, f"{operation}_duplicate")
+            await write_episodes(tx, self._store, settings, result.episodes, _audit_import(operation, None),
+                                 vectors=vectors)
+        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d", scope.scope_key,
+                 scope.user_key, len(result.episodes), len(result.duplicates))
+        return result
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
-                              document_id: str) -> list[Episode]:
+                              document_id: str) -> ImportResult:
         episodes = materialize(scope, records, document_id, keep_senders=True)
         key = document_key(scope.kb_id, document_id)
-        index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
-                 "isolation": scope.isolation.value, "ids": [e.episode_id for e in episodes]}
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "document_import") as tx:
+            result, vectors = await self._sift(tx, scope, settings, episodes, "document_duplicate")
+            # Only what this document creates: deleting it never removes a record it merely repeated.
+            index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
+                     "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
             await tx.call("storage write", lambda: self._json.set(key, index))
-            await write_episodes(tx, self._store, settings, episodes, _audit_import("document_import", document_id))
-        return episodes
+            await write_episodes(tx, self._store, settings, result.episodes,
+                                 _audit_import("document_import", document_id), vectors=vectors)
+        return result
+
+    async def _sift(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
+                    operation: str) -> tuple[ImportResult, list[list[float]]]:
+        """The batch without its duplicates (each audited), links re-pointed, and the kept records'
+        vectors (one embedding pass for the check and the write)."""
+        vectors = await self._store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
+        active = [i for i, e in enumerate(episodes) if e.is_active]
+        findings = await self._duplicates.against_space(
+            scope.kb_id, scope.user_key, settings.embedding_model_uuid,
+            [Probe(episodes[i].content, episodes[i].sender_id, vectors[i]) for i in active], batch=True)
+        first_of: dict[tuple[str, str], int] = {}
+        held_by: dict[str, str] = {}  # id of a record not written -> the id that holds its fact
+        duplicates: list[BatchDuplicate] = []
+        similar: list[BatchSimilar] = []
+        for i, finding in zip(active, findings):
+            episode = episodes[i]
+            batch_key = (episode.sender_id, fact_key(episode.content))
+            earlier = first_of.get(batch_key) if batch_key[1] else None
+            if finding.same is not None and finding.same.episode is not None:
+                duplicates.append(BatchDuplicate(i + 1, episode.original_id, finding.same.episode.episode_id, False))
+            elif earlier is not None:
+                duplicates.append(BatchDuplicate(i + 1, episode.original_id, episodes[earlier].episode_id, True))
+            else:
+                if batch_key[1]:
+                    first_of[batch_key] = i
+                ids = tuple(m.episode.episode_id for m in finding.similar if m.episode is not None)
+                if ids:
+                    similar.append(BatchSimilar(i + 1, episode.episode_id, ids))
+                continue
+            held_by[episode.episode_id] = duplicates[-1].existing_id
+            tx.noted(operation, "episode", duplicates[-1].existing_id, RECORD_REMEMBERED(position=i + 1),
+                     position=i + 1,
+                     original_id=episode.original_id or "", in_batch=duplicates[-1].in_batch)
+        kept = [(_relinked(e, held_by), v) for e, v in zip(episodes, vectors) if e.episode_id not in held_by]
+        return ImportResult([e for e, _ in kept], duplicates, similar), [v for _, v in kept]
 
     async def document_scope(self, kb_id: str, document_id: str) -> tuple[MemoryScope, list[str]] | None:
         index = await self._json.get(document_key(kb_id, document_id))
@@ -263,4 +337,13 @@ class EpisodeTransfer:
         return export
 
 
-__all__ = ["MAX_SENDER_CHARS", "EpisodeTransfer", "ImportRecord", "episode_list", "load_json", "parse_records"]
+def _relinked(episode: Episode, held_by: dict[str, str]) -> Episode:
+    """Links of a batch record to a record that was not written point at the id that holds its fact."""
+    if not held_by or not (episode.superseded_by in held_by or set(episode.supersedes) & held_by.keys()):
+        return episode
+    return replace(episode, supersedes=tuple(dict.fromkeys(held_by.get(i, i) for i in episode.supersedes)),
+                   superseded_by=held_by.get(episode.superseded_by or "", episode.superseded_by))
+
+
+__all__ = ["MAX_SENDER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer", "ImportRecord", "ImportResult",
+           "episode_list", "load_json", "parse_records"]

@@ -12,6 +12,12 @@
   var state = { page: 1, status: 'active', query: '', mode: 'list' };
 
   function statusBadge(status) { return h('span', { class: 'badge ' + status }, t('status.' + status)); }
+  // Whether the fact still holds: automatic recall leaves an expired one out (recall and search mark it).
+  function validityBadge(validity) {
+    if (validity === 'expired') return h('span', { class: 'badge expired' }, t('validity.expired'));
+    if (validity === 'not yet valid') return h('span', { class: 'badge not-yet' }, t('validity.notYet'));
+    return null;
+  }
   function episodeCard(ep, withScore) {
     var actions = [];
     var label = t('episodes.actionsFor', { id: shortId(ep.id) });
@@ -26,10 +32,12 @@
     prop('common.claimType', ep.claim_type && ep.claim_type !== 'unknown' ? C.term('claim.', ep.claim_type) : '');
     prop(ep.status === 'superseded' ? 'episodes.supersededBy' : 'episodes.wasSupersededBy', ep.superseded_by);
     prop('episodes.supersedes', ep.supersedes && ep.supersedes.join(', '));
-    return h('article', { class: 'ep', 'data-episode-id': ep.id, 'data-status': ep.status },
+    return h('article', { class: 'ep', 'data-episode-id': ep.id, 'data-status': ep.status,
+      'data-validity': ep.validity || 'current' },
       h('p', { class: 'ep-content' }, ep.content),
       h('div', { class: 'ep-meta' },
         statusBadge(ep.status),
+        validityBadge(ep.validity),
         h('span', null, fmtTime(ep.timestamp)),
         ep.sender_name || ep.sender_id ? h('span', null, t('episodes.sender', { name: ep.sender_name || ep.sender_id })) : null,
         h('span', null, t('episodes.importance', { n: ep.importance })),

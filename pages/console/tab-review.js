@@ -36,7 +36,8 @@
     prop('common.sourceRef', c.source_ref);
     prop('common.claimType', term('claim.', c.claim_type));
     if (c.decided_at) prop('candidates.decided', t('candidates.decidedBy', { by: c.decided_by || t('common.none'), time: fmtTime(c.decided_at) }));
-    if (c.applied_type) prop('candidates.applied', term('candidate.applied.', c.applied_type) + ' ' + c.applied_id);
+    if (c.applied_type) prop('candidates.applied', term('candidate.applied.', c.applied_type) + ' ' + c.applied_id +
+      (c.applied_existing ? ' · ' + t('candidates.alreadyRemembered') : ''));
     var said = c.evidence && c.evidence.trim() !== c.content;
     return h('article', { class: 'ep', 'data-candidate-id': c.id, 'data-status': c.status, 'data-kind': c.kind },
       h('p', { class: 'ep-content' }, c.content),

@@ -69,7 +69,7 @@ def test_a_user_message_becomes_a_pending_candidate_that_accept_makes_recallable
         assert f"the {tag} offsite is in Lisbon" in ltm_block(request), system_texts(request)
 
         audit = chat.send("!memory audit")
-        assert "candidate_accept" in audit and "remember" in audit, audit
+        assert "Candidate accepted" in audit and "· Remember ·" in audit, audit  # operations by their readable names
 
     # The handler handed the work off before anything was stored: the reply of the first turn waited
     # for the hand-off only (two reads of the turn), never for extraction or storage.
@@ -106,4 +106,38 @@ def test_a_past_tense_move_and_a_japanese_fact_each_leave_one_pending_candidate(
         # One candidate each: the move is an episode only (no "lives in Osaka" beside it).
         every = chat.send("!memory candidates --all-statuses")
         tagged = [line.strip() for line in every.splitlines() if tag in line]
-        assert sorted(tagged) == sorted([move, home, f"said: '私は{tag}市に住んでいます'"]), every
+        assert sorted(tagged) == sorted([f"“{move}”", f"“{home}”", f"said: “私は{tag}市に住んでいます”"]), every
+
+
+def _stored_line_after(e2e: Any, offset: int, timeout: float = 60.0) -> str:
+    """The first "candidates stored" log line written after `offset` (the turn's background task)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in _runtime_log(e2e)[offset:].splitlines():
+            if "candidates stored query=" in line:
+                return line
+        time.sleep(0.5)
+    raise AssertionError(f"no 'candidates stored' line within {timeout:.0f}s:\n{_runtime_log(e2e)[offset:][-3000:]}")
+
+
+def test_a_remember_that_turn_stores_one_episode_and_leaves_no_pending_candidate(e2e):
+    """Issue 22 item 2: the agent's `remember` call and the candidate listener of the same turn see one
+    fact: the episode is stored once, and the listener, which runs after the reply, does not queue it."""
+    tag = f"pear{uuid.uuid4().hex[:8]}"
+    fact = f"the {tag} design review moved to Friday"
+    with e2e.chat("person") as chat:
+        offset = len(_runtime_log(e2e))
+        mark = e2e.model_log.mark()
+        reply = chat.send(f"Remember that {fact}.")
+        assert "done: remember" in reply and '"ok": true' in reply, reply
+        calls = [c for r in e2e.model_log.chats_since(mark) for c in (r["reply"].get("tool_calls") or [])]
+        assert [c["function"]["name"] for c in calls] == ["remember"], calls
+        line = _stored_line_after(e2e, offset)
+        assert " added=0 " in line and " in_memory=1" in line, line
+        assert tag not in chat.send("!memory candidates --all-statuses")
+        listed = chat.send("!memory list")
+        assert listed.count(tag) == 1, listed
+        # Said again, the fact is not stored a second time: the tool names the stored episode.
+        again = chat.send(f"Remember that {fact}.")
+        assert "already_remembered" in again, again
+        assert chat.send("!memory list").count(tag) == 1

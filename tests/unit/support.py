@@ -26,11 +26,11 @@ async def memory_with_kb(fake: InMemoryPorts, kb_id: str = KB, **settings: Any) 
 
 
 async def remember(memory: MemoryService, scope: MemoryScope, content: str, **fields: Any) -> Episode:
-    return await memory.remember(scope, {"content": content, **fields})
+    return (await memory.remember(scope, {"content": content, **fields})).episode
 
 
 async def import_many(memory: MemoryService, scope: MemoryScope, items: list[dict[str, Any]]) -> list[Episode]:
-    return await memory.import_episodes(scope, parse_records(items))
+    return (await memory.import_episodes(scope, parse_records(items))).episodes
 
 
 def l2(scope: MemoryScope) -> Space:

@@ -73,8 +73,8 @@ async def test_concurrent_changes_of_one_scope_lose_no_audit_entry(memory: Memor
 
 
 async def test_imports_and_document_ingests_audit_each_record(memory: MemoryService, alice: MemoryScope) -> None:
-    imported = await memory.import_episodes(alice, parse_records([{"content": "a"}, {"content": "b"}]))
-    ingested = await memory.ingest_document(alice, parse_records([{"content": "c"}]), "doc-1")
+    imported = (await memory.import_episodes(alice, parse_records([{"content": "a"}, {"content": "b"}]))).episodes
+    ingested = (await memory.ingest_document(alice, parse_records([{"content": "c"}]), "doc-1")).episodes
     entries = await memory.audit_export(alice)
     assert [(e["operation"], e["target_id"]) for e in entries] == [
         ("import", imported[0].episode_id), ("import", imported[1].episode_id),

@@ -409,8 +409,8 @@ async def test_forgetting_a_summary_itself_drops_its_lineage(cmemory: MemoryServ
 
 async def test_deleting_a_document_removes_summaries_built_from_it(cmemory: MemoryService, fake: InMemoryPorts,
                                                                    calice: MemoryScope, cstranger: MemoryScope) -> None:
-    doc = await cmemory.ingest_document(calice, parse_records([{"content": "doc fact one"},
-                                                               {"content": "doc fact two"}]), "doc-1")
+    doc = (await cmemory.ingest_document(calice, parse_records([{"content": "doc fact one"},
+                                                               {"content": "doc fact two"}]), "doc-1")).episodes
     draft = await drafted(cmemory, fake, calice)
     summary = (await cmemory.consolidation_run(calice, draft.proposal_id)).summary
     assert summary is not None and set(summary.derived_from) == {e.episode_id for e in doc}
@@ -511,7 +511,7 @@ async def test_archival_preview_changes_nothing_and_run_archives_only_old_supers
          "superseded_at": "2999-01-01T00:00:00Z", "timestamp": old},
         {"content": "an old, unimportant active fact", "importance": 1, "timestamp": "2000-01-01T00:00:00Z"},
     ])
-    stored = await memory.import_episodes(scope, records)
+    stored = (await memory.import_episodes(scope, records)).episodes
     by_original = {e.original_id or e.content: e for e in stored}
     before = fake.state()
     preview = await memory.consolidation_preview(scope)

@@ -114,15 +114,17 @@ async def test_import_carries_links_inside_the_batch_to_the_new_ids(memory: Memo
 async def test_import_keeps_given_senders_or_attributes_everything_to_the_importer(memory: MemoryService,
                                                                                    alice: MemoryScope) -> None:
     items = [{"content": "said by bob", "sender_id": "bob", "sender_name": "Bob"}, {"content": "no sender"}]
-    kept = await memory.import_episodes(alice, parse_records(items))
+    kept = (await memory.import_episodes(alice, parse_records(items))).episodes
     assert [(e.sender_id, e.sender_name) for e in kept] == [("bob", "Bob"), ("alice", "Alice")]
     mine = await memory.import_episodes(alice, parse_records(items), keep_senders=False)
-    assert [(e.sender_id, e.sender_name) for e in mine] == [("alice", "Alice"), ("alice", "Alice")]
+    assert [(e.sender_id, e.sender_name, e.content) for e in mine.episodes] == [("alice", "Alice", "said by bob")]
+    # Attributed to alice, "no sender" repeats her record of the first import: not written again.
+    assert [(d.position, d.existing_id) for d in mine.duplicates] == [(2, kept[1].episode_id)]
 
 
 async def test_imported_record_with_only_a_sender_id_is_not_given_the_importers_name(
         memory: MemoryService, alice: MemoryScope) -> None:
-    only_id, only_name = await memory.import_episodes(alice, parse_records([
-        {"content": "said by bob", "sender_id": "bob"}, {"content": "said by dan", "sender_name": "Dan"}]))
+    only_id, only_name = (await memory.import_episodes(alice, parse_records([
+        {"content": "said by bob", "sender_id": "bob"}, {"content": "said by dan", "sender_name": "Dan"}]))).episodes
     assert only_id.sender_id == "bob" and only_id.sender_name != "Alice"
     assert only_name.sender_name == "Dan" and only_name.sender_id != "alice"

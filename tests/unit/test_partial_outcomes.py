@@ -149,7 +149,7 @@ async def test_document_ingest_whose_first_write_fails_leaves_an_index_that_dele
 async def test_document_delete_removes_only_that_documents_records(fake: InMemoryPorts, memory: MemoryService,
                                                                    alice: MemoryScope) -> None:
     await memory.ingest_document(alice, parse_records(_items(3)), "doc-a")
-    other = await memory.ingest_document(alice, parse_records(_items(2)), "doc-b")
+    other = (await memory.ingest_document(alice, parse_records(_items(2)), "doc-b")).episodes
     typed = await remember(memory, alice, "typed by hand")
     assert await memory.delete_document(KB, "doc-a") == 3
     assert set(stored(fake, alice)) == {e.episode_id for e in other} | {typed.episode_id}

@@ -41,7 +41,7 @@ class World:
                               await self.scope("g2", "alice"), await self.scope("g2", "carol"),
                               await self.scope("p-alice", "alice"))
         old = await remember(m, a1, "Alice's desk is by the window")
-        new = await m.remember(a1, {"content": "Alice's desk is by the door", "supersedes": [old.episode_id]})
+        new = (await m.remember(a1, {"content": "Alice's desk is by the door", "supersedes": [old.episode_id]})).episode
         bob = await remember(m, b1, "Bob runs the Friday demo")
         kept = await remember(m, a2, "Alice brings the cake on Fridays")
         await m.archive(a2, kept.episode_id)

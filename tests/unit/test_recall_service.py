@@ -152,8 +152,9 @@ async def test_speaker_search_finds_the_speakers_own_record_in_a_crowded_space(f
 async def _literal_match_setup(fake: InMemoryPorts, **settings: Any) -> tuple[MemoryService, MemoryScope, str]:
     memory = await memory_with_kb(fake, **settings)
     scope = await memory.scope_for(ident())
-    await import_many(memory, scope, [{"content": "zq 77", "sender_id": "bob", "sender_name": "Bob"}
-                                             for _ in range(250)])
+    # 250 speakers (one speaker's repeats of a stored fact are not written again), one name.
+    await import_many(memory, scope, [{"content": "zq 77", "sender_id": f"bob-{i}", "sender_name": "Bob"}
+                                             for i in range(250)])
     (target,) = await import_many(memory, scope, [
         {"content": "a longer note that mentions zq-77 among many other words", "sender_id": "bob",
          "sender_name": "Bob"}])

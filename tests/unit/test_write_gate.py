@@ -90,7 +90,7 @@ def _key_starts(prefix: str) -> Callable[[Call], bool]:
 
 
 async def _doc_ingest(m: MemoryService, s: MemoryScope, _: str) -> Any:
-    return await m.ingest_document(s, parse_records([{"content": "document line"}]), "doc-1")
+    return (await m.ingest_document(s, parse_records([{"content": "document line"}]), "doc-1")).episodes
 
 
 async def _doc_delete(m: MemoryService, s: MemoryScope, _: str) -> Any:

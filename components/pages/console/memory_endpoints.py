@@ -19,6 +19,7 @@ from ltm import (
     ValidationError,
     now_iso,
     params,
+    utc_now,
 )
 
 EXPORT_FORMAT = "longterm-memory-console-export"
@@ -27,7 +28,8 @@ ROUTES = Endpoints()
 
 
 def episode_view(episode: Episode) -> dict[str, Any]:
-    return episode.to_public()
+    """The public view, and whether the fact still holds ("current", "expired", "not yet valid")."""
+    return {**episode.to_public(), "validity": episode.validity_at(utc_now()).value}
 
 
 @ROUTES("/profiles", read_only=True)

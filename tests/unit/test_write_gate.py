@@ -27,14 +27,19 @@ from ltm._audit import AuditLog
 from ltm._fences import FenceRegistry
 from ltm._gate import WriteGate
 from ltm._storage import JsonStore, fence_key
-from ltm.wording import Phrase
+from ltm.wording import Said
 from testhost.hooks import installation_audit
 from testhost.memory_ports import Call, InMemoryPorts
 from tests.unit.support import KB, audit_ops, fenced, kv_json, l1, l2, remember, stored
 
 GUARD_S = 30.0  # a hang guard only; never a timing assertion
 
-NOTE = Phrase("test.step", "{step}")
+
+
+def NOTE(step: str) -> Said:
+    # An undeclared summary: declaring a Phrase here would add a test-only code to the core's
+    # vocabulary for the whole run, and tests/test_vocabulary.py checks every declared code has words.
+    return Said("test.step", {"step": step})
 
 
 async def settle() -> None:

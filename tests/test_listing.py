@@ -42,11 +42,11 @@ async def test_list_pages_come_from_the_index_in_the_order_of_the_enumeration(pl
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
     days = [f"2026-0{1 + n % 3}-1{n % 7}T10:00:00+00:00" for n in range(31)]  # many records share a timestamp
-    stored = await memory.import_episodes(sc, parse_records(
-        [{"content": f"note {n}", "timestamp": day} for n, day in enumerate(days)]))
+    stored = (await memory.import_episodes(sc, parse_records(
+        [{"content": f"note {n}", "timestamp": day} for n, day in enumerate(days)]))).episodes
     for episode in stored[::4]:
         await memory.archive(sc, episode.episode_id)
-    newer = await memory.remember(sc, {"content": "note 1, corrected", "supersedes": [stored[1].episode_id]})
+    newer = (await memory.remember(sc, {"content": "note 1, corrected", "supersedes": [stored[1].episode_id]})).episode
     everything = await memory.all_episodes(sc)
     assert len(everything) == 32 and newer.episode_id in {e.episode_id for e in everything}
     await memory.list_episodes(sc)  # the first listing of the space builds its index (one page of the space)

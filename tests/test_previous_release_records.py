@@ -38,12 +38,12 @@ async def test_previous_release_records_read_list_recall_and_rewrite(host, backe
         sc = await scope(memory, ident())
         with monkeypatch.context() as old:
             old.setattr(layout, "to_metadata", previous_release(layout.to_metadata))
-            key, dentist, seats = await memory.import_episodes(sc, parse_records([
+            key, dentist, seats = (await memory.import_episodes(sc, parse_records([
                 {"content": "the spare key is under the blue flowerpot", "tags": ["home"],
                  "timestamp": "2026-01-01T10:00:00+00:00"},
                 {"content": "dentist appointment moved to Friday", "timestamp": "2026-01-02T10:00:00+00:00"},
                 {"content": "Bob prefers window seats on trains", "sender_id": "bob", "sender_name": "Bob",
-                 "timestamp": "2026-01-03T10:00:00+00:00"}]))
+                 "timestamp": "2026-01-03T10:00:00+00:00"}]))).episodes
         old_rows = [r for r in await host.dump_kb(kb_id) if "content" in (r.get("metadata") or {})]
         assert len(old_rows) == (3 if backend_name in KEEPS_METADATA else 0)  # the set-up wrote the old shape
 
@@ -58,8 +58,8 @@ async def test_previous_release_records_read_list_recall_and_rewrite(host, backe
 
         # Rewrites: an archive, a supersede; then, after another restart, reads say what the text says.
         await memory.archive(sc, key.episode_id)
-        newer = await memory.remember(sc, {"content": "dentist appointment moved to Monday",
-                                           "supersedes": [dentist.episode_id]})
+        newer = (await memory.remember(sc, {"content": "dentist appointment moved to Monday",
+                                            "supersedes": [dentist.episode_id]})).episode
         rows = await host.dump_kb(kb_id)
         assert len(rows_of(rows, sc.user_key, key.episode_id)) == 1 == len(rows_of(rows, sc.user_key, dentist.episode_id))
         await harness.restart(fresh_modules=False)

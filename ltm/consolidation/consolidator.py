@@ -28,10 +28,8 @@ from .._gate import WriteGate, WriteTx
 from ..episodes.lifecycle import write_episodes
 from ..episodes.model import (
     MAX_RECORD_CHARS,
-    ClaimType,
     Episode,
     EpisodeStatus,
-    FactTime,
     new_episode_id,
     record_chars,
 )
@@ -47,13 +45,10 @@ from ..timefields import now_iso, utc_now
 from ..wording import Phrase, Said
 from .archival import archival_candidates
 from .model import (
-    MAX_INPUT_CHARS,
     MAX_OUTPUT_CHARS,
     MAX_PENDING_DRAFTS,
     MIN_SOURCES,
     MODEL_TIMEOUT_S,
-    SUMMARY_SOURCE,
-    SUMMARY_TAG,
     ConsolidationDisabled,
     ConsolidationPreview,
     ConsolidationRun,
@@ -63,8 +58,9 @@ from .model import (
     common_validity,
     source_hash,
 )
-from .prompt import build_request, entry_chars, parse_reply
+from .prompt import build_request, parse_reply
 from .records import DRAFT_DISCARDED, DRAFT_REJECTED, DRAFT_USED, DraftBook
+from .sources import over_budget, select_sources, summary_episode
 
 log = logging.getLogger("LongTermMemory")
 SUMMARY_STAGED = Phrase("audit.summary_staged", "summary staged as archived from {sources} source(s)")
@@ -96,67 +92,6 @@ def clean_proposal_id(value: object) -> str:
         return str(uuid.UUID(text))
     except ValueError:
         raise ValidationError(f"{text[:40]!r} is not a proposal id (a UUID shown by preview)") from None
-
-
-def select_sources(episodes: Sequence[Episode], lineage: dict[str, list[str]], pending: set[str],
-                   settings: KBSettings, tag: str = "") -> list[Episode]:
-    """The sources of one draft: active records that are not summaries themselves, not covered by an
-    active summary or by a pending draft, oldest first; at most `consolidation_max_candidates`, at
-    most MAX_INPUT_CHARS of quoted data, and sharing a validity interval (else run would refuse)."""
-    by_id = {e.episode_id: e for e in episodes}
-    covered = set(pending)
-    for summary_id, sources in lineage.items():
-        summary = by_id.get(summary_id)
-        if summary is not None and summary.is_active:
-            covered.update(sources)
-    eligible = sorted((e for e in episodes
-                       if e.is_active and not e.derived_from and e.source != SUMMARY_SOURCE
-                       and e.episode_id not in covered and (not tag or tag in e.tags)),
-                      key=lambda e: (e.timestamp, e.episode_id))
-    chosen: list[Episode] = []
-    bounds: list[tuple[str | None, str | None]] = []
-    chars = 0
-    for episode in eligible:
-        if len(chosen) >= settings.consolidation_max_candidates:
-            break
-        size = entry_chars(DraftSource.of(episode))
-        bound = (episode.fact.valid_from, episode.fact.valid_until)
-        if chars + size > MAX_INPUT_CHARS or common_validity([*bounds, bound]) is None:
-            continue
-        chosen.append(episode)
-        bounds.append(bound)
-        chars += size
-    return chosen
-
-
-def summary_episode(scope: MemoryScope, draft: Draft, sources: Sequence[Episode], episode_id: str) -> Episode:
-    """The summary record, staged `archived`: lineage, inference, the proposal as its source_ref, and
-    the validity every source shares (latest start, earliest end)."""
-    speakers = {(e.sender_id, e.sender_name) for e in sources}
-    sender_id, sender_name = next(iter(speakers)) if len(speakers) == 1 else ("", "")
-    identity = scope.identity
-    return Episode(
-        episode_id=episode_id,
-        user_key=scope.user_key,
-        content=draft.summary,
-        timestamp=now_iso(),
-        importance=max(e.importance for e in sources),
-        tags=(SUMMARY_TAG,),
-        status=EpisodeStatus.ARCHIVED,
-        sender_id=sender_id,
-        sender_name=sender_name,
-        bot_uuid=identity.bot_uuid if identity else sources[0].bot_uuid,
-        session_name=identity.session_name if identity else "",
-        source=SUMMARY_SOURCE,
-        fact=FactTime(valid_from=draft.valid_from, valid_until=draft.valid_until,
-                      source_ref=f"consolidation:{draft.proposal_id}", claim_type=ClaimType.INFERENCE),
-        derived_from=tuple(s.episode_id for s in draft.sources),
-    )
-
-
-def _over_budget(episode: Episode) -> int:
-    size = record_chars(episode.to_record())
-    return size if size > MAX_RECORD_CHARS else 0
 
 
 class Consolidator:
@@ -234,7 +169,7 @@ class Consolidator:
             statements=statements, profile_updates=updates, valid_from=validity[0], valid_until=validity[1],
             created_by_id=identity.sender_id if identity else "",
             created_by_name=identity.sender_name if identity else "")
-        size = _over_budget(summary_episode(scope, draft, chosen, new_episode_id()))
+        size = over_budget(summary_episode(scope, draft, chosen, new_episode_id()))
         if size:
             return _NOTE["draft_over_budget"](size=size, limit=MAX_RECORD_CHARS)
         return draft
@@ -311,7 +246,7 @@ class Consolidator:
             if rejection is None:
                 staged = summary_episode(scope, draft, sources, new_episode_id())
                 refuse_secrets([("the summary", staged.content)])
-                size = _over_budget(staged)
+                size = over_budget(staged)
                 if size:
                     rejection = ProposalRejected(
                         f"proposal {pid}: the summary is over the recall record budget ({size} > {MAX_RECORD_CHARS} "

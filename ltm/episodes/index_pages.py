@@ -38,8 +38,8 @@ from typing import Any
 
 from .._storage import JsonStore, word_index_head_key, word_index_kb_prefix, word_index_page_key
 from ..errors import HostError, HostFailure, OutcomeUnknown
-from .model import Episode, EpisodeStatus, FactTime
-from .space_index import SpaceIndex, partial_episode
+from .model import Episode, EpisodeStatus, FactTime, partial_episode
+from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
 

@@ -199,7 +199,7 @@ class LexicalIndexes:
             first, _ = await self._page(kb_id, user_key, FIRST_PAGE, 0)
             if self._writes[key] != before:
                 continue  # a write started while the page was read: replay it and look again
-            if not _agrees(index, first):
+            if not index.agrees_with(first):
                 return False
             self.loads += 1
             self._ready[key] = index
@@ -398,7 +398,3 @@ class LexicalIndexes:
 def _detached(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
     return asyncio.get_running_loop().create_task(work, context=contextvars.Context())
 
-
-def _agrees(index: SpaceIndex, sample: Sequence[Episode]) -> bool:
-    """Every record of a page the store listed is in the index, with the same status."""
-    return all(index.status(e.episode_id) is e.status for e in newest_rows(sample))

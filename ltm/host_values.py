@@ -1,6 +1,6 @@
 """Host-supplied identity and text, made storable once at the boundary (S1 in docs/REQUIREMENTS.md).
 
-Whatever LangBot (or an admin typing a chat's id into the console) hands the plugin as an id, a
+Whatever LangBot (or an admin typing a chat's id into an operator page) hands the plugin as an id, a
 display name or a message text may hold characters that no store can keep or that a reader could
 mistake for structure: a lone UTF-16 surrogate (half an emoji) cannot be encoded as UTF-8 at all,
 NUL and other control characters break some vector stores and every line-based reply, bidi

@@ -81,7 +81,7 @@ class MemoryService:
 
     async def set_setting(self, name: Any, value: Any, *, actor: MemoryScope | None = None) -> SettingChange:
         """Override one setting for the installation (validated like creation, audited); applies from
-        the next call on. `actor`: the chat that asked (None for the console)."""
+        the next call on. `actor`: the chat that asked (None for an operator's page)."""
         return await self._m.overrides.set(name, value, actor=actor)
 
     async def reset_setting(self, name: Any, *, actor: MemoryScope | None = None) -> SettingChange:

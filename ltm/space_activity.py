@@ -4,8 +4,8 @@ is, when its memory last changed, how much it holds and how much waits for revie
 Nothing here runs on a chat turn. Last activity is read from the audit logs the writes already keep
 (the newest entry of the chat's L1 log, or of its L2 log that came from this chat: in bot isolation
 that log is shared), so the per-turn path gains no host call. The counts cost one enumeration per L2
-space (shared spaces are counted once) and one read of each chat's candidate queue, at the moment the
-console asks.
+space (shared spaces are counted once) and one read of each chat's candidate queue, at the moment an
+operator asks.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class SpaceActivity:
     chat_type: str  # "group" or "person", as LangBot names the launcher type
     chat_id: str
     last_activity: str  # ISO time of the newest change this chat made ("" when none is audited)
-    last_speaker: str  # the display name that made it ("" when the console or nobody did)
+    last_speaker: str  # the display name that made it ("" when an operator's page or nobody did)
     episodes: int | None  # active episodes of its L2 space; None without a memory KB or when unreadable
     pending_candidates: int
 

@@ -1,8 +1,8 @@
 """Sentences the core says as a stable code and its parameters (audit summaries, health lines,
 store traits, consolidation notes), with their English wording.
 
-A surface shows them in its reader's language: the console and `!memory` look the code up in
-their dictionaries and fill in the parameters; the English text is what the audit log stores
+A surface shows them in its reader's language: each surface looks the code up in
+its dictionaries and fills in the parameters; the English text is what the audit log stores
 (its `summary`), what logs and old clients read, and the fallback for a code a dictionary lacks.
 Every phrase is declared once, next to the code that says it:
 

@@ -3,7 +3,7 @@
 An accepted candidate names the episode it became (`applied_id`). When that episode is deleted
 (forget on any surface, a bulk delete, the removal of its document), the candidate keeps its
 decision (accepted, by whom, when, as which episode) but not its text or its quote of what the
-user said: otherwise the review queue, `--all-statuses`, the console and plugin storage would keep
+user said: otherwise the review queue (every status), each surface that lists it and plugin storage would keep
 what the user asked to forget. The same rule as consolidation's drafts that quote a deleted source.
 
 Runs inside the L2 write that deletes the episodes, before the deletion (`DerivedRecords`), and is

@@ -1,4 +1,4 @@
-"""Management listings of one L2 space (`!memory list`, the console's Episodes page): newest-first
+"""Management listings of one L2 space (the surfaces' episode lists): newest-first
 pages filtered by status (C, M), and the whole space, oldest first.
 
 A page is served from the plugin's index of the space (`space_index.py`), which knows every

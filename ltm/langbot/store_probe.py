@@ -77,7 +77,7 @@ class Traits:
                             cannot=tuple(cannot))
 
 
-# What `!memory health` says about a store, by code (ltm/wording.py).
+# What the health report says about a store, by code (ltm/wording.py).
 _SAYS = {key: Phrase(f"store.{key}", english) for key, english in {
     "kind.metadata": "keeps and filters plugin metadata (like Chroma, Qdrant or SeekDB)",
     "kind.file_id_filter": "keeps plugin metadata but filters on file_id only (like Valkey Search)",

@@ -117,7 +117,7 @@ class PersonRegistry:
                     actor: Identity | None = None) -> PersonErasure:
         """Erase what `find` found, space by space (a dry run writes nothing and says what it would
         erase). A fenced space is reported and not written; a failure in one space does not stop the
-        others. `actor`: the chat identity that asked (None for the console), named in the audit."""
+        others. `actor`: the chat identity that asked (None for an operator's page), named in the audit."""
         outcomes: list[SpaceErasure] = []
         quoted = {e.episode_id for s in found.spaces for e in s.episodes}
         for space in sorted(found.spaces, key=lambda s: s.kind is not SpaceKind.L2):  # L2 first

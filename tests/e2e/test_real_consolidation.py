@@ -23,6 +23,9 @@ from tests.e2e.test_real_langbot import CHROMIUM, CHROMIUM_ARGS, remember, turn,
 MARKER = "LongTermMemory consolidation request"
 PROPOSAL = re.compile(r"Summary draft ([0-9a-f-]{36}) over")
 SUMMARY = re.compile(r"Summary ([0-9a-f-]{36}) is active")
+# A chat reply shows quoted text with its brackets full-width, so stored text cannot imitate the
+# reply's own [n] markers (the rendering rule); the console shows it as typed.
+IN_REPLY = "［scripted draft］"
 
 
 def consolidation_requests(e2e: Any, mark: int) -> list[dict[str, Any]]:
@@ -40,7 +43,7 @@ def test_preview_then_run_through_the_debug_chat(e2e):
         match = PROPOSAL.search(reply)
         assert match, reply
         pid = match.group(1)
-        for expected in (*ids, *facts, "[scripted draft]", f"!memory consolidate run {pid}"):
+        for expected in (*ids, *facts, IN_REPLY, f"!memory consolidate run {pid}"):
             assert expected in reply, reply
         [request] = consolidation_requests(e2e, mark)
         # The sources travel as quoted data in the user message; the instructions are the system message.
@@ -55,7 +58,7 @@ def test_preview_then_run_through_the_debug_chat(e2e):
         assert match and "stay active" in reply, reply
         summary_id = match.group(1)
         reply, _ = turn(e2e, chat, f"!memory show {summary_id}")
-        assert "Status: active" in reply and "claim type inference" in reply and "[scripted draft]" in reply, reply
+        assert "Status: active" in reply and "claim type inference" in reply and IN_REPLY in reply, reply
         assert f"Derived from: {ids[0]}, {ids[1]}" in reply and f"Source ref: consolidation:{pid}" in reply, reply
         listed, _ = turn(e2e, chat, "!memory list")
         assert all(i in listed for i in (*ids, summary_id)), listed
@@ -154,5 +157,5 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
     assert page_errors == [] and frame_errors == [], (page_errors, frame_errors)
     with e2e.chat("group") as group:
         listed, _ = turn(e2e, group, "!memory list")
-    assert "[scripted draft]" in listed and all(i in listed for i in ids), listed
+    assert IN_REPLY in listed and all(i in listed for i in ids), listed
     assert proposal

@@ -78,4 +78,4 @@ def test_a_persons_memory_erased_through_the_console_page_api(e2e):
         found = e2e.client.page_api("/person/find", {"sender_id": sender})
         assert found["ok"] and found["spaces"] == [], found
         audit, _ = turn(e2e, bob, "!memory audit")
-        assert "person_erase" in audit, audit
+        assert "Person erase · episode" in audit, audit  # the operation by its readable name

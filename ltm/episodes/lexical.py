@@ -330,8 +330,8 @@ class LexicalIndexes:
         if key in self._replay:
             self._replay[key] = None  # a load running now is not kept
 
-    def drop_kb(self, kb_id: str) -> None:
-        """The KB was removed or its records rewritten by another path: forget its indexes, saved ones too."""
+    def drop_kb(self, kb_id: str, *, saved: bool = True) -> None:
+        """The KB was removed or its records rewritten by another path: forget its indexes (`saved`: and disk)."""
         for key in [k for k in (*self._ready, *self._writes, *self._saving, *self._replay) if k[0] == kb_id]:
             self._writes[key] += 1
             self._ready.pop(key, None)
@@ -341,7 +341,7 @@ class LexicalIndexes:
             saver = self._saving.pop(key, None)
             if saver is not None:
                 saver.cancel()
-        if self._pages is not None and kb_id not in self._forgetting:
+        if saved and self._pages is not None and kb_id not in self._forgetting:
             task = _detached(self._forget(kb_id))
             self._forgetting[kb_id] = task
             task.add_done_callback(lambda _t: self._forgetting.pop(kb_id, None))

@@ -195,10 +195,12 @@ class EpisodeStore:
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
     async def drop_kb(self, kb_id: str) -> None:
+        # The saved indexes are removed by `records_rewritten`, which the removal calls after its gated
+        # write: a background clean-up started inside that write would overlap it.
         try:
             await self._index.drop_collection(kb_id)
         finally:
-            self._lexical.drop_kb(kb_id)
+            self._lexical.drop_kb(kb_id, saved=False)
 
     def records_rewritten(self, kb_id: str) -> None:
         """Records of `kb_id` were written by another path (the layout migration): rebuild on next use."""

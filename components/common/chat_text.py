@@ -19,7 +19,8 @@ written once, as lines, and this module turns it into text that both kinds of cl
   entity, `\\` before punctuation) become look-alikes that Markdown leaves alone. So quoted text
   cannot break a line, start one, open a code span across lines, or imitate a line of the reply.
 - **JSON** (`json_text`) stays valid JSON to paste back: inside strings the same characters are
-  written as `\\uXXXX` escapes, so Markdown shows exactly what plain text shows.
+  written as JSON unicode escapes (a backslash, `u` and four hex digits), so Markdown shows
+  exactly what plain text shows.
 - **One message**: `render` cuts at a line boundary to `MAX_REPLY_CHARS` and says so.
 
 The API: text we write is `Own` (what `Catalogue` messages return, `own`, `lines`); anything else

@@ -50,16 +50,27 @@ T = TypeVar("T")
 class WriteTx:
     """One gated write: its host calls and what it applied."""
 
-    def __init__(self, scope: MemoryScope | None, space: Space, operation: str) -> None:
+    def __init__(self, scope: MemoryScope | None, space: Space, operation: str,
+                 mark: Callable[[], Awaitable[None]] | None = None) -> None:
         self.scope = scope
         self.space = space
         self.operation = operation
         self.entries: list[AuditEntry] = []
         self._net: dict[str, str] = {}
         self.unknown: str | None = None
+        self._mark = mark
+        self.marked = False
 
     async def call(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
-        """Run one host write. Only writes go through here: a failed read never fences."""
+        """Run one host write. Only writes go through here: a failed read never fences. The first one
+        stores the space's write-ahead marker before it (a crash from then on fences the space at the
+        next start); the marker write is guarded like any write, and a refused one sends nothing else."""
+        if not self.marked and self._mark is not None:
+            await self._guarded("write-ahead marker", self._mark)
+            self.marked = True
+        return await self._guarded(what, write)
+
+    async def _guarded(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
         probe, token = watch_writes()
         try:
             return await write()
@@ -241,11 +252,12 @@ class WriteGate:
         async with self._locks.hold(space.key):
             if enforce_fence:
                 await self._fences.check(space)
-            tx = WriteTx(scope, space, operation)
+            tx = WriteTx(scope, space, operation, partial(self._fences.mark, space, operation))
             try:
                 yield tx
             except BaseException as exc:
                 replacement = await self._after_failure(tx, exc)
+                await self._end_mark(tx)
                 if replacement is exc:
                     raise
                 raise replacement from exc
@@ -257,7 +269,12 @@ class WriteGate:
                 if tx.entries:
                     await asyncio.shield(self._fences.raise_fence(
                         tx.space, tx.operation, "cancelled while the audit entry was written"))
+                await self._end_mark(tx)
                 raise
+            except BaseException:
+                await self._end_mark(tx)
+                raise
+            await self._end_mark(tx)
         if tx.scope is not None and tx.entries and self._on_scope_write is not None:
             await self._on_scope_write(tx.scope)
 
@@ -266,6 +283,27 @@ class WriteGate:
         """The space's lock without a write: for reads that must see a settled space."""
         async with self._locks.hold(space.key):
             yield
+
+    async def _end_mark(self, tx: WriteTx) -> None:
+        """The write's audit is complete, or its space fenced: remove its write-ahead marker. A fence not
+        stored yet keeps the marker until it is. A marker that cannot be removed would fence the space at
+        the next start, so it fences the space now: this process and the next one agree."""
+        if not tx.marked:
+            return
+        tx.marked = False
+        if tx.space.key in self._fences.unpersisted:
+            self._fences.leave_mark(tx.space)
+            return
+        try:
+            await self._fences.unmark(tx.space)
+        except (LTMError, asyncio.CancelledError) as exc:
+            self._fences.leave_mark(tx.space)
+            if await self._fences.get(tx.space) is None:
+                code = exc.code if isinstance(exc, LTMError) else "cancelled"
+                await asyncio.shield(self._fences.raise_fence(
+                    tx.space, tx.operation, f"write-ahead marker not removed: {code}"))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
 
     async def _after_failure(self, tx: WriteTx, exc: BaseException) -> BaseException:
         if tx.unknown is not None:

@@ -99,6 +99,18 @@ def space_of_fence_key(key: str) -> str:
     return unescape(key[len(FENCE_PREFIX):])
 
 
+# A write-ahead marker: stored before a gated write's first host write, removed after its audit entry.
+WRITE_MARK_PREFIX = _key("writing", "")
+
+
+def write_mark_key(space_key: str) -> str:
+    return WRITE_MARK_PREFIX + escape(space_key)
+
+
+def space_of_write_mark_key(key: str) -> str:
+    return unescape(key[len(WRITE_MARK_PREFIX):])
+
+
 def snapshot_key(scope_key: str) -> str:
     return _key("snapshot", escape(scope_key))
 

@@ -238,7 +238,9 @@ async def test_a_change_whose_audit_entry_is_lost_fences_its_space(plugin, step)
         # ...and that read is not answered either.
         host.fail_next(A.GET_PLUGIN_STORAGE, ActionCallTimeoutError, after_dispatch=False)
     else:
-        host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallError("[StorageError] disk full"), after_dispatch=False)
+        # The first storage write is the write-ahead marker; the second, the audit chunk.
+        host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallError("[StorageError] disk full"), after_dispatch=False,
+                       skip=1)
     with pytest.raises(UnrecordedChange) as raised:
         await memory.remember(sc, {"content": "stored but not audited"})
     [applied] = raised.value.details["applied"]

@@ -72,7 +72,7 @@ _SAYS = {key: Phrase(f"health.{key}", english) for key, english in {
     "probe_failed": "probe failed: {error}",
     "store_limited": "vector store {kind}: works with limits. Cannot: {cannot}. Can: {can}",
     "store_ok": "vector store {kind}: {can}",
-    "fenced": "writes paused by a fence since {since}",
+    "fenced": "writes paused by a fence since {since} ({reason})",
     "not_fenced": "no write fence on this scope",
     "settings_created": "the knowledge base's creation settings apply (no overrides)",
     "settings_overridden": "{count} setting(s) overridden for this installation: {overrides}",
@@ -151,7 +151,8 @@ class Diagnostics:
         if scope is not None:
             fenced = [f for f in await self.fences_of(scope.with_kb(scope.kb_id or kb_id)) if f is not None]
             if fenced:
-                items.append(HealthItem("fence", Level.AMBER, _SAYS["fenced"](since=fenced[0].since)))
+                items.append(HealthItem("fence", Level.AMBER,
+                                        _SAYS["fenced"](since=fenced[0].since, reason=fenced[0].reason)))
             else:
                 items.append(HealthItem("fence", Level.GREEN, _SAYS["not_fenced"]()))
         if described is not None:

@@ -69,10 +69,13 @@ class HostCall:
 
     @property
     def kind(self) -> str:
-        """`audit` (the audit log, read or written), `marker` (the console's scope list: bookkeeping),
-        `write` (a memory write), or `read`. Storage prefixes are the documented layout."""
+        """`audit` (the audit log, read or written), `writing` (the write-ahead marker of a gated write),
+        `marker` (the console's scope list: bookkeeping), `write` (a memory write), or `read`. Storage
+        prefixes are the documented layout."""
         if self.key.startswith("v2/audit/"):
             return "audit"
+        if self.action in STORAGE_WRITES and self.key.startswith("v2/writing/"):
+            return "writing"
         if self.action in STORAGE_WRITES and self.key.startswith("v2/scope/"):
             return "marker"
         if self.action in VECTOR_WRITES or self.action in STORAGE_WRITES:
@@ -661,12 +664,16 @@ async def record_clean(backend: str, op: Operation) -> Clean:
 def expects_fence(call: HostCall, kind: str, op: Operation) -> bool:
     """The documented rule: a memory write whose outcome is unknown fences; so does a change whose audit
     entry could not be written (read or write of the log, whatever the fault); a refusal or a failed read
-    never does."""
+    never does. The write-ahead marker is a write like the others (a refused one refuses the whole write
+    before anything else is sent), except that a marker left in place, whatever the fault of its removal,
+    fences: the next start would find it."""
     for name in (call.action, call.describe()):
         if name in op.tolerated and kind in op.tolerated[name][0]:
             return False
     if call.kind == "audit":
         return True
+    if call.kind == "writing":
+        return call.action == A.DELETE_PLUGIN_STORAGE.value or kind != "refusal"
     return call.kind == "write" and kind != "refusal"
 
 
@@ -919,7 +926,7 @@ async def test_fault_matrix(supported_backend_name: str, operation: str) -> None
 async def test_fault_matrix_smoke(operation: str) -> None:
     """The quick loop's share of the matrix: the memory writes of three operations, on Chroma."""
     op = OPERATIONS[operation]
-    verdict(op, await run_matrix("chroma", op, only=lambda c: c.kind == "write"))
+    verdict(op, await run_matrix("chroma", op, only=lambda c: c.kind in ("write", "writing")))
 
 
 # --------------------------------------------------------------------------- one regression test per defect
@@ -1026,8 +1033,21 @@ async def test_a_registration_whose_audit_entry_is_refused_is_withdrawn(harness:
 async def test_a_removal_goes_on_when_its_configuration_write_is_refused_once(harness: PluginHarness, kb: str) -> None:
     s = Surfaces(harness)
     assert (await s.tool(PLACE_A, SPEAKER, "remember", {"content": "gone with the KB"}))["ok"]
-    harness.host.fail_next(A.SET_PLUGIN_STORAGE, ActionCallError("[StorageError] busy"), after_dispatch=False)
+    real = harness.host.call_action
+    refused = False
+
+    async def refuse_configuration_once(action: Any, data: dict[str, Any], timeout: float | None = 15.0,
+                                        **kw: Any) -> Any:
+        nonlocal refused
+        if not refused and host_call(action, data).describe() == "set_plugin_storage(kb_configs)":
+            refused = True
+            raise ActionCallError("[StorageError] busy")
+        return await real(action, data, timeout, **kw)
+
+    harness.host.call_action = refuse_configuration_once  # type: ignore[method-assign]
     await harness.kb_delete(kb)  # the configuration record is re-sent; no error reaches the host
+    harness.host.call_action = real  # type: ignore[method-assign]
+    assert refused
     assert (await s.console_ok("/overview"))["kb"] is None
     await harness.restart(fresh_modules=False)
     assert (await s.console_ok("/overview"))["kb"] is None  # the removal was stored, not only remembered

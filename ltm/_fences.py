@@ -30,7 +30,7 @@ from ._storage import (
     space_of_write_mark_key,
     write_mark_key,
 )
-from .errors import FencedError, HostError, LTMError
+from .errors import FencedError, HostError, HostFailure, LTMError
 from .spaces import Space
 from .timefields import now_iso
 
@@ -137,13 +137,22 @@ class FenceRegistry:
                 continue
             self._stale_marks.discard(key)
 
-    async def mark(self, space: Space, operation: str) -> None:
+    async def mark(self, space: Space, operation: str, attempts: int = 1) -> None:
         """The write-ahead marker of a gated write, before its first host write (the fences are loaded
-        first, so a marker of this process is never taken for a dead one's)."""
+        first, so a marker of this process is never taken for a dead one's). A whole record: `attempts`
+        re-sends it on a refusal or a lost answer."""
         await self._loaded()
         self._stale_marks.discard(space.key)  # live from now on: no clean-up may remove it meanwhile
+        value = {"operation": operation, "since": now_iso()}
         try:
-            await self._store.set(write_mark_key(space.key), {"operation": operation, "since": now_iso()})
+            for attempt in range(attempts):
+                try:
+                    await self._store.set(write_mark_key(space.key), value)
+                    return
+                except HostFailure:
+                    if attempt == attempts - 1:
+                        raise
+                    await asyncio.sleep(0.05 * (attempt + 1))
         except BaseException:
             self._stale_marks.add(space.key)  # an earlier marker may still be stored
             raise

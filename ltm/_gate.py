@@ -16,6 +16,9 @@ In that one construct the gate
    after something was applied becomes `PartialWrite` naming what was applied; a
    change whose audit entry cannot be written fences the space and becomes
    `UnrecordedChange`.
+6. stores the space's write-ahead marker before the first host write and removes it
+   once the audit is complete, so a process that dies in between leaves the space
+   fenced at the next start (F5; `_fences.py`).
 
 A step that is undone inside the block (a rollback) is reported with
 `tx.reverted(...)`: it is audited, and it no longer counts as applied.
@@ -252,7 +255,10 @@ class WriteGate:
         async with self._locks.hold(space.key):
             if enforce_fence:
                 await self._fences.check(space)
-            tx = WriteTx(scope, space, operation, partial(self._fences.mark, space, operation))
+            # The writes that resolve a fence cannot wait for an admin (LangBot removes a KB whatever the
+            # plugin answers): their marker, a whole record, is re-sent like their other idempotent writes.
+            tx = WriteTx(scope, space, operation,
+                         partial(self._fences.mark, space, operation, attempts=1 if enforce_fence else 3))
             try:
                 yield tx
             except BaseException as exc:

@@ -1,0 +1,142 @@
+"""Crash safety inside a real LangBot 4.11.2 (docs/GUARANTEES.md, "A plugin process that dies in the
+middle of a write"): the plugin's own process is SIGKILLed in the middle of a bulk `!memory import`,
+LangBot's plugin runtime relaunches it, and the relaunched plugin reports exactly that space fenced.
+
+The plugin process is found among the plugin runtime's descendants by its command line (the SDK's
+`langbot_plugin.cli.__init__ run`) and its working directory (the installed LongTermMemory plugin).
+The test kills only that process (by its PID); the relaunched one belongs to the runtime, which the
+session's stack stops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from typing import Any
+
+from devhost.chat import ChatError
+from devhost.processes import descendants, pid_alive
+from tests.e2e.test_real_langbot import remember, unique
+
+RECORDS = 400  # seven vector upserts of 64 records: the kill lands between two of them
+
+
+def plugin_pids(e2e: Any) -> list[int]:
+    runtime = next(p for p in e2e.stack.procs if p.name == "plugin-runtime")
+    found = []
+    for pid in descendants(runtime.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if b"langbot_plugin.cli.__init__" in argv and b"run" in argv and "LongTermMemory" in cwd:
+            found.append(pid)
+    return found
+
+
+def wait_for(what: str, check: Any, timeout: float, every: float = 0.2) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def space_of(e2e: Any, kind: str) -> dict[str, str]:
+    scopes = e2e.client.page_api("/overview")["scopes"]
+    [scope] = [s for s in scopes if s["session_name"].startswith(f"{kind}_")]
+    return {"scope_key": scope["scope_key"], "user_key": scope["user_key"]}
+
+
+def stored_in(e2e: Any, space: dict[str, str]) -> dict[str, str]:
+    export = e2e.client.page_api("/export", {"space": space})
+    assert export["ok"], export
+    return {e["id"]: e["content"] for e in (export["export"]["l2"] or {}).get("episodes", [])}
+
+
+def stored_and_audited(e2e: Any, space: dict[str, str]) -> tuple[dict[str, str], set[str]]:
+    stored = stored_in(e2e, space)
+    audit = e2e.client.page_api("/audit/export", {"space": space})
+    assert audit["ok"], audit
+    return stored, {e["target_id"] for e in audit["export"]["entries"] if e["target_type"] == "episode"}
+
+
+def answers(e2e: Any) -> bool:
+    try:
+        return e2e.client.page_api("/overview").get("ok") is True
+    except Exception:  # the plugin is not back yet
+        return False
+
+
+def test_the_plugin_killed_during_a_bulk_import_comes_back_with_that_space_fenced(e2e):
+    with e2e.chat("group") as group:
+        acked_group = remember(e2e, group, f"the {unique('choir')} choir sings on Thursdays")
+    with e2e.chat("person") as chat:
+        acked = remember(e2e, chat, f"the {unique('garden')} garden opens at nine")
+    person, other = space_of(e2e, "person"), space_of(e2e, "group")
+    before = stored_in(e2e, person)
+    tag = unique("crash")
+    payload = json.dumps([{"content": f"{tag} imported note {i}", "tags": [tag]} for i in range(RECORDS)])
+    [victim] = plugin_pids(e2e)
+
+    replies: list[str] = []
+    chat = e2e.chat("person")
+
+    def send_import() -> None:
+        try:
+            replies.append(chat.send(f"!memory import l2 {payload}", timeout=120))
+        except ChatError as exc:  # the plugin died: no final reply
+            replies.append(f"no reply: {exc}")
+
+    sender = threading.Thread(target=send_import, daemon=True)
+    sender.start()
+    try:
+        # Some of the import is stored (the store is read while the write goes on; reads never wait).
+        wait_for("the first imported records in the store",
+                 lambda: len(stored_in(e2e, person)) > len(before), 120, every=0.05)
+        os.kill(victim, signal.SIGKILL)
+        killed_at = time.monotonic()
+        wait_for("the killed plugin process to go", lambda: not pid_alive(victim), 10)
+        sender.join(130)
+    finally:
+        chat.close()
+    assert replies and not replies[0].startswith("Imported"), replies  # the import did not finish
+
+    # LangBot's runtime relaunches the plugin by itself (about 1 s after the crash).
+    wait_for("the relaunched plugin", lambda: [p for p in plugin_pids(e2e) if p != victim], 90)
+    wait_for("the relaunched plugin to answer", lambda: answers(e2e), 90)
+    relaunched_after = time.monotonic() - killed_at
+
+    fences = {f["space"]: f for f in e2e.client.page_api("/overview")["fences"]}
+    stored, audited = stored_and_audited(e2e, person)
+    imported = {i for i, content in stored.items() if content.startswith(tag)}
+    unaudited = set(stored) - audited
+    assert 0 < len(imported) < RECORDS, (len(imported), "the kill did not land in the middle of the import")
+    assert unaudited <= imported, "only the write in flight may hold records without audit entries"
+    assert acked in stored and acked in audited, "a write acknowledged before the kill is stored and audited"
+    [fenced] = [f for f in fences.values() if f.get("user_key") == person["user_key"]]
+    assert fenced["reason"] == "the plugin stopped during import", fenced
+    assert len(fences) == 1, fences  # no other space
+    other_stored, other_audited = stored_and_audited(e2e, other)
+    assert acked_group in other_stored and set(other_stored) <= other_audited
+
+    with e2e.chat("person") as chat:
+        health = chat.send("!memory health")
+        assert "the plugin stopped during import" in health, health
+        # The admin's check: clear the fence (audited), then remove what the interrupted import left.
+        cleared = e2e.client.page_api("/fence/clear", {"space": person})
+        assert cleared["ok"] and cleared["cleared"], cleared
+        deleted = chat.send(f"!memory delete --tag {tag}")
+        assert deleted.startswith("Deleted"), deleted
+    assert e2e.client.page_api("/overview")["fences"] == []
+    stored, audited = stored_and_audited(e2e, person)
+    assert not any(c.startswith(tag) for c in stored.values()) and set(stored) <= audited
+    print(f"\n[crash] {len(imported)} of {RECORDS} imported records stored at the kill; plugin answering "
+          f"again {relaunched_after:.1f}s after the SIGKILL")

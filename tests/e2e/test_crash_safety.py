@@ -3,7 +3,7 @@ middle of a write"): the plugin's own process is SIGKILLed in the middle of a bu
 LangBot's plugin runtime relaunches it, and the relaunched plugin reports exactly that space fenced.
 
 The plugin process is found among the plugin runtime's descendants by its command line (the SDK's
-`langbot_plugin.cli.__init__ run`) and its working directory (the installed LongTermMemory plugin).
+`langbot_plugin.cli.__init__ run`, tagged `langbot-ltm/LongTermMemory...` by the runtime).
 The test kills only that process (by its PID); the relaunched one belongs to the runtime, which the
 session's stack stops.
 """
@@ -24,7 +24,7 @@ from tests.e2e.test_real_langbot import remember, unique
 RECORDS = 400  # seven vector upserts of 64 records: the kill lands between two of them
 
 
-def plugin_pids(e2e: Any) -> list[int]:
+def runtime_children(e2e: Any) -> list[tuple[int, list[bytes], str]]:
     runtime = next(p for p in e2e.stack.procs if p.name == "plugin-runtime")
     found = []
     for pid in descendants(runtime.pid):
@@ -34,9 +34,14 @@ def plugin_pids(e2e: Any) -> list[int]:
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             continue
-        if b"langbot_plugin.cli.__init__" in argv and b"run" in argv and "LongTermMemory" in cwd:
-            found.append(pid)
+        found.append((pid, argv, cwd))
     return found
+
+
+def plugin_pids(e2e: Any) -> list[int]:
+    return [pid for pid, argv, cwd in runtime_children(e2e)
+            if b"langbot_plugin.cli.__init__" in argv and b"run" in argv
+            and any(a.startswith(b"langbot-ltm/LongTermMemory") for a in argv)]
 
 
 def wait_for(what: str, check: Any, timeout: float, every: float = 0.2) -> Any:
@@ -49,9 +54,9 @@ def wait_for(what: str, check: Any, timeout: float, every: float = 0.2) -> Any:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def space_of(e2e: Any, kind: str) -> dict[str, str]:
+def space_of(e2e: Any, session_name: str) -> dict[str, str]:
     scopes = e2e.client.page_api("/overview")["scopes"]
-    [scope] = [s for s in scopes if s["session_name"].startswith(f"{kind}_")]
+    [scope] = [s for s in scopes if s["session_name"].startswith(session_name)]
     return {"scope_key": scope["scope_key"], "user_key": scope["user_key"]}
 
 
@@ -75,44 +80,63 @@ def answers(e2e: Any) -> bool:
         return False
 
 
+def runtime_log_since(e2e: Any, offset: int) -> str:
+    runtime = next(p for p in e2e.stack.procs if p.name == "plugin-runtime")
+    with open(runtime.log_path, "rb") as fh:
+        fh.seek(offset)
+        return fh.read().decode("utf-8", "replace")
+
+
+def runtime_log_size(e2e: Any) -> int:
+    runtime = next(p for p in e2e.stack.procs if p.name == "plugin-runtime")
+    return os.path.getsize(runtime.log_path)
+
+
 def test_the_plugin_killed_during_a_bulk_import_comes_back_with_that_space_fenced(e2e):
     with e2e.chat("group") as group:
         acked_group = remember(e2e, group, f"the {unique('choir')} choir sings on Thursdays")
-    with e2e.chat("person") as chat:
-        acked = remember(e2e, chat, f"the {unique('garden')} garden opens at nine")
-    person, other = space_of(e2e, "person"), space_of(e2e, "group")
+    chat = e2e.chat("person")  # a person chat's space is its connection's: one connection throughout
+    try:
+        _test_on(e2e, chat, acked_group)
+    finally:
+        chat.close()
+
+
+def _test_on(e2e: Any, chat: Any, acked_group: str) -> None:
+    acked = remember(e2e, chat, f"the {unique('garden')} garden opens at nine")
+    person, other = space_of(e2e, f"person_{chat.sender_id}"), space_of(e2e, "group_")
     before = stored_in(e2e, person)
     tag = unique("crash")
     payload = json.dumps([{"content": f"{tag} imported note {i}", "tags": [tag]} for i in range(RECORDS)])
-    [victim] = plugin_pids(e2e)
+    victims = plugin_pids(e2e)
+    assert len(victims) == 1, runtime_children(e2e)
+    victim = victims[0]
 
     replies: list[str] = []
-    chat = e2e.chat("person")
 
     def send_import() -> None:
         try:
-            replies.append(chat.send(f"!memory import l2 {payload}", timeout=120))
+            replies.append(chat.send(f"!memory import l2 {payload}", timeout=60))
         except ChatError as exc:  # the plugin died: no final reply
             replies.append(f"no reply: {exc}")
 
+    log_from = runtime_log_size(e2e)
     sender = threading.Thread(target=send_import, daemon=True)
     sender.start()
-    try:
-        # Some of the import is stored (the store is read while the write goes on; reads never wait).
-        wait_for("the first imported records in the store",
-                 lambda: len(stored_in(e2e, person)) > len(before), 120, every=0.05)
-        os.kill(victim, signal.SIGKILL)
-        killed_at = time.monotonic()
-        wait_for("the killed plugin process to go", lambda: not pid_alive(victim), 10)
-        sender.join(130)
-    finally:
-        chat.close()
-    assert replies and not replies[0].startswith("Imported"), replies  # the import did not finish
-
+    # Kill as soon as the first 64 records of the import are stored: the plugin logs each vector write
+    # after the store confirmed it (or the store shows them first).
+    wait_for("the first imported records in the store",
+             lambda: "records=64" in runtime_log_since(e2e, log_from) or len(stored_in(e2e, person)) > len(before),
+             120, every=0.02)
+    os.kill(victim, signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_for("the killed plugin process to go", lambda: not pid_alive(victim), 10)
     # LangBot's runtime relaunches the plugin by itself (about 1 s after the crash).
     wait_for("the relaunched plugin", lambda: [p for p in plugin_pids(e2e) if p != victim], 90)
     wait_for("the relaunched plugin to answer", lambda: answers(e2e), 90)
     relaunched_after = time.monotonic() - killed_at
+    sender.join(70)
+    assert replies and "Imported" not in replies[0], replies  # the import did not finish
 
     fences = {f["space"]: f for f in e2e.client.page_api("/overview")["fences"]}
     stored, audited = stored_and_audited(e2e, person)
@@ -127,14 +151,13 @@ def test_the_plugin_killed_during_a_bulk_import_comes_back_with_that_space_fence
     other_stored, other_audited = stored_and_audited(e2e, other)
     assert acked_group in other_stored and set(other_stored) <= other_audited
 
-    with e2e.chat("person") as chat:
-        health = chat.send("!memory health")
-        assert "the plugin stopped during import" in health, health
-        # The admin's check: clear the fence (audited), then remove what the interrupted import left.
-        cleared = e2e.client.page_api("/fence/clear", {"space": person})
-        assert cleared["ok"] and cleared["cleared"], cleared
-        deleted = chat.send(f"!memory delete --tag {tag}")
-        assert deleted.startswith("Deleted"), deleted
+    health = chat.send("!memory health")
+    assert "the plugin stopped during import" in health, health
+    # The admin's check: clear the fence (audited), then remove what the interrupted import left.
+    cleared = e2e.client.page_api("/fence/clear", {"space": person})
+    assert cleared["ok"] and cleared["cleared"], cleared
+    deleted = chat.send(f"!memory delete --tag {tag}")
+    assert "Deleted" in deleted, deleted
     assert e2e.client.page_api("/overview")["fences"] == []
     stored, audited = stored_and_audited(e2e, person)
     assert not any(c.startswith(tag) for c in stored.values()) and set(stored) <= audited

@@ -19,6 +19,7 @@ from typing import Any
 
 from devhost.chat import ChatError
 from devhost.processes import descendants, pid_alive
+from tests.e2e.test_real_consolidation import PROPOSAL
 from tests.e2e.test_real_langbot import remember, unique
 
 RECORDS = 400  # seven vector upserts of 64 records: the kill lands between two of them
@@ -92,6 +93,35 @@ def runtime_log_size(e2e: Any) -> int:
     return os.path.getsize(runtime.log_path)
 
 
+def kill_during(e2e: Any, chat: Any, command: str, started: Any) -> tuple[list[str], float]:
+    """Send `command` and SIGKILL the plugin's process once `started(runtime log since the command)`;
+    return the replies (if any) and how long LangBot took to have the plugin answering again."""
+    victims = plugin_pids(e2e)
+    assert len(victims) == 1, runtime_children(e2e)
+    victim = victims[0]
+    replies: list[str] = []
+
+    def send() -> None:
+        try:
+            replies.append(chat.send(command, timeout=60))
+        except ChatError as exc:  # the plugin died: no final reply
+            replies.append(f"no reply: {exc}")
+
+    log_from = runtime_log_size(e2e)
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    wait_for("the write to be with the host", lambda: started(runtime_log_since(e2e, log_from)), 120, every=0.02)
+    os.kill(victim, signal.SIGKILL)
+    killed_at = time.monotonic()
+    wait_for("the killed plugin process to go", lambda: not pid_alive(victim), 10)
+    # LangBot's runtime relaunches the plugin by itself (about 1 s after the crash).
+    wait_for("the relaunched plugin", lambda: [p for p in plugin_pids(e2e) if p != victim], 90)
+    wait_for("the relaunched plugin to answer", lambda: answers(e2e), 90)
+    relaunched_after = time.monotonic() - killed_at
+    sender.join(70)
+    return replies, relaunched_after
+
+
 def test_the_plugin_killed_during_a_bulk_import_comes_back_with_that_space_fenced(e2e):
     with e2e.chat("group") as group:
         acked_group = remember(e2e, group, f"the {unique('choir')} choir sings on Thursdays")
@@ -108,34 +138,11 @@ def _test_on(e2e: Any, chat: Any, acked_group: str) -> None:
     before = stored_in(e2e, person)
     tag = unique("crash")
     payload = json.dumps([{"content": f"{tag} imported note {i}", "tags": [tag]} for i in range(RECORDS)])
-    victims = plugin_pids(e2e)
-    assert len(victims) == 1, runtime_children(e2e)
-    victim = victims[0]
-
-    replies: list[str] = []
-
-    def send_import() -> None:
-        try:
-            replies.append(chat.send(f"!memory import l2 {payload}", timeout=60))
-        except ChatError as exc:  # the plugin died: no final reply
-            replies.append(f"no reply: {exc}")
-
-    log_from = runtime_log_size(e2e)
-    sender = threading.Thread(target=send_import, daemon=True)
-    sender.start()
     # Kill as soon as the first 64 records of the import are stored: the plugin logs each vector write
     # after the store confirmed it (or the store shows them first).
-    wait_for("the first imported records in the store",
-             lambda: "records=64" in runtime_log_since(e2e, log_from) or len(stored_in(e2e, person)) > len(before),
-             120, every=0.02)
-    os.kill(victim, signal.SIGKILL)
-    killed_at = time.monotonic()
-    wait_for("the killed plugin process to go", lambda: not pid_alive(victim), 10)
-    # LangBot's runtime relaunches the plugin by itself (about 1 s after the crash).
-    wait_for("the relaunched plugin", lambda: [p for p in plugin_pids(e2e) if p != victim], 90)
-    wait_for("the relaunched plugin to answer", lambda: answers(e2e), 90)
-    relaunched_after = time.monotonic() - killed_at
-    sender.join(70)
+    replies, relaunched_after = kill_during(
+        e2e, chat, f"!memory import l2 {payload}",
+        lambda log: "records=64" in log or len(stored_in(e2e, person)) > len(before))
     assert replies and "Imported" not in replies[0], replies  # the import did not finish
 
     fences = {f["space"]: f for f in e2e.client.page_api("/overview")["fences"]}
@@ -163,3 +170,36 @@ def _test_on(e2e: Any, chat: Any, acked_group: str) -> None:
     assert not any(c.startswith(tag) for c in stored.values()) and set(stored) <= audited
     print(f"\n[crash] {len(imported)} of {RECORDS} imported records stored at the kill; plugin answering "
           f"again {relaunched_after:.1f}s after the SIGKILL")
+
+
+def test_the_plugin_killed_during_a_consolidation_run_comes_back_with_that_space_fenced(e2e):
+    chat = e2e.chat("person")  # a fresh person connection: a space of its own
+    try:
+        facts = [f"the {unique('kayak')} club paddles on Saturdays",
+                 f"the {unique('kayak')} club stores its boats at the north pier"]
+        ids = [remember(e2e, chat, fact) for fact in facts]
+        match = PROPOSAL.search(chat.send("!memory consolidate preview"))
+        assert match, "no consolidation draft"
+        person = space_of(e2e, f"person_{chat.sender_id}")
+        # Kill once the staged summary is stored (the run's first vector write; its activation follows).
+        replies, relaunched_after = kill_during(
+            e2e, chat, f"!memory consolidate run {match.group(1)}", lambda log: "vector write" in log)
+        assert replies and "is active" not in replies[0], replies  # the run did not finish
+
+        fences = {f["space"]: f for f in e2e.client.page_api("/overview")["fences"]}
+        stored, audited = stored_and_audited(e2e, person)
+        summaries = {i for i, content in stored.items() if "scripted draft" in content}
+        assert set(stored) - audited <= summaries, "only the run's summary may lack an audit entry"
+        assert all(i in stored and i in audited for i in ids), "the acknowledged sources are stored and audited"
+        [fenced] = [f for f in fences.values() if f.get("user_key") == person["user_key"]]
+        assert fenced["reason"] == "the plugin stopped during consolidation_run", fenced
+        assert len(fences) == 1, fences  # no other space
+        health = chat.send("!memory health")
+        assert "the plugin stopped during consolidation_run" in health, health
+        cleared = e2e.client.page_api("/fence/clear", {"space": person})
+        assert cleared["ok"] and cleared["cleared"], cleared
+        assert e2e.client.page_api("/overview")["fences"] == []
+        print(f"\n[crash] consolidation run killed with {len(summaries)} summary record(s) stored; plugin "
+              f"answering again {relaunched_after:.1f}s after the SIGKILL")
+    finally:
+        chat.close()

@@ -56,9 +56,9 @@ async def test_appending_costs_the_same_for_a_short_and_a_long_log() -> None:
     # 7 and 157 entries before: both appends land inside a 50-entry chunk, so they cost the same.
     short, long = await _storage_calls_of_one_append(7), await _storage_calls_of_one_append(157)
     assert short == long
-    # The profile, the audit head and its last chunk are written once each; the plugin keeps what it
-    # wrote, so none of them is read back from the host.
-    assert long == {"store.set": 3}
+    # The write-ahead marker, the profile, the audit head and its last chunk are written once each and
+    # the marker is deleted; the plugin keeps what it wrote, so none of them is read back from the host.
+    assert long == {"store.set": 4, "store.delete": 1}
 
 
 async def test_concurrent_changes_of_one_scope_lose_no_audit_entry(memory: MemoryService,

@@ -1,0 +1,139 @@
+"""English profile rules beside the core table of `rules_en.py`: health, aids, age, where one grew up
+or is based, what one owns, studies or teaches, habitual choices, and opinions said of the thing.
+
+Like the core rules, each is anchored at the start of a clause and names the speaker ("I have
+asthma", "I wear glasses", "I grew up in Ohio", "I usually drink my coffee black"), except the two
+that put the thing first and the speaker's word last ("camping isn't really my thing", "Wingspan
+is my favorite game"), which end the clause so nothing else can hang on them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .rule_language import Claim, ProfileRule
+from .rules_en_values import PREFERENCES, en_value, head, place_start, trait, value_at
+from .sentences import Span
+
+# What follows a value that ends at a known word: the clause's end, punctuation, or a connective.
+_EN_AFTER = r"(?=\s*$|\s*[,;:!.()~]|\s+(?:and|but|so|btw|lol|haha|too|though|since|for|fyi|now)\b)"
+_EN_CONDITION = re.compile(
+    r"i\s+(?:also\s+)?(?:have|suffer\s+from|live\s+with|was\s+born\s+with)\s+"
+    r"(?P<value>(?:type\s+[12]\s+)?diabetes|asthma|adhd|autism|epilepsy|migraines|arthritis|celiac(?:\s+disease)?|"
+    r"coeliac(?:\s+disease)?|crohn'?s(?:\s+disease)?|ibs|eczema|psoriasis|high\s+blood\s+pressure|hypertension|"
+    r"a\s+heart\s+condition|tinnitus|dyslexia|insomnia|sleep\s+apnea|lupus|multiple\s+sclerosis|a\s+bad\s+back|"
+    r"a\s+bad\s+knee|bad\s+knees|a\s+pacemaker|hay\s+fever|(?:a|an)\s+[a-z]+\s+intolerance)" + _EN_AFTER,
+    re.IGNORECASE,
+)
+_EN_AID = re.compile(
+    r"i\s+(?:also\s+|always\s+)?(?P<verb>wear|use|need)\s+(?P<value>glasses|contacts|contact\s+lenses|hearing\s+aids?|"
+    r"a\s+hearing\s+aid|a\s+wheelchair|a\s+cane|a\s+walker|crutches|a\s+cpap(?:\s+machine)?|an?\s+insulin\s+pump|"
+    r"reading\s+glasses)" + _EN_AFTER,
+    re.IGNORECASE,
+)
+_EN_BARE_AGE = re.compile(
+    r"i(?:'m|m|\s+am)\s+(?:(?P<age>[1-9]\d)|(?P<band>in\s+my\s+(?:early\s+|mid\s+|late\s+)?(?:[2-9]0s|twenties|"
+    r"thirties|forties|fifties|sixties|seventies|eighties)))(?=\s*$|\s*[,;!.~]|\s+(?:and|but|btw|lol|now|so)\b)",
+    re.IGNORECASE,
+)
+_EN_ORIGIN = re.compile(
+    r"i(?:(?:'m|m|\s+am)\s+(?:currently\s+|now\s+)?(?P<based>based)\s+(?:in|out\s+of)|"
+    r"\s+(?:was\s+born\s+and\s+raised|grew\s+up|was\s+raised|was\s+born)\s+in)\s+",
+    re.IGNORECASE,
+)
+# A car is driven, a bike ridden: "I drive a hard bargain" is an idiom.
+_EN_OWN = re.compile(
+    r"i\s+(?:also\s+)?(?:(?P<verb>own|ride)\s+(?=(?:a|an|two|three|\d)\s)|(?P<drive>drive)\s+(?=(?:a|an)\s+"
+    r"(?:(?-i:[A-Z])|(?:[a-z]+\s+)?(?:car|truck|van|suv|hybrid|ev|pickup|minivan|motorbike|motorcycle)\b)))",
+    re.IGNORECASE,
+)
+_EN_SCHOOL = re.compile(
+    r"i\s+(?P<verb>teach|study|studied|major\s+in|majored\s+in)\s+(?!(?:every|all|late|hard|tonight|tomorrow|now|"
+    r"today|twice|once|daily|weekly|a\s+lot|more|less|better|with|for|on|when|after|before|until|"
+    r"at\s+(?:night|home|work|the\s+library)|myself|yourself|ourselves)\b)",
+    re.IGNORECASE,
+)
+_EN_THIRD = {"teach": "teaches", "study": "studies", "major in": "majors in", "wear": "wears", "use": "uses",
+             "need": "needs", "own": "owns", "drive": "drives", "ride": "rides"}
+# "I usually drink my coffee black", "I only drink decaf", "I always go for the window seat".
+_EN_HABIT_CHOICE = re.compile(
+    r"i\s+(?P<how>usually|always|only|mostly|normally|generally)\s+(?:drink|eat|order|take|go\s+for|choose|"
+    r"pick|read|listen\s+to|shoot\s+(?:on|with)|wear|book)\s+"
+    r"(?!(?:on|in|at|with|for|before|after|during|from|to|when|while|until|by|out|up|too|a\s+lot)\b)(?=\S)",
+    re.IGNORECASE,
+)
+_EN_CONDITIONAL = re.compile(r"\b(?:when|whenever|if|unless)\b", re.IGNORECASE)
+_EN_NOT_MY_THING = re.compile(
+    r"(?!(?:the|a|an|this|that|my|your|his|her|their|our)\s)(?P<value>[a-z][\w'-]*(?:\s[\w'-]+){0,3}?)\s+"
+    r"(?:isn't|aren't|is\s+not|are\s+not)\s+(?:really\s+|just\s+)?(?:my\s+(?:thing|jam|cup\s+of\s+tea|style)|for\s+me)"
+    r"(?=\s*$|\s*[,;!.~])",
+    re.IGNORECASE,
+)
+_EN_MY_FAVORITE = re.compile(
+    r"(?!(?:this|that|it|your|his|her|their)\s)(?P<value>[a-z][\w'-]*(?:\s[\w'-]+){0,3}?)\s+"
+    r"(?:is|are)\s+(?:definitely\s+|probably\s+|still\s+)?my\s+(?:absolute\s+|all[ -]time\s+)?(?:favou?rite|go-to)"
+    r"(?P<what>(?:\s+[a-z]+){0,2}?)(?=\s*$|\s*[,;!.~])",
+    re.IGNORECASE,
+)
+
+
+_EN_PERSON = re.compile(r"\b(?:coworker|colleague|person|people|friend|human|teacher|student|child|kid|son|"
+                        r"daughter|sister|brother|cousin|uncle|aunt|niece|nephew|boss|neighbou?r)s?\b", re.IGNORECASE)
+
+
+def _condition(match: re.Match[str], span: Span) -> Claim:
+    return trait("has " + " ".join(span.group(match).split()))
+
+
+def _age(match: re.Match[str], span: Span) -> Claim:
+    age = match.group("age")
+    return trait(f"{age} years old" if age else " ".join(span.group(match, "band").split()))
+
+
+def _origin(match: re.Match[str], span: Span) -> Claim:
+    value = head(value_at(span, match.end(), 6))
+    ok = value and len(value.split()) <= 4 and place_start(value, span.text[match.start():span.end])
+    return trait((f"based in {value}" if match.group("based") else f"grew up in {value}") if ok else None)
+
+
+def _verb_phrase(match: re.Match[str], span: Span, max_words: int = 6) -> Claim:
+    """"I wear glasses" -> "wears glasses", "I teach math" -> "teaches math"."""
+    verb = " ".join((match.group("verb") or match.group("drive")).casefold().split())
+    value = span.group(match) if "value" in match.groupdict() else value_at(span, match.end(), max_words)
+    return trait(value and f"{_EN_THIRD.get(verb, verb)} {' '.join(value.split())}")
+
+
+def _habit_choice(match: re.Match[str], span: Span) -> Claim:
+    # "I always order pizza when I'm sad" is a habit under a condition, not a standing choice.
+    value = None if _EN_CONDITIONAL.search(span.folded, match.end(), span.end) else value_at(span, match.end(), 6)
+    said = " ".join(span.text[match.start("how"):match.end()].split())
+    return Claim(PREFERENCES, value and f"{said} {value}", "en.pref")
+
+
+def _not_my_thing(match: re.Match[str], span: Span) -> Claim:
+    value = en_value(span.folded, span.text, match.start("value"), match.end("value"), max_words=4)
+    return Claim(PREFERENCES, value and f"dislikes {value}", "en.dislike")
+
+
+def _my_favorite(match: re.Match[str], span: Span) -> Claim:
+    """"Wingspan is my favorite game"; "Tom is my favorite coworker" is about Tom, not a taste."""
+    value = en_value(span.folded, span.text, match.start("value"), match.end("value"), max_words=4)
+    what = " ".join(match.group("what").split())
+    if _EN_PERSON.search(what):
+        value = None
+    return Claim(PREFERENCES, value and " ".join(f"favorite {what} is {value}".split()), "en.pref")
+
+
+TRAITS_BEFORE_ROLE = (
+    ProfileRule(_EN_CONDITION, _condition),
+    ProfileRule(_EN_AID, _verb_phrase),
+    ProfileRule(_EN_BARE_AGE, _age),
+    ProfileRule(_EN_ORIGIN, _origin),
+    ProfileRule(_EN_OWN, _verb_phrase),
+    ProfileRule(_EN_SCHOOL, _verb_phrase),
+)
+PREFERENCES_AFTER_CORE = (
+    ProfileRule(_EN_HABIT_CHOICE, _habit_choice),
+    ProfileRule(_EN_NOT_MY_THING, _not_my_thing),
+    ProfileRule(_EN_MY_FAVORITE, _my_favorite),
+)

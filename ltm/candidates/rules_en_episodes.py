@@ -54,8 +54,10 @@ _EN_EVENT = re.compile(
     r"shower|reception|rehearsal|dinner|lunch|brunch|picnic|potluck|festival|reunion|vacation|holiday|visit|"
     r"class|lesson|course|shift|walk|marathon|meetup|meet-up|session|consultation|scan|vaccination|booking|"
     r"reservation|renewal|hearing|gig|show|exhibition|screening|camp|getaway|honeymoon)s?"
-    r"(?:\s+(?:for|of|with)\s+(?:the\s+|my\s+|our\s+)?[a-z][a-z'-]*)?\s+"
-    r"(?:(?:is|was|has\s+been|got|'s|will\s+be)\s+)?(?:(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|"
+    r"(?:\s+(?:for|of|with|to|from|at|in)\s+(?:the\s+|my\s+|our\s+)?[a-z][a-z'-]*)?\s+"
+    # "was" only for a change ("was moved to Friday"): "the standup was on Monday" is over.
+    r"(?:(?:is|has\s+been|got|'s|will\s+be|was(?=\s+(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|"
+    r"scheduled|set|planned|booked)))\s+)?(?:(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|"
     r"scheduled|set|planned|booked|due|happening)\s+(?:back\s+)?(?:to|for|on|until)?\s*)?"
     r"(?:(?:starts|begins|ends|leaves|departs|lands|opens|closes|kicks\s+off|falls|takes\s+place)\s+)?"
     r"(?:on\s+|in\s+)?(?=" + EN_TIME + r"|" + _EN_MONTH + r"|the\s+(?:first|second|third|fourth|last)\s+"

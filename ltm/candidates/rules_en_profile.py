@@ -72,7 +72,7 @@ _EN_NOT_MY_THING = re.compile(
 _EN_MY_FAVORITE = re.compile(
     r"(?!(?:this|that|it|your|his|her|their)\s)(?P<value>[a-z][\w'-]*(?:\s[\w'-]+){0,3}?)\s+"
     r"(?:is|are)\s+(?:definitely\s+|probably\s+|still\s+)?my\s+(?:absolute\s+|all[ -]time\s+)?(?:favou?rite|go-to)"
-    r"(?P<what>(?:\s+[a-z]+){0,2}?)(?=\s*$|\s*[,;!.~])",
+    r"(?P<what>(?:\s+[a-z]+){0,2}?)(?:\s+(?:of\s+all\s+time|ever))?(?=\s*$|\s*[,;!.~])",
     re.IGNORECASE,
 )
 
@@ -105,7 +105,7 @@ def _verb_phrase(match: re.Match[str], span: Span, max_words: int = 6) -> Claim:
 
 def _habit_choice(match: re.Match[str], span: Span) -> Claim:
     # "I always order pizza when I'm sad" is a habit under a condition, not a standing choice.
-    value = None if _EN_CONDITIONAL.search(span.folded, match.end(), span.end) else value_at(span, match.end(), 6)
+    value = None if _EN_CONDITIONAL.search(span.folded, match.end(), span.end) else value_at(span, match.end(), 8)
     said = " ".join(span.text[match.start("how"):match.end()].split())
     return Claim(PREFERENCES, value and f"{said} {value}", "en.pref")
 

@@ -39,12 +39,24 @@ PROFILE = [
     ("I always go for the window seat", SPEAKER, PREFERENCES, "always go for the window seat"),
     ("Wingspan is my favorite game", SPEAKER, PREFERENCES, "favorite game is Wingspan"),
     ("my go-to snack is trail mix", SPEAKER, PREFERENCES, "go-to snack is trail mix"),
+    ("I work nights", SPEAKER, TRAITS, "works nights"),
+    ("I live with my parents", SPEAKER, TRAITS, "lives with my parents"),
+    ("I'm half Japanese", SPEAKER, TRAITS, "half Japanese"),
+    ("I'm fluent in French", SPEAKER, TRAITS, "fluent in French"),
+    ("I'm intolerant to lactose", SPEAKER, TRAITS, "intolerant to lactose"),
+    ("I'm 6 months pregnant", SPEAKER, TRAITS, "6 months pregnant"),
+    ("I listen to a lot of jazz", SPEAKER, PREFERENCES, "listens to jazz"),
+    ("I collect vinyl records", SPEAKER, PREFERENCES, "collects vinyl records"),
+    ("my all-time favorite movie is Alien", SPEAKER, PREFERENCES, "all-time favorite movie is Alien"),
+    ("I tend to prefer written instructions", SPEAKER, PREFERENCES, "written instructions"),
     ("I'm called Robin", SPEAKER, ProfileField.NAME, "Robin"),
     ("we only speak English here", SESSION, PREFERENCES, "speak English"),
     ("no spoilers in this chat please", SESSION, PREFERENCES, "no spoilers"),
     ("this channel is for photography only", SESSION, PREFERENCES, "for photography only"),
     ("everyone please use threads for long discussions", SESSION, PREFERENCES, "use threads for long discussions"),
     ("please post photos in the #photos channel", SESSION, PREFERENCES, "post photos"),
+    ("in this group please no politics", SESSION, PREFERENCES, "no politics"),
+    ("everyone here speaks Portuguese", SESSION, PREFERENCES, "speaks Portuguese"),
 ]
 
 
@@ -68,6 +80,11 @@ EPISODES = [
     ("the deadline for the grant is May 1", "en.fact"),
     ("the camping trip is the second weekend of July", "en.fact"),
     ("game night is every Friday", "en.fact"),
+    ("my lease ends in August", "en.fact"),
+    ("my visa expires in March", "en.fact"),
+    ("we picked Lisbon for the honeymoon", "en.decision"),
+    ("we've chosen a name for the baby: Leo", "en.decision"),
+    ("we're moving to Denver in the spring", "en.plan"),
     ("I run every Sunday", "en.plan"),
     ("I go to the gym every morning", "en.plan"),
     ("I took up bouldering last year", "en.life"),
@@ -82,6 +99,10 @@ EPISODES = [
     ("we sold our house last summer", "en.life"),
     ("I enrolled in a night class", "en.life"),
     ("I became a vegetarian in 2015", "en.life"),
+    ("we moved in together last year", "en.life"),
+    ("I broke up with my boyfriend", "en.life"),
+    ("I turned 40 last week", "en.life"),
+    ("I changed my name after the wedding", "en.life"),
 ]
 
 
@@ -101,6 +122,24 @@ def test_more_ways_to_ask_to_remember(text: str, content: str) -> None:
     found = extract_candidates(text)
     assert [(c.kind, c.content, c.evidence) for c in found] == [(CandidateKind.EPISODE, content, text)]
 
+
+def test_a_heads_up_leads_a_plan() -> None:
+    found = extract_candidates("heads up, I'm out next Friday")
+    assert [(c.kind, c.content) for c in found] == [(CandidateKind.EPISODE, "I'm out next Friday")]
+
+
+@pytest.mark.parametrize("text", [
+    # the words of the second round of rules where they say something else
+    "I work weekends sometimes, depends", "we're out of milk", "I'm away from my desk", "are you off next week?",
+    "Tom is off next week", "heads up, the build is broken", "I live with it", "I work with Sam", "I'm half asleep",
+    "I'm fluent in sarcasm lol", "I turned the oven off", "he turned 40 last week",
+    "my sister broke up with her boyfriend", "we picked a random restaurant", "did you pick Lisbon?",
+    "I listen to you", "I collect myself", "my passport is in the drawer", "in this group please no",
+    "we're moving to Denver, maybe in the spring", "no one here speaks Portuguese", "everyone here speaks too fast",
+    "update the docs please", "I'm intolerant to nonsense", "I changed my mind",
+])
+def test_what_the_second_round_must_still_refuse(text: str) -> None:
+    assert extract_candidates(text) == []
 
 @pytest.mark.parametrize("text", [
     # someone else's fact, or hearsay

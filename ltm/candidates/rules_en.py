@@ -37,7 +37,7 @@ _EN_NAME = re.compile(
     re.IGNORECASE,
 )
 _EN_ADV = (r"(?:(?:really|also|just|totally|absolutely|actually|do|still|mostly|generally|usually|always|truly|"
-           r"definitely|personally|genuinely|so|super|seriously|much|kinda)\s+){0,3}")
+           r"definitely|personally|genuinely|so|super|seriously|much|kinda|tend\s+to)\s+){0,3}")
 _EN_I_AM = (r"i(?:'m|m|\s+am|(?:'ve|\s+have)\s+(?:always\s+)?been)\s+"
             r"(?:(?:also|actually|still|now|originally|officially|severely|very|really|quite|"
             r"mildly|totally)\s+){0,2}")
@@ -105,13 +105,16 @@ _EN_DEMONYMS = frozenset(
 _EN_PREF = re.compile(
     r"(?:i\s+" + _EN_ADV + r"(?:like|love|enjoy|prefer|adore)\s+|"
     r"i(?:'m|m|\s+am)\s+(?:a\s+)?(?:(?:big|huge|massive|great|total)\s+)?(?:fan\s+of|sucker\s+for)\s+|"
-    r"i(?:'m|m|\s+am)\s+(?:(?:really|so|totally|super|absolutely)\s+)?(?:into|obsessed\s+with|passionate\s+about|"
+    r"i(?:'m|m|\s+am)\s+(?:(?:really|so|totally|super|absolutely|more|mostly)\s+)?(?:into|obsessed\s+with|passionate\s+about|"
     r"crazy\s+about|mad\s+about|hooked\s+on)\s+|i\s+(?:can't|cannot)\s+(?:live\s+without|get\s+enough\s+of)\s+|"
     r"i(?:'ve|\s+have)\s+always\s+(?:loved|liked|enjoyed)\s+|"
     r"my\s+(?:hobby\s+is|hobbies\s+are|hobbies\s+include|interests\s+are)\s+)",
     re.IGNORECASE,
 )
-_EN_FAVORITE = re.compile(r"my\s+(?P<value>(?:favou?rite|go-to)(?:\s+[a-z]+){0,2}\s+(?:is|are)\s+)", re.IGNORECASE)
+_EN_FAVORITE = re.compile(
+    r"my\s+(?P<value>(?:(?:all-time|absolute)\s+)?(?:favou?rite|go-to)(?:\s+[a-z]+){0,2}\s+(?:is|are)\s+)",
+    re.IGNORECASE,
+)
 _EN_DISLIKE = re.compile(
     r"i\s+" + _EN_ADV + r"(?:(?:don't|dont|do\s+not|never)\s+(?:really\s+)?(?P<neg>like|enjoy|eat|drink|smoke)|"
     r"(?P<verb>hate|dislike|detest|loathe|can't\s+stand|cannot\s+stand|can't\s+eat|cannot\s+eat|can't\s+have|avoid))\b",

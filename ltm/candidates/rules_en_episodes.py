@@ -24,7 +24,8 @@ _EN_PLAN = re.compile(
     r"\s+am\s+gonna|\s+are\s+going\s+to|'re\s+going\s+to|'re\s+gonna|\s+plan\s+to|'m\s+planning\s+(?:to|on)|"
     r"\s+am\s+planning\s+(?:to|on)|\s+are\s+planning\s+(?:to|on)|'re\s+planning\s+(?:to|on)|\s+intend\s+to|"
     r"\s+have\s+to|\s+need\s+to|'ve\s+got\s+to|'m\s+supposed\s+to|(?:'m|m|\s+am|'re|\s+are)\s+[a-z]+ing|"
-    r"\s+have\s+(?:a|an|my|our)|" + _EN_HABIT + r"))\b",
+    r"\s+have\s+(?:a|an|my|our)|(?:'m|\s+am|'re|\s+are)\s+(?:off|out|away|on\s+(?:leave|vacation|holiday))|"
+    + _EN_HABIT + r"))\b",
     re.IGNORECASE,
 )
 # "we decided ...", "we're going with Hugo", "I opted for the annual plan"; a lead-in such as
@@ -34,7 +35,7 @@ _EN_DECISION = re.compile(
     + r"(?:(?:'re|\s+are|'m|\s+am)\s+(?:(?:going|sticking)\s+with|switching\s+(?:over\s+)?to)\b|"
     r"(?:'ve|\s+have)?\s+(?:just\s+|finally\s+|all\s+|eventually\s+|ultimately\s+)?(?:"
     r"(?:decided|agreed|settled|made\s+up\s+(?:my|our)\s+minds?)\b(?!\s+to\s+disagree)(?:\s+(?:to|that|on)\b)?|"
-    r"went\s+with\b(?!\s+(?:him|her|them|me|us|you|my|his|our|their|friends?)\b)|chose\s+(?=the\b|a\b|an\b|to\b|(?-i:[A-Z]))|opted\s+(?:for|to)\b|voted\s+(?:for|to)\b|switched\s+(?:over\s+)?to\s+"
+    r"chosen\b|picked\s+(?=(?-i:[A-Z]))|went\s+with\b(?!\s+(?:him|her|them|me|us|you|my|his|our|their|friends?)\b)|chose\s+(?=the\b|a\b|an\b|to\b|(?-i:[A-Z]))|opted\s+(?:for|to)\b|voted\s+(?:for|to)\b|switched\s+(?:over\s+)?to\s+"
     r"(?=(?-i:[A-Z]))))(?=\s*\S)",
     re.IGNORECASE,
 )
@@ -53,17 +54,21 @@ _EN_EVENT = re.compile(
     r"retrospective|all-hands|planning|move|closing|audition|tournament|night|ride|tour|hike|shoot|photoshoot|"
     r"shower|reception|rehearsal|dinner|lunch|brunch|picnic|potluck|festival|reunion|vacation|holiday|visit|"
     r"class|lesson|course|shift|walk|marathon|meetup|meet-up|session|consultation|scan|vaccination|booking|"
-    r"reservation|renewal|hearing|gig|show|exhibition|screening|camp|getaway|honeymoon)s?"
+    r"reservation|renewal|hearing|gig|show|exhibition|screening|camp|getaway|honeymoon|school|lease|contract|visa|"
+    r"passport|subscription|membership|insurance|semester|internship|probation|leave)s?"
     r"(?:\s+(?:for|of|with|to|from|at|in)\s+(?:the\s+|my\s+|our\s+)?[a-z][a-z'-]*)?\s+"
     # "was" only for a change ("was moved to Friday"): "the standup was on Monday" is over.
     r"(?:(?:is|has\s+been|got|'s|will\s+be|was(?=\s+(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|"
     r"scheduled|set|planned|booked)))\s+)?(?:(?:now\s+)?(?:moved|rescheduled|pushed|postponed|changed|"
     r"scheduled|set|planned|booked|due|happening)\s+(?:back\s+)?(?:to|for|on|until)?\s*)?"
-    r"(?:(?:starts|begins|ends|leaves|departs|lands|opens|closes|kicks\s+off|falls|takes\s+place)\s+)?"
+    r"(?:(?:starts|begins|ends|leaves|departs|lands|opens|closes|kicks\s+off|falls|takes\s+place|expires|renews|"
+    r"runs\s+out)\s+)?"
     r"(?:on\s+|in\s+)?(?=" + EN_TIME + r"|" + _EN_MONTH + r"|the\s+(?:first|second|third|fourth|last)\s+"
     r"(?:week|weekend)\s+of\s+" + _EN_MONTH + r")|"
-    # "my tax return is due on April 15": anything due on a date is an event.
-    r"(?:the|our|my)\s+(?:[a-z][a-z'-]*\s+){0,3}(?:is|are)\s+due\s+(?:on\s+|by\s+)?(?=" + EN_TIME + r")",
+    # "my tax return is due on April 15", "my sublet ends in September": anything due, starting or
+    # ending on a date is an event.
+    r"(?:the|our|my)\s+(?:[a-z][a-z'-]*\s+){0,3}(?:(?:is|are)\s+due|starts|begins|ends|expires|renews|runs\s+out)\s+"
+    r"(?:on\s+|by\s+|in\s+)?(?=" + EN_TIME + r"|" + _EN_MONTH + r")",
     re.IGNORECASE,
 )
 _EN_DURABLE_EPISODE = re.compile(POLITE + EN_DURABLE + r"[\s,]*(?=\S+\s+\S)", re.IGNORECASE)
@@ -96,7 +101,8 @@ _EN_LIFE = re.compile(
     r"certificate|diploma|black\s+belt|visa|(?-i:[A-Z]{2,4})\b)|into\s+(?:grad\s+school|college|university|"
     r"(?-i:[A-Z])\w+)|accepted\s+(?:to|into|at)|a\s+(?:dog|cat|puppy|kitten)|diagnosed\s+with)|"
     r"(?:was|were|been)\s+(?:promoted|hired|laid\s+off|accepted\s+(?:to|into|at)|diagnosed\s+with)|"
-    r"married|divorced|graduated|retired|eloped|tied\s+the\s+knot|adopted\s+(?:a|an|two|three)\b|"
+    r"married|divorced|graduated|retired|eloped|tied\s+the\s+knot|moved\s+in\s+together|broke\s+up\s+with\s+(?:my|our)|"
+    r"turned\s+[1-9]\d\b|changed\s+my\s+(?:name|last\s+name|surname)|learned\s+to\s+(?:swim|drive|code|ski|surf|ride)|adopted\s+(?:a|an|two|three)\b|"
     r"bought\s+(?:a|an|our|my|the)\s+(?:[a-z]+\s+){0,2}" + _EN_BOUGHT + r"|"
     r"sold\s+(?:our|my|the)\s+(?:[a-z]+\s+){0,1}(?:house|home|flat|apartment|condo|place|car|company|business)|"
     r"(?:finished|completed)\s+(?:my|our)\s+(?:phd|degree|masters?|thesis|dissertation|residency|training|"

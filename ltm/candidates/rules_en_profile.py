@@ -53,8 +53,24 @@ _EN_SCHOOL = re.compile(
     r"at\s+(?:night|home|work|the\s+library)|myself|yourself|ourselves)\b)",
     re.IGNORECASE,
 )
+# "I work nights", "I live alone", "I'm half Japanese", "I'm fluent in French", "I'm 6 months pregnant".
+_EN_SET_PHRASE = re.compile(
+    r"i\s+(?:also\s+|still\s+|mostly\s+)?(?P<verb>work|live)\s+(?P<value>nights|weekends|remotely|part[ -]time|"
+    r"full[ -]time|night\s+shifts?|shifts|two\s+jobs|alone|on\s+my\s+own|by\s+myself|with\s+(?:my\s+)?(?:parents|"
+    r"partner|boyfriend|girlfriend|wife|husband|family|roommates?|flatmates?|mom|mum|dad|grandparents|kids|sister|"
+    r"brother))(?:" + _EN_AFTER + r"|(?=\s+(?:at|in|with|on|near)\s))|"
+    r"i(?:'m|m|\s+am)\s+(?P<is>half[ -](?-i:[A-Z])[a-z]+|(?:fluent|bilingual)\s+in\s+(?-i:[A-Z])[a-z]+"
+    r"(?:\s+and\s+(?-i:[A-Z])[a-z]+)?|intolerant\s+to\s+(?:lactose|gluten|dairy|fructose|histamine|caffeine|alcohol|soy|eggs?|wheat)|(?:\d{1,2}|a\s+few)\s+(?:weeks|months)\s+pregnant)"
+    + _EN_AFTER,
+    re.IGNORECASE,
+)
+# "I listen to a lot of jazz", "I collect vinyl records": a taste said as what one does with it.
+_EN_PASTIME = re.compile(r"i\s+(?:also\s+|mostly\s+)?(?P<verb>listen\s+to|collect)\s+(?:a\s+lot\s+of\s+|lots\s+of\s+)?"
+                         r"(?!(?:myself|yourself|ourselves|people|everyone|everything|things)\b)",
+                         re.IGNORECASE)
 _EN_THIRD = {"teach": "teaches", "study": "studies", "major in": "majors in", "wear": "wears", "use": "uses",
-             "need": "needs", "own": "owns", "drive": "drives", "ride": "rides"}
+             "need": "needs", "own": "owns", "drive": "drives", "ride": "rides", "work": "works", "live": "lives",
+             "listen to": "listens to", "collect": "collects"}
 # "I usually drink my coffee black", "I only drink decaf", "I always go for the window seat".
 _EN_HABIT_CHOICE = re.compile(
     r"i\s+(?P<how>usually|always|only|mostly|normally|generally)\s+(?:drink|eat|order|take|go\s+for|choose|"
@@ -103,6 +119,18 @@ def _verb_phrase(match: re.Match[str], span: Span, max_words: int = 6) -> Claim:
     return trait(value and f"{_EN_THIRD.get(verb, verb)} {' '.join(value.split())}")
 
 
+def _set_phrase(match: re.Match[str], span: Span) -> Claim:
+    if match.group("is"):
+        return trait(" ".join(span.group(match, "is").split()))
+    return _verb_phrase(match, span)
+
+
+def _pastime(match: re.Match[str], span: Span) -> Claim:
+    verb = " ".join(match.group("verb").casefold().split())
+    value = value_at(span, match.end(), 6)
+    return Claim(PREFERENCES, value and f"{_EN_THIRD[verb]} {value}", "en.pref")
+
+
 def _habit_choice(match: re.Match[str], span: Span) -> Claim:
     # "I always order pizza when I'm sad" is a habit under a condition, not a standing choice.
     value = None if _EN_CONDITIONAL.search(span.folded, match.end(), span.end) else value_at(span, match.end(), 8)
@@ -131,9 +159,11 @@ TRAITS_BEFORE_ROLE = (
     ProfileRule(_EN_ORIGIN, _origin),
     ProfileRule(_EN_OWN, _verb_phrase),
     ProfileRule(_EN_SCHOOL, _verb_phrase),
+    ProfileRule(_EN_SET_PHRASE, _set_phrase),
 )
 PREFERENCES_AFTER_CORE = (
     ProfileRule(_EN_HABIT_CHOICE, _habit_choice),
+    ProfileRule(_EN_PASTIME, _pastime),
     ProfileRule(_EN_NOT_MY_THING, _not_my_thing),
     ProfileRule(_EN_MY_FAVORITE, _my_favorite),
 )

@@ -20,8 +20,11 @@ from .sentences import Span
 _EN_SESSION = re.compile(
     r"(?:" + EN_DURABLE + r"[\s,]*(?:in\s+this\s+(?:group|chat|channel)[\s,]*)?|"
     r"in\s+this\s+(?:group|chat|channel)[\s,]*)"
-    r"(?:we|everyone|everybody|all\s+of\s+us|y'all|you\s+all|this\s+(?:group|chat|channel))\s+"
+    r"(?:(?:we|everyone|everybody|all\s+of\s+us|y'all|you\s+all|this\s+(?:group|chat|channel))\s+"
     r"(?:(?:will|should|must|shall|are\s+going\s+to|need\s+to|have\s+to|all|please)\s+){0,2}|"
+    r"(?:please\s+)?(?=no\s+[a-z]))|"
+    # "everyone here speaks Portuguese": the engine has skipped "everyone" (a filler) already.
+    r"(?:(?<=\beveryone\s)|(?<=\beverybody\s))here\s+(?=(?:speaks|uses|writes|posts)\s+(?-i:[A-Z]))|"
     r"(?:the\s+)?(?:rules?|policy)\s+(?:for|of|in)\s+this\s+(?:group|chat|channel)\s*(?:(?:is|are)\s*:?|:)\s*",
     re.IGNORECASE,
 )

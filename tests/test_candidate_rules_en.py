@@ -49,6 +49,17 @@ PROFILE = [
     ("I collect vinyl records", SPEAKER, PREFERENCES, "collects vinyl records"),
     ("my all-time favorite movie is Alien", SPEAKER, PREFERENCES, "all-time favorite movie is Alien"),
     ("I tend to prefer written instructions", SPEAKER, PREFERENCES, "written instructions"),
+    ("just so you know I'm deaf in one ear", SPEAKER, TRAITS, "deaf"),
+    ("I'm super short-sighted", SPEAKER, TRAITS, "short-sighted"),
+    ("we have a toddler and a newborn", SPEAKER, TRAITS, "has a toddler"),
+    ("I've been working at the bakery for six years", SPEAKER, TRAITS, "works at the bakery for six years"),
+    ("I've been running for ten years", SPEAKER, TRAITS, "running for ten years"),
+    ("I'm learning Korean", SPEAKER, TRAITS, "learning Korean"),
+    ("I'm doing a masters in data science", SPEAKER, TRAITS, "doing a masters in data science"),
+    ("I'm in my final year of law school", SPEAKER, TRAITS, "in my final year of law school"),
+    ("I'm on the design team", SPEAKER, TRAITS, "on the design team"),
+    ("I'm in charge of the budget", SPEAKER, TRAITS, "in charge of the budget"),
+    ("I can only eat halal meat", SPEAKER, PREFERENCES, "can only eat halal meat"),
     ("I'm called Robin", SPEAKER, ProfileField.NAME, "Robin"),
     ("we only speak English here", SESSION, PREFERENCES, "speak English"),
     ("no spoilers in this chat please", SESSION, PREFERENCES, "no spoilers"),
@@ -123,9 +134,13 @@ def test_more_ways_to_ask_to_remember(text: str, content: str) -> None:
     assert [(c.kind, c.content, c.evidence) for c in found] == [(CandidateKind.EPISODE, content, text)]
 
 
-def test_a_heads_up_leads_a_plan() -> None:
-    found = extract_candidates("heads up, I'm out next Friday")
-    assert [(c.kind, c.content) for c in found] == [(CandidateKind.EPISODE, "I'm out next Friday")]
+@pytest.mark.parametrize(("text", "content"), [
+    ("heads up, I'm out next Friday", "I'm out next Friday"),
+    ("reminder that the potluck is on Friday", "the potluck is on Friday"),
+])
+def test_a_heads_up_or_a_reminder_leads_an_episode(text: str, content: str) -> None:
+    found = extract_candidates(text)
+    assert [(c.kind, c.content) for c in found] == [(CandidateKind.EPISODE, content)]
 
 
 @pytest.mark.parametrize("text", [
@@ -137,6 +152,10 @@ def test_a_heads_up_leads_a_plan() -> None:
     "I listen to you", "I collect myself", "my passport is in the drawer", "in this group please no",
     "we're moving to Denver, maybe in the spring", "no one here speaks Portuguese", "everyone here speaks too fast",
     "update the docs please", "I'm intolerant to nonsense", "I changed my mind",
+    "I'm learning a lot", "I'm studying for finals", "I'm in charge of snacks tonight", "I'm on the team",
+    "I've been running late all week", "I've been playing games for hours", "I've been coding since 6am",
+    "I've been working for hours", "I can only eat a little", "we have a meeting", "I'm the worst at this game",
+    "reminder: call mom", "just a reminder", "my brother is on the design team", "is he in charge of the budget?",
 ])
 def test_what_the_second_round_must_still_refuse(text: str) -> None:
     assert extract_candidates(text) == []

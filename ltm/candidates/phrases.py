@@ -14,7 +14,7 @@ EN_FILLER = (
     r"(?:oh|ok|okay|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|fun\s+fact|actually|honestly|"
     r"just\s+so\s+you\s+know|for\s+the\s+record|hey|hi|hello|yeah|yep|yes|no|nope|lol|haha+|hmm+|um+|uh+|"
     r"anyway|anyways|alright|ugh+|omg|wow|yo|tbh|ngl|welp|meh|man|dude|everyone|everybody|all|guys|folks|there|"
-    r"team|friends|heads\s+up|quick\s+update|"
+    r"team|friends|heads\s+up|quick\s+update|(?:friendly\s+|quick\s+|just\s+a\s+)?reminder(?:\s+that)?|"
     # "can you remember that ...": a request to remember, which the rules read after it, not a question.
     r"(?:can|could|would|will)\s+you(?=\s+(?:please\s+)?(?:remember|note|keep\s+in\s+mind|make\s+a\s+note)\b))\b"
 )

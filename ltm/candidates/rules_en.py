@@ -40,7 +40,7 @@ _EN_ADV = (r"(?:(?:really|also|just|totally|absolutely|actually|do|still|mostly|
            r"definitely|personally|genuinely|so|super|seriously|much|kinda|tend\s+to)\s+){0,3}")
 _EN_I_AM = (r"i(?:'m|m|\s+am|(?:'ve|\s+have)\s+(?:always\s+)?been)\s+"
             r"(?:(?:also|actually|still|now|originally|officially|severely|very|really|quite|"
-            r"mildly|totally)\s+){0,2}")
+            r"mildly|totally|super|extremely|pretty|fully|completely)\s+){0,2}")
 _EN_TRAIT_ADJ = re.compile(
     _EN_I_AM + r"(?P<value>(?:not\s+)?(?:vegetarian|vegan|pescatarian|lactose[ -]intolerant|gluten[ -]intolerant|"
     r"diabetic|colou?r[ -]?blind|left[ -]handed|right[ -]handed|deaf|hard\s+of\s+hearing|pregnant|married|divorced|"
@@ -48,7 +48,7 @@ _EN_TRAIT_ADJ = re.compile(
     r"(?:type\s+[12]\s+|pre-?)diabetic|gluten[ -]free|dairy[ -]free|sober|teetotal|autistic|dyslexic|blind|"
     r"near-?sighted|short-?sighted|long-?sighted|far-?sighted|immunocompromised|anemic|anaemic|kosher|halal))"
     r"(?=\s*$|\s*[,;:!.()~]|\s+(?:and|but|so|btw|lol|haha|too|though|now|by\s+the\s+way|just\s+so|fyi|as\s+well|"
-    r"for|since|with)\b)",
+    r"for|since|with|in\s+(?:one|my|both))\b)",
     re.IGNORECASE,
 )
 _EN_SPEAK = re.compile(r"i\s+" + _EN_ADV + r"speak\s+(?:fluent\s+|some\s+|basic\s+|conversational\s+|a\s+little\s+)?"
@@ -59,8 +59,11 @@ _EN_FROM = re.compile(_EN_I_AM + r"from\s+", re.IGNORECASE)
 _EN_LIVE = re.compile(
     r"i(?:\s+" + _EN_ADV + r"(?:live|reside)|(?:'ve|\s+have)\s+(?:always\s+)?lived)\s+in\s+", re.IGNORECASE
 )
+# "I work as/at ...", "I'm working at ...", "I've been working at the bakery for six years"; not "for six years".
 _EN_WORK = re.compile(r"i(?:\s+" + _EN_ADV + r"work\s+(?P<prep>as|at|for|in|from)|"
-                      r"(?:'m|m|\s+am)\s+(?:currently\s+|now\s+)?working\s+(?P<now>as|at|for))\s+", re.IGNORECASE)
+                      r"(?:(?:'m|m|\s+am)\s+(?:currently\s+|now\s+)?|(?:'ve|\s+have)\s+been\s+)working\s+"
+                      r"(?P<now>as|at|for|in))\s+(?!(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a\s+few|"
+                      r"many|several|years|months|ages|a\s+while|a\s+long\s+time|hours)\b)", re.IGNORECASE)
 _EN_AGE = re.compile(_EN_I_AM + r"(?P<value>\d{1,2}\s+years?\s+old)\b", re.IGNORECASE)
 _EN_ROLE = re.compile(_EN_I_AM + r"(?P<not>not\s+(?P<article>a|an)|a|an)\s+", re.IGNORECASE)
 _EN_ROLE_BAD = frozenset(
@@ -73,11 +76,11 @@ _EN_NOT_FAN = re.compile(
     re.IGNORECASE,
 )
 _EN_HAVE = re.compile(
-    r"i\s+(?:also\s+)?have\s+(?P<value>(?:a|an|one|two|three|four|five|\d{1,2})\s+"
+    r"(?:i|we)\s+(?:also\s+)?have\s+(?P<value>(?:a|an|one|two|three|four|five|\d{1,2})\s+"
     r"(?:(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)[ -](?:years?|months?)[ -]old\s+)?"
     r"(?:(?:little|young|baby|small|big|older|younger|twin)\s+)?(?:cats?|dogs?|kids?|children|sons?|daughters?|"
     r"brothers?|sisters?|twins|baby|babies|pets?|rabbits?|hamsters?|parrots?|birds?|puppy|puppies|kittens?|"
-    r"grandchildren|grandkids))\b(?!\s+(?:appointment|meeting|party|class|lesson|exam))",
+    r"grandchildren|grandkids|toddlers?|newborn|teenagers?|teens))\b(?!\s+(?:appointment|meeting|party|class|lesson|exam))",
     re.IGNORECASE,
 )
 # "I'm Sarah" / "I'm Canadian": one or two capitalized words that end the clause.

@@ -64,6 +64,26 @@ _EN_SET_PHRASE = re.compile(
     + _EN_AFTER,
     re.IGNORECASE,
 )
+# "I'm learning Korean", "I'm doing a masters in data science", "I'm in my final year of law school",
+# "I've been running for ten years": an occupation of the speaker that lasts (not "studying for the exam").
+_EN_ONGOING = re.compile(
+    r"i(?:'m|m|\s+am)\s+(?:currently\s+|now\s+|still\s+)?(?=(?:learning|studying|doing\s+(?:a|an|my)\s+(?:masters|"
+    r"master's|phd|degree|ba|bsc|ma|msc|mba|apprenticeship|residency|internship)|in\s+my\s+(?:first|second|third|"
+    r"fourth|final|last)\s+year)\b(?!\s+(?:for|with|at\s+the\s+moment|hard|a\s+lot)\b))|"
+    r"i(?:'ve|\s+have)\s+been\s+(?=(?:learning|studying|playing|running|cycling|climbing|swimming|painting|drawing|"
+    r"dancing|singing|knitting|baking|boxing|lifting|teaching|coding|writing)\b(?=.{0,40}\b(?:for\s+(?:\w+\s+)?(?:years|"
+    r"decades|ages|a\s+long\s+time)|since\s+(?:i\s+was|\d{4}\b|uni\b|college|school|high\s+school|childhood))))",
+    re.IGNORECASE,
+)
+# "I'm on the design team", "I'm the treasurer of our book club", "I'm in charge of the budget".
+_EN_POSITION = re.compile(
+    r"i(?:'m|m|\s+am)\s+(?:now\s+|currently\s+|also\s+)?(?=(?:on|in)\s+the\s+(?:[a-z]+\s+){1,2}team\b|"
+    r"the\s+(?:new\s+)?(?:[a-z]+\s+)?(?:lead|manager|head|treasurer|captain|organi[sz]er|admin|owner|founder|"
+    r"president|secretary|coach|maintainer|editor|drummer|singer|chair)\b|in\s+charge\s+of\s)",
+    re.IGNORECASE,
+)
+# "I can only eat halal meat": a restriction said as what is left.
+_EN_ONLY = re.compile(r"i\s+can\s+only\s+(?P<verb>eat|drink|have)\s+", re.IGNORECASE)
 # "I listen to a lot of jazz", "I collect vinyl records": a taste said as what one does with it.
 _EN_PASTIME = re.compile(r"i\s+(?:also\s+|mostly\s+)?(?P<verb>listen\s+to|collect)\s+(?:a\s+lot\s+of\s+|lots\s+of\s+)?"
                          r"(?!(?:myself|yourself|ourselves|people|everyone|everything|things)\b)",
@@ -119,6 +139,16 @@ def _verb_phrase(match: re.Match[str], span: Span, max_words: int = 6) -> Claim:
     return trait(value and f"{_EN_THIRD.get(verb, verb)} {' '.join(value.split())}")
 
 
+def _phrase(match: re.Match[str], span: Span) -> Claim:
+    """The phrase as typed from the match on ("learning Korean", "on the design team")."""
+    return trait(head(value_at(span, match.end(), 8)))
+
+
+def _only(match: re.Match[str], span: Span) -> Claim:
+    value = value_at(span, match.end(), 6)
+    return Claim(PREFERENCES, value and f"can only {match.group('verb').casefold()} {value}", "en.pref")
+
+
 def _set_phrase(match: re.Match[str], span: Span) -> Claim:
     if match.group("is"):
         return trait(" ".join(span.group(match, "is").split()))
@@ -160,10 +190,13 @@ TRAITS_BEFORE_ROLE = (
     ProfileRule(_EN_OWN, _verb_phrase),
     ProfileRule(_EN_SCHOOL, _verb_phrase),
     ProfileRule(_EN_SET_PHRASE, _set_phrase),
+    ProfileRule(_EN_ONGOING, _phrase),
+    ProfileRule(_EN_POSITION, _phrase),
 )
 PREFERENCES_AFTER_CORE = (
     ProfileRule(_EN_HABIT_CHOICE, _habit_choice),
     ProfileRule(_EN_PASTIME, _pastime),
+    ProfileRule(_EN_ONLY, _only),
     ProfileRule(_EN_NOT_MY_THING, _not_my_thing),
     ProfileRule(_EN_MY_FAVORITE, _my_favorite),
 )

@@ -1,4 +1,7 @@
-"""English candidate rules: names, profile facts, chat conventions, episodes, "remember ...".
+"""English candidate rules: names, profile facts, "remember ..."; the language's `RuleLanguage`.
+
+More profile rules are in `rules_en_profile.py`, chat conventions in `rules_en_sessions.py`,
+episodes in `rules_en_episodes.py`, and what a rule keeps of a clause in `rules_en_values.py`.
 
 Each rule fires only on a first-person statement anchored at the start of a clause ("my name is
 ...", "I'm allergic to ...", "we decided ...", "from now on ..."); the engine (`engine.py`) has

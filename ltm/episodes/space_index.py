@@ -288,13 +288,9 @@ class SpaceIndex:
                 out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
         return out
 
-    def _bm25(self, tf: int, idf: float, number: int, avg_len: float) -> float:
-        norm = self.k1 * (1 - self.b + self.b * self._length[number] / avg_len)
-        return idf * tf * (self.k1 + 1) / (tf + norm)
-
     def _accumulate(self, terms: list[tuple[Posting, float]], avg_len: float) -> dict[int, float]:
-        """BM25 of every record having at least one of these words, word by word (`_bm25` inlined: this
-        loop runs over whole postings)."""
+        """BM25 of every record having at least one of these words, word by word (Okapi BM25 written out
+        inline: this loop runs over whole postings)."""
         out: dict[int, float] = {}
         get, lengths = out.get, self._length
         base, scale = self.k1 * (1 - self.b), self.k1 * self.b / avg_len
@@ -306,14 +302,17 @@ class SpaceIndex:
         return out
 
     def _exact(self, terms: list[tuple[Posting, float]], numbers: Iterable[int], avg_len: float) -> dict[int, float]:
-        """BM25 of a few records with every query word (looked up, not walked)."""
+        """BM25 of a few records with every query word (looked up, not walked): Okapi BM25 per word,
+        idf x tf x (k1 + 1) / (tf + k1 x (1 - b + b x length / average length))."""
         out: dict[int, float] = {}
+        k1, b, lengths, tf_of = self.k1, self.b, self._length, self._tf
         for number in numbers:
             score = 0.0
             for posting, idf in terms:
-                tf = self._tf(posting, number)
+                tf = tf_of(posting, number)
                 if tf:
-                    score += self._bm25(tf, idf, number, avg_len)
+                    norm = k1 * (1 - b + b * lengths[number] / avg_len)
+                    score += idf * tf * (k1 + 1) / (tf + norm)
             out[number] = score
         return out
 

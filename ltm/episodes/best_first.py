@@ -9,6 +9,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterator
 
+PARTIAL_SORT_SHARE = 20  # a partial sort only for a head under 1/20 of the scores
+
 
 class BestFirst:
     """The keys of `scores` in exactly the order `sorted(scores, key=scores.__getitem__, reverse=True)`
@@ -18,8 +20,11 @@ class BestFirst:
 
     def __init__(self, scores: dict[int, float], head: int) -> None:
         self._scores = scores
-        self._order = heapq.nlargest(head, scores, key=scores.__getitem__) if head < len(scores) else \
-            sorted(scores, key=scores.__getitem__, reverse=True)
+        # nlargest keeps a heap in Python: it beats sorting everything in C only when `head` is a small
+        # share of the scores (measured: 400 of 1,000 costs 8x a whole sort, 400 of 10,000 0.8x).
+        whole = head * PARTIAL_SORT_SHARE >= len(scores)
+        self._order = sorted(scores, key=scores.__getitem__, reverse=True) if whole else \
+            heapq.nlargest(head, scores, key=scores.__getitem__)
         self._whole = len(self._order) == len(scores)
 
     def __iter__(self) -> Iterator[int]:

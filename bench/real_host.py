@@ -121,12 +121,17 @@ _QUESTIONS = [
 
 # ----------------------------------------------------------------------------- data
 def synthetic_episodes(n: int, seed: int = 14) -> list[dict[str, Any]]:
-    """Deterministic diary-like episodes over a year (`!memory import l2` records)."""
+    """Deterministic diary-like episodes over a year (`!memory import l2` records), all different:
+    the import stores a repeated fact once, so a repeat would make a batch import fewer records."""
     rng = random.Random(seed)
     items = []
+    seen: set[str] = set()
     for i in range(n):
-        text = rng.choice(_TEMPLATES).format(person=rng.choice(_PEOPLE), place=rng.choice(_PLACES),
-                                             thing=rng.choice(_THINGS), n=rng.randint(2, 28))
+        text = ""
+        while not text or text in seen:
+            text = rng.choice(_TEMPLATES).format(person=rng.choice(_PEOPLE), place=rng.choice(_PLACES),
+                                                 thing=rng.choice(_THINGS), n=rng.randint(2, 28))
+        seen.add(text)
         day = 1 + (i * 7) % 28
         items.append({"content": text[0].upper() + text[1:], "timestamp": f"2025-{1 + i % 12:02d}-{day:02d}T09:30:00Z",
                       "importance": 1 + i % 5})

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import pstats
 import statistics
 import sys
 import time
@@ -142,6 +144,7 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
             await turns.floor(QUESTIONS[(i + 1) % len(QUESTIONS)])
         runs: list[dict[str, Any]] = []
         floors: list[dict[str, float]] = []
+        profiler = cProfile.Profile() if args.profile else None
         for i in range(args.runs):
             question = QUESTIONS[i % len(QUESTIONS)]
             if i % 2:  # alternate the order, so drift and cache effects fall on both alike
@@ -150,6 +153,12 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
             else:
                 runs.append(await turns.turn(question))
                 floors.append(await turns.floor(question))
+        if profiler is not None:  # after the timed turns, so the profiler's overhead is in none of them
+            for i in range(args.runs):
+                profiler.enable()  # cProfile follows the thread that enables it: the event loop's
+                await turns.turn(QUESTIONS[i % len(QUESTIONS)])
+                profiler.disable()
+            write_profile(profiler, args.profile, backend, size, args.runs)
         snapshot = await harness.plugin.memory.snapshot(scope) or {}
         warm_ids = await recalled(harness, scope)
         cold: dict[str, Any] | None = None
@@ -218,6 +227,15 @@ async def recalled(harness: PluginHarness, scope: Any) -> list[list[str]]:
     space's index is back)."""
     memory = harness.plugin.memory
     return [[s.episode.episode_id for s in await memory.recall(scope, q)] for q in QUESTIONS]
+
+
+def write_profile(profiler: cProfile.Profile, path: Path, backend: str, size: int, turns: int) -> None:
+    """The event-loop thread's profile of `turns` turns: a .prof file per row and the top of it printed."""
+    out = path.with_name(f"{path.stem}-{backend}-{size}{path.suffix or '.prof'}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    profiler.dump_stats(out)
+    print(f"profile of {turns} turns, {backend} {size:,}: {out}", file=sys.stderr)
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
 
 
 def recipe_window() -> int:
@@ -348,6 +366,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="run store calls on the event loop (the test host's default) instead of in threads")
     parser.add_argument("--window", type=int, default=None,
                         help="vector window rows per recall (default: the shipped candidate_window)")
+    parser.add_argument("--profile", type=Path, default=None, metavar="PATH",
+                        help="after the timed turns, profile as many more on the event-loop thread (cProfile) "
+                             "and write PATH-<backend>-<size>.prof")
     args = parser.parse_args(argv)
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]

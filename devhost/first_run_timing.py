@@ -50,6 +50,63 @@ def cpu_seconds(pids: set[int]) -> float:
     return total / _TICK
 
 
+def own_cpu_seconds(pid: int) -> float | None:
+    """User + system seconds of `pid` itself (not of its children), None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICK
+
+
+def program_label(pid: int) -> str:
+    """What a started process is, for the CPU breakdown: model-server, plugin-runtime, langbot,
+    plugin-worker:<plugin dir>, or the basename of its program."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return "?"
+    joined = " ".join(argv)
+    if "model_server.py" in joined:
+        return "model-server"
+    if "langbot_plugin.cli" in joined and " run" in joined:
+        return f"plugin-worker:{Path(cwd).name}"
+    if any(Path(a).name == "lbp" for a in argv) and " rt " in f"{joined} ":
+        return "plugin-runtime"
+    if any(Path(a).name == "langbot" for a in argv):
+        return "langbot"
+    if "devhost.cli" in joined:
+        return "devhost"
+    program = next((Path(a).name for a in argv if a and not Path(a).name.startswith("python")), argv[0])
+    return Path(program).name or "?"
+
+
+class CpuByProgram:
+    """Samples the CPU seconds of every descendant of a process while it runs, by `program_label`:
+    where a start's CPU goes (processes that live shorter than a sample count only in the total)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[int, float] = {}
+        self.labels: dict[int, str] = {}
+
+    def sample(self, pids: set[int]) -> None:
+        for pid in pids:
+            used = own_cpu_seconds(pid)
+            if used is None:
+                continue
+            if pid not in self.labels:
+                self.labels[pid] = program_label(pid)
+            self.seconds[pid] = used
+
+    def by_program(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for pid, used in self.seconds.items():
+            totals[self.labels[pid]] = totals.get(self.labels[pid], 0.0) + used
+        return {label: round(used, 1) for label, used in sorted(totals.items(), key=lambda kv: -kv[1])}
+
+
 def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str]) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LTM_")}
     env.update(extra_env, LTM_LOCALRUN_DIR=str(data_dir), LTM_WEBUI_PORT=str(free_port()))
@@ -71,13 +128,16 @@ def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     seen: set[int] = {proc.pid}
-    while not banner.wait(1.0):
+    cpu = CpuByProgram()
+    while not banner.wait(0.5):
         seen |= set(descendants(proc.pid))
+        cpu.sample(seen)
         if proc.poll() is not None or time.monotonic() - started > timeout:
             break
     to_banner = time.monotonic() - started if banner.is_set() else None
     seen |= set(descendants(proc.pid))
     cpu_to_banner = cpu_seconds(seen)
+    cpu.sample(seen)
     stamps = [0.0] + [t for t, _ in lines if to_banner is None or t <= to_banner]
     longest_silence = max((b - a for a, b in zip(stamps, stamps[1:])), default=0.0)
     seen |= set(descendants(proc.pid))
@@ -95,7 +155,7 @@ def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str
         os.kill(pid, signal.SIGKILL)
     reader.join(timeout=5)
     return {"banner_s": None if to_banner is None else round(to_banner, 1),
-            "cpu_s_to_banner": round(cpu_to_banner, 1), "longest_silence_before_banner_s": round(longest_silence, 1),
+            "cpu_s_to_banner": round(cpu_to_banner, 1), "cpu_s_by_program": cpu.by_program(), "longest_silence_before_banner_s": round(longest_silence, 1),
             "ctrl_c_to_all_gone_s": round(stop_seconds, 1), "exit_code": proc.returncode, "left_running": left,
             "processes_seen": len(seen)}
 

@@ -112,12 +112,19 @@ class MiniLMEmbedder:
     def load(self) -> None:
         with self._lock:
             if self._model is None:
-                self._model = self._module.load_model(device="cpu")
+                # The package's own load_model() goes through sentence-transformers, whose imports
+                # cost three times the CPU of this encoder's (devhost/minilm_encoder.py); same vectors.
+                if __package__:
+                    from .minilm_encoder import MiniLMEncoder
+                else:  # run as a script (as the stack does): this file's folder is first on sys.path
+                    from minilm_encoder import MiniLMEncoder
+
+                self._model = MiniLMEncoder(self._module.get_model_path())
 
     def encode(self, texts: list[str]) -> list[list[float]]:
         self.load()
-        vectors = self._model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
-        return [[float(x) for x in row] for row in vectors]
+        assert self._model is not None
+        return self._model.encode(texts)
 
 
 def pick_embedder(choice: str) -> Any:

@@ -231,7 +231,8 @@ def test_any_text_gives_bounded_quoted_candidates(text, limit):
             assert item.evidence in text
 
 
-EXTRACTOR = ("engine", "kinds", "sentences", "phrases", "declines", "rule_language", "rules_en", "rules_zh", "rules_ja")
+EXTRACTOR = ("engine", "kinds", "sentences", "phrases", "declines", "rule_language", "rules_en", "rules_en_values",
+             "rules_en_profile", "rules_en_sessions", "rules_en_episodes", "rules_zh", "rules_ja")
 
 
 def test_the_extractor_is_pure():

@@ -205,6 +205,41 @@ async def test_forgetting_an_accepted_candidates_memory_redacts_the_candidate(ha
     assert "Lisbon" not in json.dumps(await chat.audit_entries())
 
 
+async def test_a_memory_forgotten_while_its_candidate_is_being_accepted_takes_the_candidates_text(
+        harness: PluginHarness, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forget lands between the accept's episode write and the accept's mark: the forget saw a pending
+    candidate (nothing to redact), and the mark then named a deleted episode and kept the words."""
+    from ltm.candidates.queue import CandidateQueue
+    from ltm.identity import MemoryScope
+
+    kb = await harness.create_memory_kb(**ON)
+    await responded(harness, "Remember that the offsite is in Lisbon. Remember that the retro is on Monday.")
+    first, second = queue_records(harness.host)
+    chat = open_chat(harness, sender_id="admin-1", sender_name="Ada")
+    scope = MemoryScope(scope_key=chat.scope_key, user_key=chat.scope_key, kb_id=kb)
+    decide = CandidateQueue.decide
+    forgotten: list[str] = []
+
+    async def forget_first(self: CandidateQueue, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("applied_id") and not forgotten:
+            forgotten.append(kwargs["applied_id"])
+            await harness.plugin.memory.forget(scope, kwargs["applied_id"])
+        return await decide(self, *args, **kwargs)
+
+    monkeypatch.setattr(CandidateQueue, "decide", forget_first)
+    reply = await chat.run(f"!memory candidate accept {first['id']}")
+    assert "stored episode" in reply and forgotten, reply
+    assert await chat.export_l2() == []
+    redacted, untouched = queue_records(harness.host)
+    assert redacted["status"] == "accepted" and redacted["applied_id"] == forgotten[0]
+    assert "Lisbon" not in json.dumps(redacted) and redacted["content"].startswith("[redacted")
+    assert untouched == second
+    assert "Lisbon" not in await chat.run("!memory candidates --all-statuses")
+    operations = [e["operation"] for e in await chat.audit_entries()]
+    assert operations.index("candidate_accept") < operations.index("candidate_redact"), operations
+    assert "Lisbon" not in json.dumps(await chat.audit_entries())
+
+
 @pytest.mark.parametrize("surface", ["!memory forget-me", "console person erase"])
 async def test_erasing_a_person_redacts_their_accepted_candidate_even_in_a_fenced_chat(harness: PluginHarness,
                                                                                         surface: str) -> None:

@@ -3,7 +3,9 @@
 - `kinds`                      what a candidate can be (kind, profile field, target, a proposal);
 - `engine.extract_candidates`  the default, rule-based extractor: pure text in, proposals out, with
                                `sentences` (splitting), `phrases` and `declines` (shared words) and
-                               one rules module per language (`rules_en`, `rules_zh`, `rules_ja`);
+                               one rules module per language (`rules_en`, `rules_zh`, `rules_ja`; the
+                               English one split by rule kind: `rules_en_values`, `rules_en_profile`,
+                               `rules_en_sessions`, `rules_en_episodes`);
 - `selection`                  the model path: one bounded request, a strictly checked answer;
 - `extraction.extract`         which path runs, after the size and secret checks;
 - `records`                    a stored candidate and its review state;

@@ -14,7 +14,9 @@ EN_FILLER = (
     r"(?:oh|ok|okay|well|so|also|and|but|plus|btw|by\s+the\s+way|fyi|fun\s+fact|actually|honestly|"
     r"just\s+so\s+you\s+know|for\s+the\s+record|hey|hi|hello|yeah|yep|yes|no|nope|lol|haha+|hmm+|um+|uh+|"
     r"anyway|anyways|alright|ugh+|omg|wow|yo|tbh|ngl|welp|meh|man|dude|everyone|everybody|all|guys|folks|there|"
-    r"team|friends)\b"
+    r"team|friends|heads\s+up|quick\s+update|(?:friendly\s+|quick\s+|just\s+a\s+)?reminder(?:\s+that)?|"
+    # "can you remember that ...": a request to remember, which the rules read after it, not a question.
+    r"(?:can|could|would|will)\s+you(?=\s+(?:please\s+)?(?:remember|note|keep\s+in\s+mind|make\s+a\s+note)\b))\b"
 )
 ZH_FILLER = (
     r"(?:嗯+|哦+|噢+|喔+|啊+|哈+|嘿+|呵呵|对了|另外|还有|其实|顺便说一下|顺便说下|顺便提一下|说真的|老实说|"
@@ -56,7 +58,8 @@ EN_TIME = (
     r"in\s+(?:a|an|one|two|three|four|five|six|\d{1,2}|a\s+few|a\s+couple\s+of)\s+(?:days?|weeks?|months?|years?)|"
     r"by\s+(?:the\s+end\s+of|tomorrow|next)|(?:every|each)\s+(?:day|morning|evening|night|week|weekend|month|year|"
     + _WEEKDAY + r")|from\s+now\s+on|going\s+forward|later\s+this\s+(?:week|month|year)|"
-    r"over\s+the\s+(?:weekend|holidays|summer)|after\s+(?:the\s+holidays|graduation))\b"
+    r"over\s+the\s+(?:weekend|holidays|summer)|after\s+(?:the\s+holidays|graduation)|"
+    r"in\s+the\s+(?:spring|summer|fall|autumn|winter|new\s+year))\b"
 )
 ZH_NUM = r"[0-9０-９一二三四五六七八九十两]"
 ZH_DAY = r"[一二三四五六日天]"

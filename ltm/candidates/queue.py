@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -237,6 +237,28 @@ class CandidateQueue:
                            REDACTED(what=candidate.describe(), applied_id=candidate.applied_id or ""),
                            applied_id=candidate.applied_id)
         return len(hits)
+
+    async def redact_if_forgotten(self, scope: MemoryScope, accepted: Candidate,
+                                  episode_there: Callable[[], Awaitable[bool]]) -> Candidate:
+        """An accepted candidate whose episode was deleted between the accept's write and its mark loses
+        its text now: the forget ran while the candidate was still pending, so it had nothing to redact.
+        Checked under the episode space's lock, so a forget in progress has finished, and any later one
+        sees the mark and redacts the candidate itself."""
+        async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
+            if await episode_there():
+                return accepted
+        async with self._gate.write(scope, Space.l1(scope.scope_key), "candidate_redact") as tx:
+            record = await self._read(scope)
+            current = record.find(accepted.candidate_id)
+            if current is None or current.applied_id != accepted.applied_id:
+                return current or accepted
+            redacted = current.without_text()
+            record.items = [redacted if c.candidate_id == current.candidate_id else c for c in record.items]
+            await tx.call("storage write", partial(self._write, scope, record))
+            tx.applied("candidate_redact", "candidate", current.candidate_id,
+                       REDACTED(what=current.describe(), applied_id=current.applied_id or ""),
+                       applied_id=current.applied_id)
+        return redacted
 
     @contextlib.asynccontextmanager
     async def deciding(self, scope: MemoryScope) -> AsyncIterator[None]:

@@ -33,7 +33,7 @@ from .. import params
 from .._fences import FenceRegistry
 from ..episodes.duplicates import DuplicateFinder, Finding, Match, Probe
 from ..episodes.lifecycle import EpisodeLifecycle
-from ..errors import FencedError, HostError, LTMError, PartialWrite, ValidationError
+from ..errors import FencedError, HostError, LTMError, NotFound, PartialWrite, ValidationError
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..ports import LanguageModel
@@ -186,14 +186,36 @@ class CandidateReview:
             await self._fences.check(Space.l1(scope.scope_key))
             applied_type, applied_id, existing = await self._apply(as_speaker, candidate)
             try:
-                return await self._queue.decide(scope, candidate_id, CandidateStatus.ACCEPTED, operation,
-                                                by=by, applied_type=applied_type, applied_id=applied_id,
-                                                applied_existing=existing)
+                accepted = await self._queue.decide(scope, candidate_id, CandidateStatus.ACCEPTED, operation,
+                                                    by=by, applied_type=applied_type, applied_id=applied_id,
+                                                    applied_existing=existing)
             except (HostError, FencedError) as exc:
                 raise PartialWrite(
                     f"candidate {candidate_id} was applied ({applied_type} {applied_id}) but could not be marked "
                     f"accepted ({exc.message}); it still shows as pending, so reject it instead of accepting it "
                     "again", applied=[f"{applied_type}:{applied_id}"], cause=exc.code) from exc
+            if applied_type != "episode":
+                return accepted
+            return await self._forgotten_meanwhile(scope, as_speaker, accepted, applied_id)
+
+    async def _forgotten_meanwhile(self, scope: MemoryScope, as_speaker: MemoryScope, accepted: Candidate,
+                                   episode_id: str) -> Candidate:
+        """The accepted candidate, without its text when its episode was forgotten before the mark.
+        The accept itself is done: a redaction that fails is logged, not reported as a failed accept."""
+        async def episode_there() -> bool:
+            try:
+                await self._lifecycle.episode(as_speaker, episode_id)
+            except NotFound:
+                return False
+            return True
+
+        try:
+            return await self._queue.redact_if_forgotten(scope, accepted, episode_there)
+        except LTMError as exc:
+            log.warning("[LongTermMemory] candidate %s: its episode %s was forgotten during the accept and its "
+                        "text could not be removed yet scope=%s: %s", accepted.candidate_id, episode_id,
+                        scope.scope_key, exc.code)
+            return accepted
 
     async def _apply(self, as_speaker: MemoryScope, candidate: Candidate) -> tuple[str, str, bool]:
         """The ordinary write a candidate stands for: (what was written, its id, whether that record

@@ -213,17 +213,31 @@ def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: f
     return [s / top for s in scores] if top > 0 else scores
 
 
-def _exact_bonus(recipe: RecallRecipe, query: str, query_words: set[str], episode: Episode) -> float:
+@dataclass(frozen=True)
+class _QueryCues:
+    """What the exact bonuses read of the question, worked out once per recall rather than per candidate."""
+
+    lowered: str
+    ids: frozenset[str]
+    tag_words: frozenset[str]  # the question's words, and its whitespace-split pieces (a tag may hold punctuation)
+    any_words: bool
+
+    @classmethod
+    def of(cls, query: str, query_words: set[str]) -> _QueryCues:
+        lowered = query.strip().lower()
+        return cls(lowered, frozenset(m.lower() for m in _UUID.findall(lowered)),
+                   frozenset(query_words) | frozenset(lowered.split()), bool(query_words))
+
+
+def _exact_bonus(recipe: RecallRecipe, cues: _QueryCues, episode: Episode) -> float:
     if not recipe.exact_match_boost:
         return 0.0
     bonus = 0.0
-    lowered = query.strip().lower()
-    ids = {m.lower() for m in _UUID.findall(lowered)}
-    if episode.episode_id.lower() in ids:
+    if cues.ids and episode.episode_id.lower() in cues.ids:
         bonus += recipe.id_bonus
-    if len(lowered) >= 4 and lowered in episode.content.lower():
+    if len(cues.lowered) >= 4 and cues.lowered in episode.content.lower():
         bonus += recipe.snippet_bonus
-    if query_words and any(tag in query_words or tag in lowered.split() for tag in episode.tags):
+    if cues.any_words and any(tag in cues.tag_words for tag in episode.tags):
         bonus += recipe.tag_bonus
     return bonus
 
@@ -277,7 +291,7 @@ def _is_question(content: str) -> bool:
     return content.rstrip().endswith(("?", "？"))
 
 
-def _lexical_scores(candidates: list[WindowEntry], query_tokens: list[str], recipe: RecallRecipe,
+def _lexical_scores(candidates: list[WindowEntry], query: str, recipe: RecallRecipe,
                     lexical_scores: dict[str, float] | None) -> list[float]:
     if not recipe.uses_lexical:
         return [0.0] * len(candidates)
@@ -287,7 +301,7 @@ def _lexical_scores(candidates: list[WindowEntry], query_tokens: list[str], reci
         return [r / top for r in raw] if top > 0 else raw
     docs = [tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
             for c in candidates]
-    return _bm25_scores(query_tokens, docs, recipe.bm25_k1, recipe.bm25_b)
+    return _bm25_scores(tokenize(query), docs, recipe.bm25_k1, recipe.bm25_b)  # tokenized only when used here
 
 
 def rank(
@@ -303,8 +317,8 @@ def rank(
     if not candidates:
         return []
     vector = _vector_scores(candidates)
-    lexical = _lexical_scores(candidates, tokenize(query), recipe, lexical_scores)
-    query_words = set(words(query))
+    lexical = _lexical_scores(candidates, query, recipe, lexical_scores)
+    cues = _QueryCues.of(query, set(words(query)))
     moments = [parse_stored(c.episode.timestamp) for c in candidates]
     relevance = [recipe.vector_weight * vec + recipe.lexical_weight * lex for vec, lex in zip(vector, lexical)]
     none = [0.0] * len(candidates)
@@ -319,7 +333,7 @@ def rank(
         age_days = (now - stored).total_seconds() / 86400 if stored else 0.0
         weight = time_weight(age_days, recipe.half_life_days)
         importance = 1 + recipe.importance_weight * (ep.importance - 2)
-        bonus = _exact_bonus(recipe, query, query_words, ep)
+        bonus = _exact_bonus(recipe, cues, ep)
         if senders and (ep.sender_id or ep.sender_name) in senders:
             bonus += recipe.sender_bonus
         if preferred_sender and ep.sender_id == preferred_sender:

@@ -19,7 +19,6 @@ A record of another space is never held (`add` refuses it).
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 from array import array
@@ -29,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from .best_first import BestFirst
 from .model import Episode, EpisodeStatus, FactTime, newest_rows, partial_episode
 from .ranking import tokenize
 from .sameness import fact_key
@@ -288,13 +288,9 @@ class SpaceIndex:
                 out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
         return out
 
-    def _bm25(self, tf: int, idf: float, number: int, avg_len: float) -> float:
-        norm = self.k1 * (1 - self.b + self.b * self._length[number] / avg_len)
-        return idf * tf * (self.k1 + 1) / (tf + norm)
-
     def _accumulate(self, terms: list[tuple[Posting, float]], avg_len: float) -> dict[int, float]:
-        """BM25 of every record having at least one of these words, word by word (`_bm25` inlined: this
-        loop runs over whole postings)."""
+        """BM25 of every record having at least one of these words, word by word (Okapi BM25 written out
+        inline: this loop runs over whole postings)."""
         out: dict[int, float] = {}
         get, lengths = out.get, self._length
         base, scale = self.k1 * (1 - self.b), self.k1 * self.b / avg_len
@@ -306,14 +302,17 @@ class SpaceIndex:
         return out
 
     def _exact(self, terms: list[tuple[Posting, float]], numbers: Iterable[int], avg_len: float) -> dict[int, float]:
-        """BM25 of a few records with every query word (looked up, not walked)."""
+        """BM25 of a few records with every query word (looked up, not walked): Okapi BM25 per word,
+        idf x tf x (k1 + 1) / (tf + k1 x (1 - b + b x length / average length))."""
         out: dict[int, float] = {}
+        k1, b, lengths, tf_of = self.k1, self.b, self._length, self._tf
         for number in numbers:
             score = 0.0
             for posting, idf in terms:
-                tf = self._tf(posting, number)
+                tf = tf_of(posting, number)
                 if tf:
-                    score += self._bm25(tf, idf, number, avg_len)
+                    norm = k1 * (1 - b + b * lengths[number] / avg_len)
+                    score += idf * tf * (k1 + 1) / (tf + norm)
             out[number] = score
         return out
 
@@ -344,42 +343,31 @@ class SpaceIndex:
         selective = [t for t in terms if (1 if isinstance(t[0], int) else len(t[0])) <= SELECT_POSTINGS]
         picked = self._accumulate(selective, avg_len)  # selection score: selective words only
         seen: dict[int, Episode] = {}  # partial records built for `accept`, reused for the hits
-        chosen = self._top(picked, limit, accept, seen)
+        # Most recalls find enough accepted records among the first few; the rest is sorted only if not.
+        order = BestFirst(picked, 4 * max(limit, speaker[0] if speaker is not None else 0))
+        chosen = self._top(order, limit, accept, seen)
         if speaker is not None:
-            chosen += [n for n in self._top(picked, speaker[0], speaker[1], seen) if n not in set(chosen)]
+            chosen += [n for n in self._top(order, speaker[0], speaker[1], seen) if n not in set(chosen)]
         wanted = set(chosen)
         wanted.update(n for d in also if (n := self._number.get(d)) is not None)
         exact = self._exact(terms, wanted, avg_len)
         scores = {self._ids[n] or "": s for n, s in exact.items()}
         return [LexicalHit(seen[n], exact[n]) for n in chosen], scores
 
-    def _top(self, scores: dict[int, float], limit: int, accept: Accept, seen: dict[int, Episode]) -> list[int]:
+    def _top(self, order: BestFirst, limit: int, accept: Accept, seen: dict[int, Episode]) -> list[int]:
         """The `limit` best-scoring records that `accept` takes (statuses, filters); `seen` keeps the
         partial records built on the way."""
         taken: list[int] = []
-        if limit <= 0 or not scores:
+        if limit <= 0:
             return taken
-
-        def takes(number: int) -> bool:
+        for number in order:
             episode = seen.get(number)
             if episode is None:
                 episode = seen[number] = self._partial(number)
-            return accept(episode)
-
-        # Most recalls find enough accepted records among the first few; sort everything only if not.
-        first = heapq.nlargest(4 * limit, scores, key=scores.__getitem__)
-        for number in first:
-            if takes(number):
+            if accept(episode):
                 taken.append(number)
                 if len(taken) >= limit:
-                    return taken
-        if len(first) < len(scores):
-            done = set(first)
-            for number in sorted(scores, key=scores.__getitem__, reverse=True):
-                if number not in done and takes(number):
-                    taken.append(number)
-                    if len(taken) >= limit:
-                        break
+                    break
         return taken
 
     # ------------------------------------------------------------------ listing

@@ -11,10 +11,6 @@
     return langbot.api(endpoint, body || {}, 'POST').then(function (data) {
       if (!data || typeof data !== 'object') throw new ApiError(t('common.requestFailed'), 'bad_response');
       if (data.ok === false) throw new ApiError(data.error || t('common.requestFailed'), data.code || 'error');
-      if (data.space && S.space && data.space.scope_key === S.space.scope_key && data.space.user_key === S.space.user_key) {
-        S.spaceInfo = data.space;
-        C.renderSpacebar();
-      }
       return data;
     }, function (err) {
       if (err instanceof ApiError) throw err;

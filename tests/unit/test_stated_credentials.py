@@ -13,7 +13,7 @@ import pytest
 
 from ltm import CandidateKind, ValidationError, parse_records
 from ltm.secrets import CARD_CODE, ONE_TIME_CODE, PASSWORD, PIN
-from tests.unit.support import stored
+from tests.unit.support import from_the_message, stored
 from tests.unit.test_identity_numbers import nothing_written, setup
 
 # (message, the secret in it, the kind the refusal names)
@@ -66,5 +66,5 @@ async def test_a_candidate_is_only_the_redacted_note_and_no_model_sees_the_text(
         run = await memory.propose_candidates(scope, text)
         (note,) = run.added
         assert (note.kind, note.content, note.evidence) == (CandidateKind.IGNORE, f"[redacted: looks like {kind}]", "")
-        assert run.auto_applied == [] and secret not in repr(note.to_dict())
+        assert run.auto_applied == [] and secret not in from_the_message(note)
         assert fake.llm.requests == [] and stored(fake, scope) == {}

@@ -347,7 +347,8 @@ class SpaceIndex:
         order = BestFirst(picked, 4 * max(limit, speaker[0] if speaker is not None else 0))
         chosen = self._top(order, limit, accept, seen)
         if speaker is not None:
-            chosen += [n for n in self._top(order, speaker[0], speaker[1], seen) if n not in set(chosen)]
+            already = set(chosen)  # built once: the comprehension below would rebuild it per record
+            chosen += [n for n in self._top(order, speaker[0], speaker[1], seen) if n not in already]
         wanted = set(chosen)
         wanted.update(n for d in also if (n := self._number.get(d)) is not None)
         exact = self._exact(terms, wanted, avg_len)

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.e2e.page_api_log import PageApiLog
 from tests.e2e.test_real_langbot import CHROMIUM, CHROMIUM_ARGS, remember, turn, unique
 
 MARKER = "LongTermMemory consolidation request"
@@ -87,7 +88,7 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
     base = e2e.info.base_url
     page_errors: list[str] = []
     frame_errors: list[str] = []
-    page_api: list[tuple[int, Any]] = []
+    page_api = PageApiLog()
 
     def route(r: Any) -> None:
         url = r.request.url
@@ -102,14 +103,6 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
         if msg.type == "error" and (url.startswith("blob:") or "page-sdk" in url):
             frame_errors.append(f"{msg.text} @ {url}")
 
-    def on_response(response: Any) -> None:
-        if "/page-api" in response.url:
-            try:
-                body = response.json()
-            except Exception:
-                body = None
-            page_api.append((response.status, body))
-
     mark = e2e.model_log.mark()
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -119,7 +112,7 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
             page = context.new_page()
             page.on("console", on_console)
             page.on("pageerror", lambda err: page_errors.append(str(err)))
-            page.on("response", on_response)
+            page.on("response", page_api.on_response)
             page.goto(base + "/", wait_until="domcontentloaded")
             page.evaluate("""token => {
                 localStorage.setItem('token', token);
@@ -151,9 +144,7 @@ def test_approval_in_the_console_review_tab(e2e, tmp_path):
             browser.close()
 
     assert consolidation_requests(e2e, mark), "the console's preview did not reach the model"
-    bad = [(status, body) for status, body in page_api
-           if not (status == 200 and isinstance(body, dict) and body.get("code") == 0)]
-    assert page_api and bad == [], bad
+    assert page_api.answered and page_api.failures() == [], (page_api.failures(), page_api.unreadable)
     assert page_errors == [] and frame_errors == [], (page_errors, frame_errors)
     with e2e.chat("group") as group:
         listed, _ = turn(e2e, group, "!memory list")

@@ -21,6 +21,7 @@ import pytest
 from devhost.chat import ltm_block, ltm_context, system_texts
 from devhost.langbot_setup import ensure_pipeline
 from devhost.lbclient import CONSUMER_PLUGIN, LTM_PLUGIN, RUNNER_ID, RUNNER_PLUGIN
+from tests.e2e.page_api_log import PageApiLog
 
 SCRIPTED = "[scripted local model]"
 EPISODE_ID = re.compile(r'"episode_id": "([0-9a-f-]{36})"')
@@ -382,7 +383,7 @@ def test_memory_console_lists_episode_in_real_webui(e2e, tmp_path):
     page_errors: list[str] = []
     frame_console_errors: list[str] = []
     host_console_errors: list[str] = []
-    page_api: list[tuple[int, Any]] = []
+    page_api = PageApiLog()
     blocked: list[str] = []
 
     def route(r: Any) -> None:
@@ -401,14 +402,6 @@ def test_memory_console_lists_episode_in_real_webui(e2e, tmp_path):
         (frame_console_errors if url.startswith("blob:") or "page-sdk" in url else host_console_errors).append(
             f"{msg.text} @ {url}")
 
-    def on_response(response: Any) -> None:
-        if "/page-api" in response.url:
-            try:
-                body = response.json()
-            except Exception:
-                body = None
-            page_api.append((response.status, body))
-
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
@@ -417,7 +410,7 @@ def test_memory_console_lists_episode_in_real_webui(e2e, tmp_path):
             page = context.new_page()
             page.on("console", on_console)
             page.on("pageerror", lambda err: page_errors.append(str(err)))
-            page.on("response", on_response)
+            page.on("response", page_api.on_response)
             page.goto(base + "/", wait_until="domcontentloaded")
             # Log in, and skip the first-login product tour and the workspace assistant panel
             # (both overlay the page) the way the WebUI remembers them.
@@ -443,8 +436,8 @@ def test_memory_console_lists_episode_in_real_webui(e2e, tmp_path):
         finally:
             browser.close()
 
-    assert page_api, "the page made no page-api call through the host"
-    assert all(status == 200 and isinstance(body, dict) and body.get("code") == 0 for status, body in page_api), page_api
+    assert page_api.answered, "the page made no page-api call through the host"
+    assert page_api.failures() == [], (page_api.failures(), page_api.unreadable)
     assert page_errors == [], page_errors
     assert frame_console_errors == [], frame_console_errors
     # The WebUI's own errors are only its failed calls to LangBot's cloud (blocked above).

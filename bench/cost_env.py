@@ -165,7 +165,17 @@ class CostHost(FakeLangBotHost):
         return self.backend.thread_cpu if isinstance(self.backend, ThreadedBackend) else 0.0
 
     def calls_by_action(self) -> dict[str, int]:
-        return dict(sorted(Counter(name for name, _ in self.calls).items()))
+        """Calls per action; a read filtered on records' keys (a list, or a search on stores that count
+        every list) is counted as `KEYED_READ`, whichever call it was."""
+        return dict(sorted(Counter(KEYED_READ if _keyed(name, data) else name for name, data in self.calls).items()))
+
+
+KEYED_READ = "keyed_read"
+
+
+def _keyed(name: str, data: dict[str, Any]) -> bool:
+    filters = data.get("filters") if isinstance(data, dict) else None
+    return name in (A.VECTOR_LIST.value, A.VECTOR_SEARCH.value) and isinstance(filters, dict) and "uuid" in filters
 
 
 _WIRE_OWNER: list[CostHost | None] = [None]

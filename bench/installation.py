@@ -52,6 +52,7 @@ if str(ROOT) not in sys.path:
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402
 
 from bench.cost_env import (  # noqa: E402
+    KEYED_READ,
     RESULTS,
     command_line,
     current_rss_mb,
@@ -186,7 +187,7 @@ class Installation:
                 "ratio_median": round(turn_ms["median"] / floor_ms["median"], 3) if floor_ms["median"] else None,
                 "plugin_cpu_ms": summary_ms([r["plugin_cpu"] for r in runs]),
                 "host_calls_total": max(sum(r["calls"].values()) for r in runs), "host_calls": runs[0]["calls"],
-                "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get("vector_list")) / len(runs), 3),
+                "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get(KEYED_READ)) / len(runs), 3),
                 "cold_turn": None,
                 "episodes_injected": len(snapshot.get("episodes") or []), "errors": snapshot.get("errors") or []}
 

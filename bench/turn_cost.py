@@ -56,6 +56,7 @@ if str(ROOT) not in sys.path:
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402
 
 from bench.cost_env import (  # noqa: E402
+    KEYED_READ,
     RESULTS,
     CostHost,
     command_line,
@@ -198,10 +199,10 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
             "host_calls_constant": all(r["calls"] == calls for r in runs),
             "host_calls_max_total": max(sum(r["calls"].values()) for r in runs),
             "host_calls_min_total": min(sum(r["calls"].values()) for r in runs),
-            # the keyed read of records found by words alone (VECTOR_LIST), when one is among the results
-            "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get(A.VECTOR_LIST.value)) / len(runs), 3),
+            # the keyed read of records found by words alone, when one is among the results
+            "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get(KEYED_READ)) / len(runs), 3),
             "host_calls_besides_keyed_read_constant": len({tuple(sorted((k, v) for k, v in r["calls"].items()
-                                                                        if k != A.VECTOR_LIST.value))
+                                                                        if k != KEYED_READ))
                                                            for r in runs}) == 1,
             "plugin_cpu_ms": summary_ms([r["plugin_cpu"] for r in runs]),
             "plugin_cpu_normalized": normalized_cpu([r["plugin_cpu"] for r in runs], [r["reference_cpu"] for r in runs]),
@@ -254,7 +255,7 @@ def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out[backend] = {
             "ratio_le_1_3": {str(r["size"]): r["ratio_median"] is not None and r["ratio_median"] <= GOAL_RATIO
                              for r in mine},
-            "host_calls_same_at_every_size": len({tuple(sorted((k, v) for k, v in c.items() if k != A.VECTOR_LIST.value))
+            "host_calls_same_at_every_size": len({tuple(sorted((k, v) for k, v in c.items() if k != KEYED_READ))
                                                   for c in calls.values()}) == 1
                                              and all(r["host_calls_besides_keyed_read_constant"] for r in mine),
             "host_calls_le_7": all(r["host_calls_max_total"] <= GOAL_CALLS for r in mine),

@@ -84,13 +84,18 @@ async def test_overview_in_bot_isolation_shares_l2_but_not_l1(harness: PluginHar
     assert [e["operation"] for e in await first.audit_entries()] == ["remember", "update_profile"]
 
 
-async def test_host_failures_and_fences_give_one_clear_reply(harness: PluginHarness) -> None:
+async def test_host_failures_and_fences_give_one_clear_reply(harness: PluginHarness,
+                                                             supported_backend_name: str) -> None:
     chat, other, _ = await two_chats(harness)
     note = await chat.remember("Survives host trouble")
     host = harness.host
-    host.fail_next(A.VECTOR_LIST, ActionCallError("backend down"), after_dispatch=False)
-    assert (await chat.run("!memory list")) == "!memory list: host error on vector list: backend down"
-    host.fail_next(A.VECTOR_LIST, RuntimeError("boom"), after_dispatch=False)
+    # The page's records are read by key: a list on Chroma, one search on the stores that count every
+    # filtered list (Qdrant, Milvus; see `Traits.keyed_by_search`).
+    read, said = (A.VECTOR_LIST, "vector list") if supported_backend_name == "chroma" else (
+        A.VECTOR_SEARCH, "vector search")
+    host.fail_next(read, ActionCallError("backend down"), after_dispatch=False)
+    assert (await chat.run("!memory list")) == f"!memory list: host error on {said}: backend down"
+    host.fail_next(read, RuntimeError("boom"), after_dispatch=False)
     assert "internal error" in await chat.run("!memory list")
 
     # A write whose outcome is unknown fences this space (F2): writes refused, reads and other chats fine.

@@ -49,10 +49,17 @@ class HostRows(StoreProbing):
 
     async def _list_rows(self, collection: str, filters: dict[str, Any] | None, limit: int, offset: int
                          ) -> list[dict[str, Any]]:
+        return (await self._list_counted(collection, filters, limit, offset))[0]
+
+    async def _list_counted(self, collection: str, filters: dict[str, Any] | None, limit: int, offset: int
+                            ) -> tuple[list[dict[str, Any]], int]:
+        """The rows and the host's `total` (-1 where the store does not count what a filter matches)."""
         listing = await _call("vector list", self._plugin.vector_list(
             collection_id=collection, filters=filters, limit=limit, offset=offset))
         items = listing.get("items") if isinstance(listing, dict) else None
-        return [i for i in items or [] if isinstance(i, dict)]
+        total = listing.get("total") if isinstance(listing, dict) else None
+        counted = total if isinstance(total, int) and not isinstance(total, bool) else -1
+        return [i for i in items or [] if isinstance(i, dict)], counted
 
     async def _delete_rows(self, collection: str, *, file_ids: list[str] | None = None,
                            filters: dict[str, Any] | None = None) -> None:

@@ -38,6 +38,9 @@ class Traits:
     single_delete: bool
     dimension: int
     text_search: bool = False
+    # A store that counts every filtered list (its `total`) passes over the filter twice per list; its
+    # keyed reads go through one search filtered on the keys instead, when that search honours them.
+    keyed_by_search: bool = False
 
     @property
     def rewrite_deletes_first(self) -> bool:
@@ -123,6 +126,10 @@ class StoreProbing(abc.ABC):
                          ) -> list[dict[str, Any]]: ...
 
     @abc.abstractmethod
+    async def _list_counted(self, collection: str, filters: dict[str, Any] | None, limit: int, offset: int
+                            ) -> tuple[list[dict[str, Any]], int]: ...
+
+    @abc.abstractmethod
     async def _delete_rows(self, collection: str, *, file_ids: list[str] | None = None,
                            filters: dict[str, Any] | None = None) -> None: ...
 
@@ -193,15 +200,17 @@ class StoreProbing(abc.ABC):
             keeps = isinstance(meta_a, dict) and meta_a.get("user_key") == a.space
             by_speaker = await self._list_rows(collection, layout.speaker_filter(a.space, a.speaker), 10, 0)
             filters_metadata = keeps and {str(i.get("id")) for i in by_speaker} == {id_a}
-            by_key = await self._list_rows(collection, layout.keys_filter(b.space, [b.record_id]), 10, 0)
+            by_key, counted = await self._list_counted(collection, layout.keys_filter(b.space, [b.record_id]), 10, 0)
             filters_uuid = {str(i.get("id")) for i in by_key} == {id_b}
+            keyed_by_search = filters_uuid and counted >= 0 and {str(r.get("id")) for r in await self._search_rows(
+                collection, vector, 10, layout.keys_filter(b.space, [b.record_id]))} == {id_b}
             rewritten = dataclasses.replace(a, fields={**a.fields, "status_changed_at": "1"})
             await self._upsert_rows(collection, [rewritten], [vector])
             again = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
             replaces = sum(1 for i in again if str(i.get("id")) == id_a) == 1
             text_search = await self._probe_text_search(collection, a.space, id_a, vector)
             traits = Traits(keeps, filters_metadata, filters_uuid, similarity, replaces, False, len(vector),
-                            text_search)
+                            text_search, keyed_by_search)
             await self._delete_records(collection, traits, a.space, [a.record_id])
             left_a = await self._list_rows(collection, layout.space_filter(a.space), 10, 0)
             left_b = await self._list_rows(collection, layout.space_filter(b.space), 10, 0)

@@ -90,19 +90,38 @@ class HostVectorIndex(HostRows):
 
     async def _find(self, collection: str, space: str, record_ids: Sequence[str], *, complete: bool = False
                     ) -> dict[str, IndexRecord]:
-        """Records of `space` by id: one keyed list where the store filters on `uuid`, else a scan."""
+        """Records of `space` by id: one keyed read where the store filters on `uuid`, else a scan. The keyed
+        read is a search on a store that counts every list (`Traits.keyed_by_search`); a search may be
+        approximate, so what it did not return is listed by key before it is called gone."""
         wanted = set(record_ids)
         if not wanted:
             return {}
         traits = self._traits.get(collection)
         if traits is None or traits.filters_uuid:
-            keys = {key for r in wanted for key in layout.record_keys(space, r)}
-            rows = await self._list_rows(collection, layout.keys_filter(space, sorted(wanted)), 2 * len(wanted) + 2, 0)
-            honoured = all(isinstance(self._meta(r), dict) and self._meta(r).get("uuid") in keys for r in rows)
-            if honoured:
-                records = layout.newest(r for r, _ in self._own(rows, space, "list"))
-                return {r.record_id: r for r in records if r.record_id in wanted}
+            searched: dict[str, IndexRecord] = {}
+            if traits is not None and traits.keyed_by_search:
+                searched = await self._keyed(collection, space, wanted, _unit(traits.dimension)) or {}
+                if len(searched) == len(wanted):
+                    return searched
+            listed = await self._keyed(collection, space, wanted - set(searched), None)
+            if listed is not None:
+                return {**searched, **listed}
         return await self._scan(collection, space, wanted, complete=complete)
+
+    async def _keyed(self, collection: str, space: str, wanted: set[str], vector: Vector | None
+                     ) -> dict[str, IndexRecord] | None:
+        """One read filtered on the records' keys (a search with `vector`, else a list); None when the
+        store answered rows the filter does not match (it ignored the filter)."""
+        keys = {key for r in wanted for key in layout.record_keys(space, r)}
+        filters = layout.keys_filter(space, sorted(wanted))
+        if vector is None:
+            rows = await self._list_rows(collection, filters, 2 * len(wanted) + 2, 0)
+        else:
+            rows = await self._search_rows(collection, vector, 2 * len(wanted) + 2, filters)
+        if not all(isinstance(self._meta(r), dict) and self._meta(r).get("uuid") in keys for r in rows):
+            return None
+        records = layout.newest(r for r, _ in self._own(rows, space, "list"))
+        return {r.record_id: r for r in records if r.record_id in wanted}
 
     async def _scan(self, collection: str, space: str, wanted: set[str], *, complete: bool = False
                     ) -> dict[str, IndexRecord]:

@@ -206,6 +206,8 @@ def make_host(backend: str, threads: bool = True) -> CostHost:
 
 
 def call_label(name: str, data: dict[str, Any]) -> str:
+    if _keyed(name, data):  # its size follows the records read: one label, so its median means something
+        return f"{KEYED_READ} ({name})"
     if name == A.VECTOR_SEARCH.value:
         filters = ",".join(data.get("filters") or {}) or "-"
         return f"vector_search {data.get('search_type') or 'vector'} by {filters} top {data.get('top_k')}"

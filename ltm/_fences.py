@@ -43,9 +43,14 @@ class Fence:
     operation: str
     reason: str
     since: str
+    target: str = ""  # what the write was changing, where a restart must know it (the KB a removal removed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"space": self.space.key, "operation": self.operation, "reason": self.reason, "since": self.since}
+
+    def record(self) -> dict[str, Any]:
+        """What is stored: `to_dict` (what the surfaces show) and the target, when there is one."""
+        return {**self.to_dict(), "target": self.target} if self.target else self.to_dict()
 
 
 class FenceRegistry:
@@ -71,7 +76,7 @@ class FenceRegistry:
             space = Space.from_key(space_of_fence_key(key))
             if isinstance(raw, dict) and space is not None:
                 fences[space.key] = Fence(space, str(raw.get("operation", "")), str(raw.get("reason", "")),
-                                          str(raw.get("since", "")))
+                                          str(raw.get("since", "")), str(raw.get("target") or ""))
         for key in await self._store.keys(WRITE_MARK_PREFIX):
             space = Space.from_key(space_of_write_mark_key(key))
             if space is None:
@@ -82,7 +87,7 @@ class FenceRegistry:
                 raw = raw if isinstance(raw, dict) else {}
                 operation = str(raw.get("operation") or "a write")
                 fences[space.key] = Fence(space, operation, f"the plugin stopped during {operation}",
-                                          str(raw.get("since") or now_iso()))
+                                          str(raw.get("since") or now_iso()), str(raw.get("target") or ""))
                 self._unpersisted.add(space.key)
                 log.warning("[LongTermMemory] fence raised space=%s: the plugin stopped during %s",
                             space.key, operation)
@@ -105,8 +110,8 @@ class FenceRegistry:
                 space=space.describe(), since=fence.since, operation=fence.operation,
             )
 
-    async def raise_fence(self, space: Space, operation: str, reason: str) -> Fence:
-        fence = Fence(space, operation, reason[:200], now_iso())
+    async def raise_fence(self, space: Space, operation: str, reason: str, target: str = "") -> Fence:
+        fence = Fence(space, operation, reason[:200], now_iso(), target)
         (await self._loaded())[space.key] = fence  # refuses in this process even if persisting fails
         self._unpersisted.add(space.key)
         await self._persist_pending()
@@ -124,7 +129,7 @@ class FenceRegistry:
             fence = self._fences.get(key)
             try:
                 if fence is not None:
-                    await self._store.set(fence_key(key), fence.to_dict())
+                    await self._store.set(fence_key(key), fence.record())
             except LTMError as exc:
                 log.error("[LongTermMemory] fence for %s not persisted yet (%s); will retry", key, exc.code)
                 continue
@@ -137,13 +142,13 @@ class FenceRegistry:
                 continue
             self._stale_marks.discard(key)
 
-    async def mark(self, space: Space, operation: str, attempts: int = 1) -> None:
+    async def mark(self, space: Space, operation: str, attempts: int = 1, target: str = "") -> None:
         """The write-ahead marker of a gated write, before its first host write (the fences are loaded
         first, so a marker of this process is never taken for a dead one's). A whole record: `attempts`
-        re-sends it on a refusal or a lost answer."""
+        re-sends it on a refusal or a lost answer. A `target` is kept in the fence it may become."""
         await self._loaded()
         self._stale_marks.discard(space.key)  # live from now on: no clean-up may remove it meanwhile
-        value = {"operation": operation, "since": now_iso()}
+        value = {"operation": operation, "since": now_iso(), **({"target": target} if target else {})}
         try:
             for attempt in range(attempts):
                 try:

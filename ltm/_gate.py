@@ -54,10 +54,11 @@ class WriteTx:
     """One gated write: its host calls and what it applied."""
 
     def __init__(self, scope: MemoryScope | None, space: Space, operation: str,
-                 mark: Callable[[], Awaitable[None]] | None = None) -> None:
+                 mark: Callable[[], Awaitable[None]] | None = None, target: str = "") -> None:
         self.scope = scope
         self.space = space
         self.operation = operation
+        self.target = target
         self.entries: list[AuditEntry] = []
         self._net: dict[str, str] = {}
         self.unknown: str | None = None
@@ -184,18 +185,18 @@ class WriteGate:
 
     @contextlib.asynccontextmanager
     async def write(self, scope: MemoryScope | None, space: Space, operation: str, *,
-                    enforce_fence: bool = True) -> AsyncIterator[WriteTx]:
+                    enforce_fence: bool = True, target: str = "") -> AsyncIterator[WriteTx]:
         """`enforce_fence=False` only for the operations that resolve a fence: clearing it and
-        removing the knowledge base it belongs to (F4)."""
+        removing the knowledge base it belongs to (F4). A `target` goes into the marker and any fence."""
         if space.kind is SpaceKind.L2:
             async with self._barrier(space.kb_id).shared():
                 if space.kb_id in self._removed:
                     raise NoKnowledgeBase(f"knowledge base {space.kb_id} was removed")
                 self._check_isolation(scope, space)
-                async with self._write(scope, space, operation, enforce_fence) as tx:
+                async with self._write(scope, space, operation, enforce_fence, target) as tx:
                     yield tx
         else:
-            async with self._write(scope, space, operation, enforce_fence) as tx:
+            async with self._write(scope, space, operation, enforce_fence, target) as tx:
                 yield tx
 
     @contextlib.asynccontextmanager
@@ -251,14 +252,14 @@ class WriteGate:
 
     @contextlib.asynccontextmanager
     async def _write(self, scope: MemoryScope | None, space: Space, operation: str,
-                     enforce_fence: bool) -> AsyncIterator[WriteTx]:
+                     enforce_fence: bool, target: str) -> AsyncIterator[WriteTx]:
         async with self._locks.hold(space.key):
             if enforce_fence:
                 await self._fences.check(space)
             # The writes that resolve a fence cannot wait for an admin (LangBot removes a KB whatever the
             # plugin answers): their marker, a whole record, is re-sent like their other idempotent writes.
-            tx = WriteTx(scope, space, operation,
-                         partial(self._fences.mark, space, operation, attempts=1 if enforce_fence else 3))
+            tx = WriteTx(scope, space, operation, partial(self._fences.mark, space, operation,
+                                                          attempts=1 if enforce_fence else 3, target=target), target)
             try:
                 yield tx
             except BaseException as exc:
@@ -273,8 +274,7 @@ class WriteGate:
                 # Cancelled while the audit entry was being written: the change is stored, its record
                 # may not be. Fence the space so it does not look recorded (the caller sees the cancel).
                 if tx.entries:
-                    await asyncio.shield(self._fences.raise_fence(
-                        tx.space, tx.operation, "cancelled while the audit entry was written"))
+                    await asyncio.shield(self._fence(tx, "cancelled while the audit entry was written"))
                 await self._end_mark(tx)
                 raise
             except BaseException:
@@ -306,15 +306,17 @@ class WriteGate:
             self._fences.leave_mark(tx.space)
             if await self._fences.get(tx.space) is None:
                 code = exc.code if isinstance(exc, LTMError) else "cancelled"
-                await asyncio.shield(self._fences.raise_fence(
-                    tx.space, tx.operation, f"write-ahead marker not removed: {code}"))
+                await asyncio.shield(self._fence(tx, f"write-ahead marker not removed: {code}"))
             if isinstance(exc, asyncio.CancelledError):
                 raise
+
+    async def _fence(self, tx: WriteTx, reason: str) -> None:
+        await self._fences.raise_fence(tx.space, tx.operation, reason, tx.target)
 
     async def _after_failure(self, tx: WriteTx, exc: BaseException) -> BaseException:
         if tx.unknown is not None:
             # The last write may or may not have been applied: fence, then record what surely was.
-            await asyncio.shield(self._fences.raise_fence(tx.space, tx.operation, tx.unknown))
+            await asyncio.shield(self._fence(tx, tx.unknown))
             await self._record_or_fence(tx)
             if isinstance(exc, asyncio.CancelledError):
                 return exc
@@ -338,7 +340,7 @@ class WriteGate:
         try:
             await self._audit.append_many(tx.space.key, tx.entries)
         except LTMError as exc:
-            await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
+            await self._fence(tx, f"audit entry not written: {exc.code}")
             raise UnrecordedChange(
                 f"{tx.operation} was applied, but its audit entry could not be written; writes to this memory "
                 "are paused until an admin checks it and clears the fence",
@@ -353,8 +355,7 @@ class WriteGate:
         try:
             await asyncio.shield(self._record_quietly(tx))
         except asyncio.CancelledError:
-            await asyncio.shield(self._fences.raise_fence(
-                tx.space, tx.operation, "cancelled while the audit entry was written"))
+            await asyncio.shield(self._fence(tx, "cancelled while the audit entry was written"))
             raise
 
     async def _record_quietly(self, tx: WriteTx) -> None:
@@ -365,7 +366,7 @@ class WriteGate:
             await self._audit.append_many(tx.space.key, tx.entries)
         except LTMError as exc:
             log.error("[LongTermMemory] audit of a failed %s not written (%s); fencing", tx.operation, exc.code)
-            await self._fences.raise_fence(tx.space, tx.operation, f"audit entry not written: {exc.code}")
+            await self._fence(tx, f"audit entry not written: {exc.code}")
 
     async def clear_fences(self, scope: MemoryScope | None, *, installation: bool = False) -> list[str]:
         """F4: the scope's L1 and L2 fences; the installation-wide fence only when asked for by name.

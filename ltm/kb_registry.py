@@ -197,7 +197,8 @@ class KnowledgeBaseRegistry:
 
     async def _unregister(self, kb_id: str) -> bool:
         async with self._gate.removing_kb(kb_id), \
-                self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False) as tx:
+                self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False,
+                                 target=kb_id) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
             tx.applied("kb_unregister", "knowledge_base", kb_id, REMOVED())
@@ -244,15 +245,24 @@ class KnowledgeBaseRegistry:
 
     async def _stale(self, kb_ids: list[str], *, refresh: bool = False) -> set[str]:
         """Registered KBs that are gone: removed in this process, or absent from LangBot's list (asked
-        once per process, or again when `refresh`; an unanswered or empty list proves nothing)."""
+        once per process, or again when `refresh`). An unanswered list proves nothing, nor does an empty
+        one (a host still starting may list nothing), except for the KB whose removal a fence says was
+        interrupted (D5): LangBot deletes a KB whatever its removal hook achieved."""
         gone = {k for k in kb_ids if self._gate.kb_removed(k)}
         if kb_ids and (self._gone is None or refresh):
             try:
-                on_host = set(await self._directory.knowledge_base_ids())
+                on_host: set[str] | None = set(await self._directory.knowledge_base_ids())
             except LTMError:
-                on_host = set()
-            self._gone = {k for k in kb_ids if on_host and k not in on_host}
+                on_host = None
+            removing = await self._interrupted_removal() if on_host == set() else ""
+            self._gone = {k for k in kb_ids if on_host is not None and k not in on_host
+                          and (on_host or k == removing)}
         return gone | {k for k in kb_ids if self._gone and k in self._gone}
+
+    async def _interrupted_removal(self) -> str:
+        """The KB a removal was removing when its outcome became unknown (the installation's fence)."""
+        fence = await self._fences.get(Space.installation())
+        return fence.target if fence is not None and fence.operation == "kb_unregister" else ""
 
     async def memory_kb(self) -> tuple[str, KBSettings] | None:
         record = await self._record()

@@ -889,9 +889,7 @@ DEFECTS = {
 }
 AUDIT_CALLS = ("get_plugin_storage(audit)", "set_plugin_storage(audit)")
 FAULTS = ("refusal", "timeout", "lost")
-KNOWN_DEFECTS: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]] = [  # D1-D4: fixed
-    (("kb_unregister",), ("set_plugin_storage(writing)",), ("cancel",), "D5"),
-]
+KNOWN_DEFECTS: list[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str]] = []  # D1-D5: fixed
 
 
 def known_defect(operation: str, call: str, kind: str) -> str | None:
@@ -1062,9 +1060,9 @@ async def test_a_removal_goes_on_when_its_configuration_write_is_refused_once(ha
     assert (await s.console_ok("/overview"))["kb"] is None  # the removal was stored, not only remembered
 
 
-@pytest.mark.xfail(strict=True, reason="D5")
 async def test_a_removal_cancelled_at_its_write_ahead_marker_leaves_no_memory_kb_behind(harness: PluginHarness,
                                                                                         kb: str) -> None:
+    """D5: LangBot lists no KB after the removal, and only the installation's fence says which KB was going."""
     s = Surfaces(harness)
     assert (await s.tool(PLACE_A, SPEAKER, "remember", {"content": "gone with the KB"}))["ok"]
     reached = await _hang_on(harness.host, lambda c: c.kind == "writing" and c.action == A.SET_PLUGIN_STORAGE.value)
@@ -1074,4 +1072,31 @@ async def test_a_removal_cancelled_at_its_write_ahead_marker_leaves_no_memory_kb
     with pytest.raises(BaseException):  # noqa: B017 - a cancellation or the host's error, either way
         await task
     await harness.restart(fresh_modules=False)
-    assert (await s.console_ok("/overview"))["kb"] is None
+    overview = await s.console_ok("/overview")
+    assert overview["kb"] is None
+    assert [(f["space"], f["operation"]) for f in overview["fences"]] == [("installation", "kb_unregister")]
+    await s.console_ok("/fence/clear", {"installation": True})
+    new_kb = await harness.create_memory_kb()
+    assert (await s.console_ok("/overview"))["kb"]["id"] == new_kb != kb
+
+
+async def test_an_empty_kb_list_alone_never_drops_the_memory_kb(harness: PluginHarness, kb: str) -> None:
+    """A host still starting may list no KB: without an interrupted removal of it, the memory KB stays."""
+    s = Surfaces(harness)
+    assert (await s.tool(PLACE_A, SPEAKER, "remember", {"content": "kept through an empty list"}))["ok"]
+    real = harness.host.call_action
+    listed = 0
+
+    async def list_nothing(action: Any, data: dict[str, Any], timeout: float | None = 15.0, **kw: Any) -> Any:
+        nonlocal listed
+        if host_call(action, data).action == A.LIST_KNOWLEDGE_BASES.value:
+            listed += 1
+            return {"knowledge_bases": []}
+        return await real(action, data, timeout, **kw)
+
+    harness.host.call_action = list_nothing  # type: ignore[method-assign]
+    await harness.restart(fresh_modules=False)
+    assert (await s.console_ok("/overview"))["kb"]["id"] == kb
+    assert listed  # the plugin asked, and was told nothing
+    found = await s.tool(PLACE_A, SPEAKER, "recall_memory", {"query": "kept through an empty list"})
+    assert "kept through an empty list" in json.dumps(found)

@@ -1094,7 +1094,7 @@ async def test_an_empty_kb_list_alone_never_drops_the_memory_kb(harness: PluginH
             return {"knowledge_bases": []}
         return await real(action, data, timeout, **kw)
 
-    harness.host.call_action = list_nothing  # type: ignore[method-assign]
+    harness.host.call_action = list_nothing  # type: ignore[method-assign]  # a host that lists no KB, as when starting
     await harness.restart(fresh_modules=False)
     assert (await s.console_ok("/overview"))["kb"]["id"] == kb
     assert listed  # the plugin asked, and was told nothing

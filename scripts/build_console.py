@@ -10,8 +10,8 @@ The template `pages/console/index.html` is plain HTML plus directive lines, each
 
     <!-- build:style FILE -->     a <style> element holding FILE (CSS)
     <!-- build:i18n -->           <script type="application/json" id="ltm-i18n"> holding one object,
-                                  {"en_US": {...}, "zh_Hans": {...}}, from i18n/en_US.json and
-                                  i18n/zh_Hans.json plus the plugin's vocabulary (the words for every
+                                  {"en_US": {...}, "zh_Hans": {...}, ...}, from i18n/<language>.json
+                                  for each of LANGUAGES plus the plugin's vocabulary (the words for every
                                   code the server sends, components/common/vocabulary/, shared with
                                   the `!memory` replies; a key in both is refused) (must come before
                                   the first script)
@@ -43,7 +43,7 @@ OUTPUT = ROOT / "components" / "pages" / "console" / "index.html"
 SOURCE_LABEL = "pages/console"
 VOCABULARY = ROOT / "components" / "common" / "vocabulary"
 COMMAND = "python3 scripts/build_console.py"
-LANGUAGES = ("en_US", "zh_Hans")
+LANGUAGES = ("en_US", "zh_Hans", "zh_Hant")  # zh_Hant: made by scripts/i18n_zh_hant.py
 MAX_BYTES = 4 * 1024 * 1024  # the host refuses to serve larger files
 SOURCE_SUFFIXES = (".html", ".css", ".js", ".json")
 

@@ -90,7 +90,7 @@ def test_page_inlines_every_source_in_the_declared_order() -> None:
     vocabulary = ROOT / "components" / "common" / "vocabulary"
     assert dictionaries == {lang: {**json.loads((SOURCE / "i18n" / f"{lang}.json").read_text(encoding="utf-8")),
                                    **json.loads((vocabulary / f"{lang}.json").read_text(encoding="utf-8"))}
-                            for lang in ("en_US", "zh_Hans")}
+                            for lang in bc.LANGUAGES}
 
 
 def test_check_flags_a_missing_or_stale_page_and_accepts_a_fresh_one(tmp_path: Path) -> None:
@@ -146,8 +146,9 @@ def test_dictionaries_with_different_keys_are_refused(src: Path) -> None:
     message = refused(src)
     assert "same keys" in message and "'app.new'" in message
 
-    edit(zh, lambda s: s.replace('"app.title": "记忆控制台",', '"app.title": "记忆控制台",\n  "app.new": "新",'))
-    bc.build(src)  # the same key in both: fine
+    for lang in bc.LANGUAGES[1:]:
+        edit(src / "i18n" / f"{lang}.json", lambda s: s.replace('{\n', '{\n  "app.new": "新",\n', 1))
+    bc.build(src)  # the same key in every dictionary: fine
 
     edit(zh, lambda s: s.replace('  "app.refresh": "刷新",\n', ""))
     message = refused(src)

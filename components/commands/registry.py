@@ -85,6 +85,10 @@ class Subcommands(Declarations[Subcommand]):
         return self.decorator((name, *aliases), lambda handler: Subcommand(name, usage, handler, mutating))
 
 
+def _usage(entry: Subcommand) -> Own:
+    return localized(entry.usage, f"usage.{entry.name}")  # its id in the overlays of other languages
+
+
 class Registry:
     """The command's table: every group's subcommands, in the order of `groups`."""
 
@@ -97,7 +101,7 @@ class Registry:
 
     def usage_of(self, topic: str) -> Own:
         entry = self.entries.get(topic)
-        return localized((entry or self.entries["help"]).usage)
+        return _usage(entry or self.entries["help"])
 
     def usage_text(self, topic: str, reason: Own | None = None) -> Own:
         error = SAY("registry.error", reason=Own(reason.rstrip("。."))) if reason else None
@@ -105,5 +109,5 @@ class Registry:
 
     def help_text(self) -> Own:
         listed = list(dict.fromkeys(self.entries.values()))  # one line per subcommand, aliases included
-        return lines(SAY("registry.help_title"), [localized(entry.usage) for entry in listed],
+        return lines(SAY("registry.help_title"), [_usage(entry) for entry in listed],
                      SAY("registry.help_statuses"))

@@ -12,6 +12,11 @@ core says by code.
   a concept has one term per language.
 - The **language** of a reply is set once per command (`speaking`); LangBot 4.11.2 sends no language
   with a query (docs/HOST-FACTS.md), so it comes from the plugin setting `reply_language`.
+- A catalogue's tuple holds English and Simplified Chinese, the two languages every author writes. The
+  others (`OVERLAID`) live in overlay files, `messages/<language>.json` keyed by message id, so a feature
+  module never grows a column per language: Traditional Chinese is generated from the Simplified
+  (`scripts/i18n_zh_hant.py`), Japanese is written. A message an overlay lacks is said in English;
+  tests/test_i18n_parity.py lists every missing or extra key per language.
 """
 
 from __future__ import annotations
@@ -28,18 +33,26 @@ from typing import Any, ClassVar
 from components.common.chat_text import Own, inert, own
 from ltm import Said, said_from
 
-LANGUAGES = ("en_US", "zh_Hans")
+WRITTEN = ("en_US", "zh_Hans")  # the columns of a catalogue's tuple
+OVERLAID = ("zh_Hant",)  # from messages/<language>.json
+LANGUAGES = (*WRITTEN, *OVERLAID)
 DEFAULT_LANGUAGE = "en_US"
 VOCABULARY_DIR = Path(__file__).with_name("vocabulary")
+MESSAGES_DIR = VOCABULARY_DIR / "messages"
+# Full-width separators read naturally in these languages; the others join with "; ".
+_CJK = frozenset({"zh_Hans", "zh_Hant", "ja_JP"})
 _FIELD = re.compile(r"\{(\w+)\}")
 _LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("ltm_reply_language", default=DEFAULT_LANGUAGE)
 
 
 def language_of(value: Any) -> str:
-    """A language tag as LangBot writes it (`zh_Hans`, `zh-CN`, `en`, ...) mapped onto ours; else English."""
+    """A language tag as LangBot writes it (`zh_Hans`, `zh-Hant`, `zh-CN`, `ja-JP`, `en`, ...) mapped onto
+    ours; English for every other language (Spanish, Thai, ... have no reply texts)."""
     tag = str(value or "").strip().replace("-", "_").lower()
-    if tag.startswith("zh") and not any(t in tag for t in ("hant", "_tw", "_hk", "_mo")):
-        return "zh_Hans"
+    if tag.startswith("zh"):
+        return "zh_Hant" if any(t in tag for t in ("hant", "_tw", "_hk", "_mo")) else "zh_Hans"
+    if tag == "ja" or tag.startswith("ja_"):
+        return "ja_JP"
     return DEFAULT_LANGUAGE
 
 
@@ -78,7 +91,7 @@ def _show(value: Any) -> str:
         found = said_from(value)
         return said(found) if found else inert(value)
     if isinstance(value, (list, tuple)):
-        return ("；" if current_language() == "zh_Hans" else "; ").join(_show(v) for v in value)
+        return ("；" if current_language() in _CJK else "; ").join(_show(v) for v in value)
     return inert(value)
 
 
@@ -103,6 +116,22 @@ def said(value: Said) -> Own:
     return fill(template, value.params) if template else inert(value.english)
 
 
+@cache
+def overlay(language: str) -> dict[str, str]:
+    """The messages of a language beyond a catalogue's tuple, by message id (empty for the others)."""
+    if language not in OVERLAID:
+        return {}
+    data = json.loads((MESSAGES_DIR / f"{language}.json").read_text(encoding="utf-8"))
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def _in_current(message_id: str, texts: tuple[str, ...]) -> str:
+    language = current_language()
+    if language in WRITTEN:
+        return texts[WRITTEN.index(language)]
+    return overlay(language).get(message_id) or texts[0]
+
+
 # --------------------------------------------------------------------------- catalogues (our own text)
 class Catalogue:
     """The messages of one feature in every language; message ids are unique across catalogues."""
@@ -113,8 +142,8 @@ class Catalogue:
         for message_id, texts in messages.items():
             if message_id in Catalogue.ALL:
                 raise ValueError(f"message {message_id!r} is declared twice")
-            if len(texts) != len(LANGUAGES) or not all(t.strip() for t in texts):
-                raise ValueError(f"message {message_id!r} needs one text per language {LANGUAGES}")
+            if len(texts) != len(WRITTEN) or not all(t.strip() for t in texts):
+                raise ValueError(f"message {message_id!r} needs one text per language {WRITTEN}")
             fields = [sorted(set(_FIELD.findall(t))) for t in texts]
             if any(f != fields[0] for f in fields):
                 raise ValueError(f"message {message_id!r} uses different parameters per language: {fields}")
@@ -122,14 +151,13 @@ class Catalogue:
         self.messages = dict(messages)
 
     def __call__(self, message_id: str, /, **params: Any) -> Own:
-        texts = self.messages[message_id]
-        return fill(texts[LANGUAGES.index(current_language())], params)
+        return fill(self.text(message_id), params)
 
     def text(self, message_id: str) -> str:
         """The template itself in the current language (for text that is not a whole message)."""
-        return self.messages[message_id][LANGUAGES.index(current_language())]
+        return _in_current(message_id, self.messages[message_id])
 
 
-def localized(texts: tuple[str, ...], **params: Any) -> Own:
-    """A text given in every language (`(en_US, zh_Hans)`) in the current one."""
-    return fill(texts[LANGUAGES.index(current_language())], params)
+def localized(texts: tuple[str, ...], message_id: str, **params: Any) -> Own:
+    """A text given as `(en_US, zh_Hans)` in the current language; `message_id` names it in the overlays."""
+    return fill(_in_current(message_id, texts), params)

@@ -1,26 +1,30 @@
 /* Page-SDK bridge: postMessage to the LangBot page host, i18n and theme.
    Same surface as langbot-page-sdk.js (t, applyI18n, onReady, onThemeChange,
    onLanguageChange, api), written for a blob: iframe: the dictionaries are inline
-   (the build puts i18n/en_US.json and i18n/zh_Hans.json into the #ltm-i18n JSON block). */
+   (the build puts every i18n/<language>.json into the #ltm-i18n JSON block). */
 (function () {
   'use strict';
   var THEMES = {
     light: { bg: '#ffffff', 'bg-card': '#f8fafc', text: '#0a0a0a', 'text-muted': '#71717a', border: '#e4e4e7', accent: '#2563eb' },
     dark: { bg: '#0a0a0a', 'bg-card': '#171717', text: '#fafafa', 'text-muted': '#a1a1aa', border: '#27272a', accent: '#3b82f6' }
   };
-  /* en_US and zh_Hans dictionaries (same keys), the inline JSON block before this script */
+  /* one dictionary per language (same keys), the inline JSON block before this script */
   var LTM_I18N = JSON.parse(document.getElementById('ltm-i18n').textContent);
   var SAFE_ATTRS = ['placeholder', 'title', 'alt', 'aria-label', 'aria-description'];
   var state = { theme: 'light', language: 'en-US', ready: false, seq: 0 };
   var hooks = { ready: [], theme: [], language: [] };
   var pending = {};
 
-  function dictFor(lang) {
+  /* The WebUI's tag (zh-Hant, ja-JP, ...) as a dictionary name; a language without one reads English. */
+  function langKey(lang) {
     var key = String(lang || '').replace(/-/g, '_');
-    if (LTM_I18N[key]) return LTM_I18N[key];
-    if (/^zh(_Hans|_CN|_SG)?$/i.test(key)) return LTM_I18N.zh_Hans;
-    return LTM_I18N.en_US;
+    if (LTM_I18N[key]) return key;
+    if (/^zh(_Hant|_TW|_HK|_MO)/i.test(key)) return LTM_I18N.zh_Hant ? 'zh_Hant' : 'zh_Hans';
+    if (/^zh/i.test(key)) return 'zh_Hans';
+    if (/^ja/i.test(key) && LTM_I18N.ja_JP) return 'ja_JP';
+    return 'en_US';
   }
+  function dictFor(lang) { return LTM_I18N[langKey(lang)]; }
   function fire(list, arg) { list.forEach(function (cb) { try { cb(arg); } catch (e) { console.warn(e); } }); }
   function applyTheme(theme) {
     state.theme = theme === 'dark' ? 'dark' : 'light';
@@ -32,7 +36,7 @@
   }
   function applyI18n(root) {
     var dict = dictFor(state.language);
-    document.documentElement.lang = dict === LTM_I18N.zh_Hans ? 'zh-Hans' : 'en';
+    document.documentElement.lang = { en_US: 'en', zh_Hans: 'zh-Hans', zh_Hant: 'zh-Hant', ja_JP: 'ja' }[langKey(state.language)];
     (root || document).querySelectorAll('[data-i18n]').forEach(function (el) {
       var value = dict[el.getAttribute('data-i18n')];
       if (value == null) return;
@@ -69,7 +73,7 @@
   applyTheme('light');
   // A host that never sends its context (an older LangBot, or the file opened directly).
   setTimeout(function () {
-    if (!state.ready && navigator.language && /^zh/i.test(navigator.language)) state.language = 'zh-Hans';
+    if (!state.ready && navigator.language) state.language = navigator.language;
     becomeReady();
   }, 1500);
 

@@ -1,0 +1,70 @@
+"""Every catalogue has the same keys in every language, with the same `{placeholders}` (issue 36 point 8).
+
+Three catalogues: the reply texts (the English column of every `Catalogue` and the `!memory` usage lines,
+against `components/common/vocabulary/messages/<language>.json` for the languages beyond the tuple), the
+vocabulary (`components/common/vocabulary/<language>.json`) and the console
+(`pages/console/i18n/<language>.json`).
+
+A failure names, per catalogue and language, exactly the missing keys, the extra keys and the keys whose
+placeholders differ from English: the list to translate. zh_Hant comes from `scripts/i18n_zh_hant.py`;
+ja_JP is written by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from components.commands import memory as command
+from components.common.i18n import LANGUAGES, MESSAGES_DIR, OVERLAID, VOCABULARY_DIR, Catalogue
+
+ROOT = Path(__file__).resolve().parents[1]
+CONSOLE = ROOT / "pages" / "console" / "i18n"
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def english_replies() -> dict[str, str]:
+    texts = {key: texts[0] for key, texts in Catalogue.ALL.items()}
+    for entry in dict.fromkeys(command.REGISTRY.entries.values()):
+        texts[f"usage.{entry.name}"] = entry.usage[0]
+    return texts
+
+
+def load(path: Path) -> dict[str, str]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def differences(name: str, english: Mapping[str, str], other: Mapping[str, str]) -> list[str]:
+    """What `other` lacks, adds, or words with other placeholders than `english`, in one line each."""
+    missing = sorted(set(english) - set(other))
+    extra = sorted(set(other) - set(english))
+    fields = sorted(k for k in set(english) & set(other)
+                    if sorted(set(_FIELD.findall(english[k]))) != sorted(set(_FIELD.findall(other[k]))))
+    empty = sorted(k for k, v in other.items() if not str(v).strip())
+    return [f"{name}: {what} {keys}" for what, keys in
+            (("missing", missing), ("extra", extra), ("placeholders differ", fields), ("empty", empty)) if keys]
+
+
+def catalogues() -> Iterator[tuple[str, dict[str, str], dict[str, str]]]:
+    replies = english_replies()
+    for language in OVERLAID:
+        yield f"replies {language} (messages/{language}.json)", replies, load(MESSAGES_DIR / f"{language}.json")
+    words = load(VOCABULARY_DIR / "en_US.json")
+    for language in LANGUAGES[1:]:
+        yield f"vocabulary {language}", words, load(VOCABULARY_DIR / f"{language}.json")
+    console = load(CONSOLE / "en_US.json")
+    for language in LANGUAGES[1:]:
+        yield f"console {language}", console, load(CONSOLE / f"{language}.json")
+
+
+def test_every_catalogue_has_the_same_keys_and_placeholders_in_every_language() -> None:
+    problems = [line for name, english, other in catalogues() for line in differences(name, english, other)]
+    assert not problems, "\n" + "\n".join(problems)
+
+
+def test_the_difference_lists_exactly_what_is_missing_extra_or_changed() -> None:
+    english = {"a": "Hello {name}", "b": "Bye", "c": "Count {n}"}
+    other = {"a": "こんにちは {who}", "c": "件数 {n}", "d": "余分"}
+    assert differences("x", english, other) == ["x: missing ['b']", "x: extra ['d']", "x: placeholders differ ['a']"]

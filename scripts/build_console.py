@@ -43,7 +43,7 @@ OUTPUT = ROOT / "components" / "pages" / "console" / "index.html"
 SOURCE_LABEL = "pages/console"
 VOCABULARY = ROOT / "components" / "common" / "vocabulary"
 COMMAND = "python3 scripts/build_console.py"
-LANGUAGES = ("en_US", "zh_Hans", "zh_Hant")  # zh_Hant: made by scripts/i18n_zh_hant.py
+LANGUAGES = ("en_US", "zh_Hans", "zh_Hant", "ja_JP")  # zh_Hant: made by scripts/i18n_zh_hant.py
 MAX_BYTES = 4 * 1024 * 1024  # the host refuses to serve larger files
 SOURCE_SUFFIXES = (".html", ".css", ".js", ".json")
 

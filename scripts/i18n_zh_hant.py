@@ -7,8 +7,7 @@ the upstream project's own binding; a test and build dependency, never shipped),
 word a Taiwanese operator would not use. One run writes:
 
     components/common/vocabulary/zh_Hant.json            from vocabulary/zh_Hans.json
-    components/common/vocabulary/messages/zh_Hant.json   from every catalogue's Chinese column and the
-                                                         `!memory` usage lines (keyed `usage.<name>`)
+    components/common/vocabulary/messages/zh_Hant.json   from every reply text's Chinese (`reply_sources`)
     pages/console/i18n/zh_Hant.json                      from pages/console/i18n/zh_Hans.json
     manifest.yaml, components/**/*.yaml                  a `zh_Hant:` entry after every `zh_Hans:` one
 
@@ -57,15 +56,34 @@ def _json(data: dict[str, str]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def _chinese_messages() -> dict[str, str]:
-    """Every reply text's Chinese column, by message id, as the plugin declares them on import."""
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def _nouns(value: object) -> list[tuple[str, str, str]]:
+    """The counted nouns (`Noun`: English singular, English plural, Chinese) inside a module global."""
+    if isinstance(value, tuple):
+        if (len(value) == 3 and all(isinstance(v, str) for v in value) and _CJK.search(value[2])
+                and not _CJK.search(value[0] + value[1])):
+            return [value]
+        return [noun for item in value for noun in _nouns(item)]
+    return []
+
+
+def reply_sources() -> dict[str, tuple[str, str]]:
+    """Every reply text as (English, Simplified Chinese) by its id in the overlays: each catalogue's
+    messages, the `!memory` usage lines (`usage.<name>`) and the counted nouns (`noun.<English plural>`)."""
     sys.path.insert(0, str(ROOT))
     import components.commands.memory as memory  # every reply catalogue is declared on import
     from components.common.i18n import Catalogue
 
-    texts = {key: texts[1] for key, texts in Catalogue.ALL.items()}
+    texts = {key: (texts[0], texts[1]) for key, texts in Catalogue.ALL.items()}
     for entry in dict.fromkeys(memory.REGISTRY.entries.values()):
-        texts[f"usage.{entry.name}"] = entry.usage[1]
+        texts[f"usage.{entry.name}"] = entry.usage
+    for module in [m for name, m in sorted(sys.modules.items()) if name.startswith("components.")]:
+        for value in vars(module).values():
+            for _, plural, chinese in _nouns(value):
+                if texts.setdefault(f"noun.{plural}", (plural, chinese)) != (plural, chinese):
+                    raise ValueError(f"the noun {plural!r} has two Chinese forms; give one another English plural")
     return dict(sorted(texts.items()))
 
 
@@ -117,7 +135,7 @@ def generate() -> dict[Path, str]:
 
     files = {
         VOCABULARY / "zh_Hant.json": converted(load(VOCABULARY / "zh_Hans.json")),
-        VOCABULARY / "messages" / "zh_Hant.json": converted(_chinese_messages()),
+        VOCABULARY / "messages" / "zh_Hant.json": converted({k: zh for k, (_, zh) in reply_sources().items()}),
         CONSOLE / "zh_Hant.json": converted(load(CONSOLE / "zh_Hans.json")),
     }
     for path in yaml_files():

@@ -1,7 +1,7 @@
 """Every catalogue has the same keys in every language, with the same `{placeholders}` (issue 36 point 8).
 
-Three catalogues: the reply texts (the English column of every `Catalogue` and the `!memory` usage lines,
-against `components/common/vocabulary/messages/<language>.json` for the languages beyond the tuple), the
+Three catalogues: the reply texts (every `Catalogue`'s English, the `!memory` usage lines and the counted
+nouns, as `scripts/i18n_zh_hant.py` collects them) against `components/common/vocabulary/messages/<language>.json` for the languages beyond the tuple), the
 vocabulary (`components/common/vocabulary/<language>.json`) and the console
 (`pages/console/i18n/<language>.json`).
 
@@ -12,24 +12,24 @@ ja_JP is written by hand.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from components.commands import memory as command
-from components.common.i18n import LANGUAGES, MESSAGES_DIR, OVERLAID, VOCABULARY_DIR, Catalogue
+from components.common.i18n import LANGUAGES, MESSAGES_DIR, OVERLAID, VOCABULARY_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("i18n_zh_hant", ROOT / "scripts" / "i18n_zh_hant.py")
+hant = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hant)
 CONSOLE = ROOT / "pages" / "console" / "i18n"
 _FIELD = re.compile(r"\{(\w+)\}")
 
 
 def english_replies() -> dict[str, str]:
-    texts = {key: texts[0] for key, texts in Catalogue.ALL.items()}
-    for entry in dict.fromkeys(command.REGISTRY.entries.values()):
-        texts[f"usage.{entry.name}"] = entry.usage[0]
-    return texts
+    return {key: english for key, (english, _) in hant.reply_sources().items()}
 
 
 def load(path: Path) -> dict[str, str]:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from components.common.chat_text import HARD_BREAK, MAX_REPLY_CHARS, Own, inert, json_text, lines
-from components.common.i18n import Catalogue, current_language, term
+from components.common.i18n import WRITTEN, Catalogue, current_language, overlay, term
 from ltm import EpisodeStatus
 
 SAY = Catalogue({
@@ -27,11 +27,19 @@ SAY = Catalogue({
 Noun = tuple[str, str, str]  # English singular, English plural, Chinese (with its measure word)
 
 
+def _word(noun: Noun, count: int) -> str:
+    """The noun after a count; a language beyond the tuple has it in its overlay as `noun.<plural>`."""
+    language = current_language()
+    if language == "zh_Hans":
+        return noun[2]
+    if language not in WRITTEN:
+        return overlay(language).get(f"noun.{noun[1]}") or noun[1]
+    return noun[0] if count == 1 else noun[1]
+
+
 def counted(count: int, noun: Noun) -> Own:
-    """`1 episode`, `3 episodes`, `3 条情景记忆`."""
-    if current_language() == "zh_Hans":
-        return Own(f"{count} {noun[2]}")
-    return Own(f"{count} {noun[0] if count == 1 else noun[1]}")
+    """`1 episode`, `3 episodes`, `3 条情景记忆`, `3 件のエピソード`."""
+    return Own(f"{count} {_word(noun, count)}")
 
 
 def short_time(value: str | None) -> Own:
@@ -49,8 +57,7 @@ TOTAL: Noun = ("total", "total", "条")
 
 
 def page_title(title: Own, page: int, pages: int, total: int, unit: Noun = TOTAL) -> Own:
-    word = unit[2] if current_language() == "zh_Hans" else unit[1]
-    return SAY("text.page", title=title, page=page, pages=pages, total=total, unit=Own(word))
+    return SAY("text.page", title=title, page=page, pages=pages, total=total, unit=Own(_word(unit, 2)))
 
 
 def statuses_label(statuses: Sequence[EpisodeStatus]) -> Own:

@@ -34,7 +34,7 @@ from components.common.chat_text import Own, inert, own
 from ltm import Said, said_from
 
 WRITTEN = ("en_US", "zh_Hans")  # the columns of a catalogue's tuple
-OVERLAID = ("zh_Hant",)  # from messages/<language>.json
+OVERLAID = ("zh_Hant", "ja_JP")  # from messages/<language>.json
 LANGUAGES = (*WRITTEN, *OVERLAID)
 DEFAULT_LANGUAGE = "en_US"
 VOCABULARY_DIR = Path(__file__).with_name("vocabulary")

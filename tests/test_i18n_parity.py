@@ -3,7 +3,13 @@
 Three catalogues: the reply texts (every `Catalogue`'s English, the `!memory` usage lines and the counted
 nouns, as `scripts/i18n_zh_hant.py` collects them) against `components/common/vocabulary/messages/<language>.json` for the languages beyond the tuple), the
 vocabulary (`components/common/vocabulary/<language>.json`) and the console
-(`pages/console/i18n/<language>.json`).
+(`pages/console/i18n/<language>.json`). And every label and description in manifest.yaml and the component
+YAMLs (the WebUI shows them: plugin, settings, KB creation and retrieval settings, tools, commands, page) names
+all eight languages of LangBot 4.11's WebUI, under the keys it reads (`ja_JP`, `ru_RU`, ...).
+The SDK's `I18nString` model has no `ru_RU` field, but the runtime hands the WebUI the manifest dict as
+written (`ComponentManifest.model_dump()` keeps `manifest`), and the WebUI's label lookup reads `ru_RU`.
+Tool parameter descriptions and `llm_prompt` are not labels: JSON Schema wants one string, the model reads
+it, and the WebUI lists only the parameter names; they stay English.
 
 A failure names, per catalogue and language, exactly the missing keys, the extra keys and the keys whose
 placeholders differ from English: the list to translate. zh_Hant comes from `scripts/i18n_zh_hant.py`;
@@ -17,6 +23,10 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
 
 from components.common.i18n import LANGUAGES, MESSAGES_DIR, OVERLAID, VOCABULARY_DIR
 
@@ -25,6 +35,7 @@ _spec = importlib.util.spec_from_file_location("i18n_zh_hant", ROOT / "scripts" 
 hant = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(hant)
 CONSOLE = ROOT / "pages" / "console" / "i18n"
+WEBUI_LANGUAGES = ("en_US", "zh_Hans", "zh_Hant", "ja_JP", "es_ES", "th_TH", "vi_VN", "ru_RU")
 _FIELD = re.compile(r"\{(\w+)\}")
 
 
@@ -68,3 +79,29 @@ def test_the_difference_lists_exactly_what_is_missing_extra_or_changed() -> None
     english = {"a": "Hello {name}", "b": "Bye", "c": "Count {n}"}
     other = {"a": "こんにちは {who}", "c": "件数 {n}", "d": "余分"}
     assert differences("x", english, other) == ["x: missing ['b']", "x: extra ['d']", "x: placeholders differ ['a']"]
+
+
+def i18n_objects(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every {en_US: ...} mapping in a YAML document (a label, a description, an option's label)."""
+    if isinstance(node, dict):
+        if "en_US" in node:
+            yield where, node
+        for key, value in node.items():
+            yield from i18n_objects(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            name = value.get("name", n) if isinstance(value, dict) else n
+            yield from i18n_objects(value, f"{where}[{name}]")
+
+
+YAMLS = [ROOT / "manifest.yaml", *sorted((ROOT / "components").rglob("*.yaml"))]
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_label_and_description_speaks_every_webui_language(path: Path) -> None:
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    found = list(i18n_objects(document, path.name))
+    assert found
+    problems = [f"{where}: missing {[lang for lang in WEBUI_LANGUAGES if not str(obj.get(lang) or '').strip()]}"
+                for where, obj in found if any(not str(obj.get(lang) or "").strip() for lang in WEBUI_LANGUAGES)]
+    assert not problems, "\n" + "\n".join(problems)

@@ -58,10 +58,13 @@ def test_build_produces_an_installable_lbpkg_without_tests(tmp_path):
     assert package.name == "langbot-ltm-LongTermMemory-0.1.0.lbpkg"
     names = set(zipfile.ZipFile(package).namelist())
     assert {"manifest.yaml", "main.py", "requirements.txt", "assets/icon.svg", "ltm/service.py",
-            "components/knowledge_engine/memory_engine.yaml"} <= names
+            "components/knowledge_engine/memory_engine.yaml",
+            # the reply languages beyond a catalogue's tuple, read at run time
+            "components/common/vocabulary/messages/zh_Hant.json",
+            "components/common/vocabulary/messages/ja_JP.json"} <= names
     assert not [n for n in names if n.startswith(("tests/", "bench/", ".venv/", "scripts/", "pages/"))]
     # The WebUI shows readme/README_<lang>.md to users of that language and README.md to everyone else.
-    for readme in ("README.md", "readme/README_zh_Hans.md"):
+    for readme in ("README.md", "readme/README_zh_Hans.md", "readme/README_ja_JP.md"):
         assert readme in names, f"{readme} is not shipped"
         assert zipfile.ZipFile(package).read(readme) == (ROOT / readme).read_bytes()
     # The console ships as its one built page, identical to a fresh build of pages/console/.

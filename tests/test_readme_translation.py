@@ -1,8 +1,8 @@
-"""The Chinese README (readme/README_zh_Hans.md) stays in step with README.md.
+"""The translated READMEs (readme/README_zh_Hans.md, readme/README_ja_JP.md) stay in step with README.md.
 
 LangBot's WebUI shows `readme/README_<lang>.md` to users of that language, so a stale translation
-would tell Chinese-reading operators about sections, commands or settings that no longer match the
-plugin. The English README is the authoritative one; these tests check that the translation keeps
+would tell Chinese- or Japanese-reading operators about sections, commands or settings that no longer
+match the plugin. The English README is the authoritative one; these tests check that the translation keeps
 its skeleton: the same headings (levels and order), the same code blocks byte for byte, and every
 backticked identifier, command, setting and path of the English file.
 """
@@ -13,16 +13,33 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGLISH = ROOT / "README.md"
 CHINESE = ROOT / "readme" / "README_zh_Hans.md"
+JAPANESE = ROOT / "readme" / "README_ja_JP.md"
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*$")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+_KANA = re.compile(r"[\u3040-\u30ff]")  # a Japanese text has kana; Chinese has none
+
+
+@dataclass(frozen=True)
+class Translation:
+    path: Path
+    prevails: str  # the first line's "the English version prevails", in the translation's language
+    script: re.Pattern[str]  # what the translation's own prose is written in
+
+    @property
+    def name(self) -> str:
+        return self.path.relative_to(ROOT).as_posix()
+
+
+TRANSLATIONS = [Translation(CHINESE, "以英文版为准", _CJK), Translation(JAPANESE, "英語版が正", _KANA)]
 
 
 @dataclass
@@ -202,42 +219,54 @@ def test_parser_ignores_headings_and_backticks_inside_code_blocks():
 
 # --- the real files ------------------------------------------------------------------------------------
 
+each_translation = pytest.mark.parametrize("tr", TRANSLATIONS, ids=lambda t: t.path.name)
 
-def test_chinese_readme_links_the_authoritative_english_one():
-    first_line = next(line for line in _read(CHINESE).splitlines() if line.strip())
+
+@each_translation
+def test_the_translation_links_the_authoritative_english_one(tr: Translation):
+    first_line = next(line for line in _read(tr.path).splitlines() if line.strip())
     assert "English: [README.md](../README.md)" in first_line
-    assert "以英文版为准" in first_line  # "the English version prevails"
-    assert (CHINESE.parent / "../README.md").resolve() == ENGLISH.resolve()
+    assert tr.prevails in first_line  # "the English version prevails"
+    assert (tr.path.parent / "../README.md").resolve() == ENGLISH.resolve()
     assert not first_line.lstrip().startswith("#")  # a note, not an extra heading
 
 
-def test_same_headings_and_code_blocks_as_the_english_readme():
-    problems = structure_differences(_read(ENGLISH), _read(CHINESE))
-    assert not problems, "readme/README_zh_Hans.md is out of step with README.md:\n" + "\n".join(problems)
+def test_the_english_readme_links_every_translation():
+    english = _read(ENGLISH)
+    assert all(f"]({tr.name})" in english for tr in TRANSLATIONS)
 
 
-def test_commands_settings_and_config_names_of_the_english_readme_appear_in_the_chinese_one():
-    en, zh = code_spans(parse(_read(ENGLISH)).prose), code_spans(parse(_read(CHINESE)).prose)
+@each_translation
+def test_same_headings_and_code_blocks_as_the_english_readme(tr: Translation):
+    problems = structure_differences(_read(ENGLISH), _read(tr.path))
+    assert not problems, f"{tr.name} is out of step with README.md:\n" + "\n".join(problems)
+
+
+@each_translation
+def test_commands_settings_and_config_names_of_the_english_readme_appear_in_the_translation(tr: Translation):
+    en, other = code_spans(parse(_read(ENGLISH)).prose), code_spans(parse(_read(tr.path)).prose)
     commands = {span for span in en if span.startswith("!memory")}
     assert "!memory health" in commands  # the parser really finds the command spans
     settings = _engine_setting_names() & en
     config = _plugin_config_names() & en
     assert "embedding_model_uuid" in settings and config
     for kind, names in (("!memory commands", commands), ("KB settings", settings), ("plugin settings", config)):
-        missing = sorted(names - zh)
-        assert not missing, f"{kind} in README.md but not (backticked) in readme/README_zh_Hans.md: {missing}"
-    stale = sorted({span for span in zh if span.startswith("!memory")} - commands)
-    assert not stale, f"!memory commands only in the Chinese README (removed or renamed in English?): {stale}"
+        missing = sorted(names - other)
+        assert not missing, f"{kind} in README.md but not (backticked) in {tr.name}: {missing}"
+    stale = sorted({span for span in other if span.startswith("!memory")} - commands)
+    assert not stale, f"!memory commands only in {tr.name} (removed or renamed in English?): {stale}"
 
 
-def test_every_backticked_identifier_and_path_is_kept_verbatim():
-    en, zh = code_spans(parse(_read(ENGLISH)).prose), code_spans(parse(_read(CHINESE)).prose)
-    missing = sorted(en - zh)
-    assert not missing, f"inline code of README.md missing from readme/README_zh_Hans.md: {missing}"
+@each_translation
+def test_every_backticked_identifier_and_path_is_kept_verbatim(tr: Translation):
+    en, other = code_spans(parse(_read(ENGLISH)).prose), code_spans(parse(_read(tr.path)).prose)
+    missing = sorted(en - other)
+    assert not missing, f"inline code of README.md missing from {tr.name}: {missing}"
 
 
-def test_every_section_of_the_chinese_readme_is_translated():
-    doc = parse(_read(CHINESE))
-    untranslated = [title for (_, title), text in zip(doc.headings, doc.sections[1:]) if not _CJK.search(text)]
-    assert not untranslated, f"sections without Chinese prose: {untranslated}"
-    assert all(_CJK.search(title) for _, title in doc.headings), "every heading is in Chinese"
+@each_translation
+def test_every_section_of_the_translation_is_translated(tr: Translation):
+    doc = parse(_read(tr.path))
+    untranslated = [title for (_, title), text in zip(doc.headings, doc.sections[1:]) if not tr.script.search(text)]
+    assert not untranslated, f"sections without {tr.path.stem[7:]} prose: {untranslated}"
+    assert all(_CJK.search(title) or tr.script.search(title) for _, title in doc.headings), "every heading is translated"

@@ -3,6 +3,9 @@ text (messages/<language>.json) is what `Catalogue` says in that language, Engli
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from components.common.chat_text import Own
@@ -48,3 +51,22 @@ def test_the_vocabulary_speaks_each_language_and_english_where_it_has_no_word() 
         assert term("no.such.code", "raw") == "raw"
     with speaking("zh_Hans"):
         assert term("audit.bulk_deleted") == "被批量删除"
+
+
+# One Japanese term per concept, as the docs' vocabulary names them (ARCHITECTURE: memory space,
+# episode, speaker, profile, candidate, draft): the word on the left must appear in no Japanese text of
+# the replies, the vocabulary or the console; the one on the right is in use.
+JAPANESE_SYNONYMS = {"情景記憶": "エピソード", "発言者": "話者", "プロファイル": "プロフィール", "画像": "プロフィール",
+                     "記憶空間": "記憶スペース", "ドラフト": "下書き", "メモリー": "記憶"}
+
+
+def test_one_japanese_term_per_concept_in_the_replies_the_vocabulary_and_the_console() -> None:
+    root = Path(__file__).resolve().parents[1]
+    texts = {**{f"reply:{k}": v for k, v in overlay("ja_JP").items()},
+             **{f"vocabulary:{k}": v for k, v in json.loads(
+                 (root / "components/common/vocabulary/ja_JP.json").read_text(encoding="utf-8")).items()},
+             **{f"console:{k}": v for k, v in json.loads(
+                 (root / "pages/console/i18n/ja_JP.json").read_text(encoding="utf-8")).items()}}
+    for synonym, term_in_use in JAPANESE_SYNONYMS.items():
+        assert not sorted(k for k, v in texts.items() if synonym in v), (synonym, term_in_use)
+        assert any(term_in_use in v for v in texts.values()), term_in_use

@@ -79,7 +79,9 @@ def reply_sources() -> dict[str, tuple[str, str]]:
     texts = {key: (texts[0], texts[1]) for key, texts in Catalogue.ALL.items()}
     for entry in dict.fromkeys(memory.REGISTRY.entries.values()):
         texts[f"usage.{entry.name}"] = entry.usage
-    for module in [m for name, m in sorted(sys.modules.items()) if name.startswith("components.")]:
+    # Counted nouns live in the command's modules, all imported by `memory`; only those are read, so
+    # what else a process imported first cannot change the list.
+    for module in [m for name, m in sorted(sys.modules.items()) if name.startswith("components.commands.")]:
         for value in vars(module).values():
             for _, plural, chinese in _nouns(value):
                 if texts.setdefault(f"noun.{plural}", (plural, chinese)) != (plural, chinese):

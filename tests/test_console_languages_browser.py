@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_console_browser import Console, console  # noqa: F401  # `console` is the shared browser fixture
+from tests.test_console_browser import TABS, Console, console  # noqa: F401  # `console` is the shared browser fixture
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +36,7 @@ async def shows_language(c: Console, tag: str, language: str) -> dict[str, str]:
     await c.context("light", tag)
     await c.frame.locator("h1", has_text=words["app.title"]).wait_for()
     tabs = await c.frame.locator("#tablist [role=tab]").all_inner_texts()
-    assert tabs == [words[f"tab.{name}"] for name in ("profiles", "episodes", "injection", "audit", "export",
-                                                      "diagnostics", "review", "people", "settings")], tabs
+    assert tabs == [words[f"tab.{name}"] for name in TABS], tabs
     return words
 
 
@@ -92,3 +91,20 @@ async def test_the_console_speaks_japanese_and_traditional_chinese_after_a_langu
     await shows_language(c, "es-ES", "en_US")
     assert await c.page_frame().evaluate("document.documentElement.lang") == "en"
     await shows_language(c, "ja-JP", "ja_JP")
+
+
+async def test_every_tab_fits_a_narrow_window_in_japanese_and_traditional_chinese(
+        console: Console) -> None:  # noqa: F811  # the imported fixture, requested by name
+    """The longer CJK labels and texts wrap: no tab of either language scrolls sideways at 360 px."""
+    c, fr = console, console.frame
+    await c.open(width=360, height=780)
+    await fr.locator('.scope-btn[data-scope-key="bot-1:group_g1"]').click()
+    await fr.locator("#session-profile").wait_for()
+    for tag, language, name in (("ja-JP", "ja_JP", "ja"), ("zh-Hant", "zh_Hant", "zh-hant")):
+        words = dictionary(language)
+        await c.context("light", tag)
+        await fr.locator("#tab-profiles", has_text=words["tab.profiles"]).wait_for()
+        for tab in TABS:
+            await c.tab(tab)
+            await c.no_horizontal_overflow(f"{tag} {tab} at 360px")
+        await c.shot(f"console-{name}-360-settings")

@@ -148,3 +148,17 @@ async def test_candidates_status_with_none_of_that_status_says_so(harness: Plugi
     await responded(harness, "Remember that the demo is on Friday.")
     reply = await open_chat(harness).run("!memory candidates --status rejected")
     assert reply.startswith("No rejected memory candidates in this chat. (1 pending)"), reply
+
+
+async def test_the_next_page_hint_keeps_the_listings_statuses(harness: PluginHarness) -> None:
+    await harness.create_memory_kb()
+    chat = open_chat(harness)
+    ids = [await chat.remember(f"Weekly note number {i}") for i in range(11)]
+    await chat.run(f"!memory archive {ids[0]}")
+    first = await chat.run("!memory ls --all-statuses")
+    assert "page 1/2 · 11 total" in first
+    hint = "Next: !memory list 2 --status active,superseded,archived,deleted"
+    assert hint in first, first
+    second = await chat.run(hint.removeprefix("Next: "))
+    assert listed_ids(second) == [ids[0]] and "page 2/2 · 11 total" in second
+    assert "Next: !memory list 2 --status active,archived" in await chat.run("!memory list --include-archived")

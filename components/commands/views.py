@@ -213,7 +213,7 @@ SAY = Catalogue({
     "views.none_listed": ("No {statuses} episodes in this chat's memory.", "本聊天的记忆中没有{statuses}的情景记忆。"),
     "views.list_title": ("Episodes ({statuses})", "情景记忆（{statuses}）"),
     "views.newest_first": ("{title} · newest first", "{title} · 最新的在前"),
-    "views.next_page": ("Next: !memory {topic} {page}", "下一页：!memory {topic} {page}"),
+    "views.next_page": ("Next: !memory {topic} {page}{flags}", "下一页：!memory {topic} {page}{flags}"),
     "views.deleted_not_kept": ("Note: deleted episodes are not kept here: forget and delete remove the record "
                                "itself, so none can be listed; the audit log names each deleted id (!memory audit).",
                                "注意：这里不保留已删除的情景记忆：forget 和 delete 会删除记录本身，所以无法列出；"
@@ -377,7 +377,10 @@ def episode_page(topic: str, statuses: Sequence[EpisodeStatus], result: EpisodeP
     out = [SAY("views.newest_first", title=title),
            *episode_list(result.episodes, first_number=(result.page - 1) * page_size + 1)]
     if result.page < result.pages:
-        out.append(SAY("views.next_page", topic=Own(topic), page=result.page + 1))
+        # The next page of the same listing: `list` names its statuses again (superseded/archived imply theirs).
+        flags = f" --status {','.join(s.value for s in statuses)}" if topic == "list" and \
+            tuple(statuses) != (EpisodeStatus.ACTIVE,) else ""
+        out.append(SAY("views.next_page", topic=Own(topic), page=result.page + 1, flags=Own(flags)))
     if result.truncated:
         out.append(SAY("views.listing_truncated"))
     return lines(out, deleted_note(statuses))

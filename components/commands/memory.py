@@ -15,7 +15,11 @@ isolation every chat of the bot (private chats included) shares one episode
 space. Changing a shared space needs a bot admin (host privilege 2), from
 whichever chat it is changed, unless the operator allows everyone with the plugin
 setting `command_admin_only_in_groups`. A private chat's own space (session
-isolation) is its user's to manage.
+isolation) is its user's to manage. LangBot decides who is a bot admin: its per-bot list of admin
+chats (docs/HOST-FACTS.md, 4.1), and the refusal says how to get onto it. The handler of a refused
+caller still runs up to its first `call.memory` (closed to that caller, `registry.Call`), so an
+argument error found from the typed text alone is answered as such; it reveals nothing about
+memory. Whatever needs memory to answer (does this id exist?) is refused the same way for any id.
 
 Scope. Every subcommand acts on the current chat only: the identity comes from the
 live query (current speaker = query variable `sender_id`), falling back to the

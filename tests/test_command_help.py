@@ -41,6 +41,7 @@ EXPECTED = {
         "draft_withheld": "Summary draft: not made.",
         "run_refused": "!memory consolidate run needs a bot admin",
         "no_drafts": "No pending summary drafts in this chat.",
+        "consolidate_admin": "In a shared chat, run and discard need a bot admin.",
     },
     "zh_Hans": {
         "help_title": "!memory — 本聊天的记忆，按分组列出。",
@@ -61,6 +62,7 @@ EXPECTED = {
         "draft_withheld": "摘要草稿：未生成。",
         "run_refused": "!memory consolidate run 需要机器人管理员",
         "no_drafts": "本聊天没有待审阅的摘要草稿。",
+        "consolidate_admin": "在共享的聊天中，run 和 discard 需要机器人管理员。",
     },
 }
 HELP_LINES = 10  # title, seven groups, aliases: one bubble
@@ -108,6 +110,7 @@ async def test_help_on_a_group_a_subcommand_and_an_alias(harness: PluginHarness,
     listing = await chat.run("!memory help ls")
     assert "--include-deleted" in listing and "--all-statuses" in listing and "l, ls = list" in listing
     assert said["needs_admin_note"] not in listing  # reading needs no admin
+    assert said["consolidate_admin"] in await chat.run("!memory help consolidate")
     assert (await chat.run("!memory help lst")).startswith(said["help_lst"])
     assert (await chat.run("!memory help consolidat")).startswith(said["help_consolidat"])
 

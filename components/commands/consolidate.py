@@ -35,12 +35,15 @@ SUBCOMMANDS = Subcommands()
 
 @SUBCOMMANDS("consolidate",
              ("!memory consolidate preview [--tag T] — archival candidates; with a consolidation model also a summary "
-              "draft to review\n"
+              "draft to review (in a shared chat only a bot admin's preview drafts)\n"
               "!memory consolidate run [proposal_id] — archive old superseded records, or apply a reviewed draft\n"
-              "!memory consolidate drafts | discard <proposal_id> — pending summary drafts",
-              "!memory consolidate preview [--tag T] — 可归档的记录；设置了整合模型时还会生成一份待审阅的摘要草稿\n"
+              "!memory consolidate drafts | discard <proposal_id> — pending summary drafts\n"
+              "In a shared chat, run and discard need a bot admin.",
+              "!memory consolidate preview [--tag T] — 可归档的记录；设置了整合模型时还会生成一份待审阅的摘要草稿"
+              "（共享的聊天中只有机器人管理员的预览会生成草稿）\n"
               "!memory consolidate run [proposal_id] — 归档较早的已取代记录，或应用一份审阅过的草稿\n"
-              "!memory consolidate drafts | discard <proposal_id> — 待审阅的摘要草稿"))
+              "!memory consolidate drafts | discard <proposal_id> — 待审阅的摘要草稿\n"
+              "在共享的聊天中，run 和 discard 需要机器人管理员。"))
 async def consolidate(call: Call) -> Own:
     args = call.args(options=frozenset({"tag"}), max_positional=2)
     if not args.positional:

@@ -23,7 +23,7 @@ from tests.test_consolidation import one_statement
 # Per language: the text each reply must contain (a test of the words an operator reads).
 EXPECTED = {
     "en_US": {
-        "help_title": "!memory — this chat's memory, by group.",
+        "help_title": "!memory commands by group (this chat only); details:",
         "aliases": "Aliases: h = health · p = profile · s = search · l, ls = list · f, del = forget · e = export",
         "group_title": "!memory help change:",
         "needs_admin_note": "In a shared chat (a group, or any chat in bot isolation) this needs a bot admin.",
@@ -44,7 +44,7 @@ EXPECTED = {
         "consolidate_admin": "In a shared chat, run and discard need a bot admin.",
     },
     "zh_Hans": {
-        "help_title": "!memory — 本聊天的记忆，按分组列出。",
+        "help_title": "!memory 命令分组（只作用于本聊天）；详情：",
         "aliases": "别名：h = health · p = profile · s = search · l, ls = list · f, del = forget · e = export",
         "group_title": "!memory help change：",
         "needs_admin_note": "在共享的聊天中（群聊，或 bot 隔离下的任何聊天）需要机器人管理员。",

@@ -46,8 +46,8 @@ SUGGEST_CUTOFF = 0.6  # difflib's default: "lst" -> list, "helth" -> health; "fr
 SAY = Catalogue({
     "registry.error": ("Error: {reason}.", "错误：{reason}。"),
     "registry.usage": ("Usage: {usage}", "用法：{usage}"),
-    "registry.help_title": ("!memory — this chat's memory, by group. Details: !memory help <group|subcommand>",
-                            "!memory — 本聊天的记忆，按分组列出。详情：!memory help <group|subcommand>"),
+    "registry.help_title": ("!memory commands by group (this chat only); details: !memory help <group|subcommand>",
+                            "!memory 命令分组（只作用于本聊天）；详情：!memory help <group|subcommand>"),
     "registry.aliases": ("Aliases: {aliases}", "别名：{aliases}"),
     "registry.alias_of": ("{aliases} = {name}", "{aliases} = {name}"),
     "registry.group_title": ("!memory help {group}:", "!memory help {group}："),

@@ -23,7 +23,7 @@ outcomes, audit). Requirement IDs refer to docs/REQUIREMENTS.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import params
@@ -31,7 +31,7 @@ from ._audit import AuditPage
 from ._fences import Fence
 from ._gate import WriteGate
 from .candidates.queue import CandidatePage
-from .candidates.records import Candidate
+from .candidates.records import Candidate, CandidateStatus
 from .candidates.review import CandidateRun
 from .consolidation import ConsolidationPreview, ConsolidationRun, Draft
 from .diagnostics import HealthReport
@@ -179,11 +179,14 @@ class MemoryService:
         return await self._m.transfer.export(scope, statuses)
 
     # ------------------------------------------------------------------ consolidation (K)
-    async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None) -> ConsolidationPreview:
+    async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None,
+                                    drafting: bool = True) -> ConsolidationPreview:
         """K1/K3: archival candidates with risk notes; with a consolidation model, also one review draft
-        (stored in the scope under a one-use proposal id). Never changes an episode."""
+        (stored in the scope under a one-use proposal id). Never changes an episode. `drafting=False` is a
+        pure read: no model call and no stored draft."""
         chosen_tag = params.text(tag, "tag", max_chars=MAX_TAG_CHARS, required=False).lower()
-        return await self._m.consolidator.preview(scope, await self._m.kbs.open(scope), tag=chosen_tag)
+        return await self._m.consolidator.preview(scope, await self._m.kbs.open(scope), tag=chosen_tag,
+                                                  drafting=drafting)
 
     async def consolidation_run(self, scope: MemoryScope, proposal_id: Any = None) -> ConsolidationRun:
         """K2 without a proposal id (archive old superseded records); K4/K6 with one (apply a reviewed
@@ -270,9 +273,10 @@ class MemoryService:
         return await self._m.candidates.propose(scope, await self._m.kbs.open(scope), user_text)
 
     async def candidate_page(self, scope: MemoryScope, *, all_statuses: bool = False, page: int = 1,
-                             page_size: int = 10) -> CandidatePage:
-        """Newest first: pending candidates, or every status."""
-        return await self._m.candidates.page(scope, all_statuses=all_statuses, page=page, page_size=page_size)
+                             page_size: int = 10, statuses: Sequence[CandidateStatus] = ()) -> CandidatePage:
+        """Newest first: pending candidates, every status, or only `statuses` when given."""
+        return await self._m.candidates.page(scope, all_statuses=all_statuses, page=page, page_size=page_size,
+                                             statuses=statuses)
 
     async def get_candidate(self, scope: MemoryScope, candidate_id: Any) -> Candidate:
         return await self._m.candidates.get(scope, candidate_id)

@@ -333,8 +333,9 @@ async def test_a_candidate_of_another_chat_is_not_found(harness: PluginHarness) 
 async def test_help_and_usage(harness: PluginHarness) -> None:
     await harness.create_memory_kb(**ON)
     chat = open_chat(harness)
-    help_text = await chat.run("!memory help")
-    assert "!memory candidates [page] [--all-statuses]" in help_text
+    assert "candidates — candidates to review; candidate accept|reject" in await chat.run("!memory help")
+    help_text = await chat.run("!memory help candidates")
+    assert "!memory candidates [page] [--status pending|accepted|rejected | --all-statuses]" in help_text
     assert "!memory candidate accept ＜id＞ / !memory candidate reject ＜id＞" in help_text
     assert (await chat.run("!memory candidate")).startswith("Error: say accept or reject.  \nUsage: !memory candidate")
     assert (await chat.run("!memory candidate accept")).startswith("Error: a candidate id is required.")

@@ -74,7 +74,7 @@ async def preview_id(chat: Chat) -> str:
 # --------------------------------------------------------------------------- the command
 async def test_help_lists_the_consolidate_subcommands(harness: PluginHarness) -> None:
     await harness.create_memory_kb()
-    text = await open_chat(harness).run("!memory help")
+    text = await open_chat(harness).run("!memory help consolidate")
     for usage in ("!memory consolidate preview [--tag T]", "!memory consolidate run [proposal_id]",
                   "discard ＜proposal_id＞"):
         assert usage in text, text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import types
 from typing import Any
 
@@ -21,6 +22,7 @@ from components.commands import memory as command
 from components.commands.registry import Subcommands
 from components.common.chat_text import own
 from components.common.declarations import Declarations
+from components.common.i18n import LANGUAGES, speaking
 from components.pages.console import api
 from components.pages.console.routes import Endpoints
 
@@ -61,12 +63,23 @@ def test_an_unlisted_group_is_found() -> None:
     assert unlisted(modules, Subcommands, list(command.REGISTRY.groups)) == ["components.commands.stray.SUBCOMMANDS"]
 
 
-def test_help_lists_every_subcommand_once_in_table_order() -> None:
-    help_text = command.REGISTRY.help_text()
-    usages = list(dict.fromkeys(command.REGISTRY.entries.values()))
-    positions = [help_text.index(own(entry.usage[0]).splitlines()[0]) for entry in usages]
-    assert positions == sorted(positions)
-    assert [entry.name for entry in usages][:3] == ["overview", "help", "profile"]  # views first, as before
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_help_lists_every_group_once_in_table_order_and_names_each_subcommand(language: str) -> None:
+    """`!memory help` is one line per group, in the table's order, and each line names every subcommand of
+    its group (so a new subcommand cannot go missing from the overview); `help <group>` has their usages."""
+    registry = command.REGISTRY
+    with speaking(language):
+        overview = registry.help_text().split("\n")
+        group_lines = overview[1:1 + len(registry.groups)]
+        for line, (word, group) in zip(group_lines, registry.by_group.items()):
+            assert line.startswith(word), (word, line)
+            for name in dict.fromkeys(e.name for e in group.entries.values()):
+                if name not in ("overview", "help"):
+                    assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", line), (name, line)
+            details = registry.help_on(word)
+            for entry in dict.fromkeys(group.entries.values()):
+                assert own(entry.usage[LANGUAGES.index(language)]).splitlines()[0] in details, (word, entry.name)
+    assert next(iter(registry.by_group)) == "view"  # views first, as before
 
 
 def test_a_name_declared_twice_is_refused() -> None:

@@ -32,6 +32,7 @@ SAY = Catalogue({
     "args.needs_value": ("--{name} needs a value", "--{name} 需要一个值"),
     "args.unknown_option": ("unknown option {option}", "未知选项 {option}"),
     "args.unexpected": ("unexpected argument “{word}”", "多余的参数“{word}”"),
+    "args.status_or_all": ("give --status or --all-statuses, not both", "请只给 --status 或 --all-statuses 其中之一"),
 })
 
 
@@ -46,6 +47,11 @@ class UsageError(Exception):
 
 def unexpected(topic: str, word: str) -> UsageError:
     return UsageError(topic, SAY("args.unexpected", word=inert(word, 40)))
+
+
+def status_or_all(topic: str) -> UsageError:
+    """`--status` and `--all-statuses` together: one of them would be ignored, so neither is guessed."""
+    return UsageError(topic, SAY("args.status_or_all"))
 
 
 @dataclass
@@ -132,16 +138,24 @@ def page_of(topic: str, args: Args) -> int:
     return as_usage(topic, lambda: params.page(raw))
 
 
+# The switches that widen a listing, as the official plugin spelled them: one status each, or all.
+INCLUDE_SWITCHES = {"include-superseded": EpisodeStatus.SUPERSEDED, "include-archived": EpisodeStatus.ARCHIVED,
+                    "include-deleted": EpisodeStatus.DELETED}
+STATUS_SWITCHES = frozenset({*INCLUDE_SWITCHES, "all-statuses"})
+
+
 def statuses_of(topic: str, args: Args, default: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,)
                 ) -> tuple[EpisodeStatus, ...]:
-    """`default` (active) unless `--status` replaces it; the include switches add to it."""
+    """`default` (active) unless `--status` replaces it; the include switches add to it; `--all-statuses`
+    is every status, `deleted` included (the official plugin's meaning; see `DELETED_NOTE` in views.py)."""
+    if "all-statuses" in args.switches:
+        if args.options.get("status"):
+            raise status_or_all(topic)
+        return tuple(EpisodeStatus)
     chosen: list[EpisodeStatus] = []
     for value in args.options.get("status", []):
         chosen.extend(as_usage(topic, partial(parse_statuses, value, "status", default=())))
     if not chosen:
         chosen = list(default)
-    if "include-superseded" in args.switches:
-        chosen.append(EpisodeStatus.SUPERSEDED)
-    if "include-archived" in args.switches:
-        chosen.append(EpisodeStatus.ARCHIVED)
+    chosen += [status for switch, status in INCLUDE_SWITCHES.items() if switch in args.switches]
     return tuple(dict.fromkeys(chosen))

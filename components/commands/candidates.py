@@ -9,10 +9,12 @@ as `forget` or `archive`. A candidate id of another chat answers "not found".
 
 from __future__ import annotations
 
-from components.commands.args import UsageError, page_of
+from collections.abc import Sequence
+
+from components.commands.args import UsageError, page_of, status_or_all
 from components.commands.registry import Call, Subcommands
 from components.commands.text import counted, page_title, short_time, speaker_label
-from components.common.chat_text import Own, clip, lines, quote
+from components.common.chat_text import Own, clip, inert, lines, quote
 from components.common.i18n import Catalogue, term
 from ltm import MAX_CANDIDATES, Candidate, CandidateKind, CandidatePage, CandidateStatus
 
@@ -23,16 +25,34 @@ ACTIONS = ("accept", "reject")
 SUBCOMMANDS = Subcommands()
 
 
-@SUBCOMMANDS("candidates", ("!memory candidates [page] [--all-statuses] — memory candidates waiting for review",
-                           "!memory candidates [page] [--all-statuses] — 等待审阅的候选记忆"))
+@SUBCOMMANDS("candidates", ("!memory candidates [page] [--status pending|accepted|rejected | --all-statuses] — memory "
+                           "candidates waiting for review (or of those statuses)",
+                           "!memory candidates [page] [--status pending|accepted|rejected | --all-statuses] — 等待审阅"
+                           "的候选记忆（或这些状态的候选）"))
 async def candidates(call: Call) -> Own:
-    args = call.args(switches=frozenset({"all-statuses"}), max_positional=1)
+    args = call.args(switches=frozenset({"all-statuses"}), options=frozenset({"status"}), max_positional=1)
     all_statuses = "all-statuses" in args.switches
-    result = await call.memory.candidate_page(call.scope, all_statuses=all_statuses, page=page_of(call.topic, args),
-                                              page_size=PAGE_SIZE)
+    statuses = candidate_statuses(call.topic, args.options.get("status", []))
+    if statuses and all_statuses:
+        raise status_or_all(call.topic)
+    result = await call.memory.candidate_page(call.scope, all_statuses=all_statuses, statuses=statuses,
+                                              page=page_of(call.topic, args), page_size=PAGE_SIZE)
     found = await call.memory.memory_kb()
     enabled = found is not None and found[1].candidate_extraction_enabled
-    return candidate_page(result, all_statuses=all_statuses, enabled=enabled, page_size=PAGE_SIZE)
+    return candidate_page(result, all_statuses=all_statuses or set(statuses) == set(CandidateStatus),
+                          statuses=statuses, enabled=enabled, page_size=PAGE_SIZE)
+
+
+def candidate_statuses(topic: str, values: list[str]) -> tuple[CandidateStatus, ...]:
+    """`--status` values (repeated, or comma-separated), as the official plugin's `candidates --status` took one."""
+    chosen: list[CandidateStatus] = []
+    for value in values:
+        for word in (w.strip().lower() for w in value.split(",")):
+            try:
+                chosen.append(CandidateStatus(word))
+            except ValueError:
+                raise UsageError(topic, SAY("candidates.unknown_status", status=inert(word, 20))) from None
+    return tuple(dict.fromkeys(chosen))
 
 
 @SUBCOMMANDS("candidate", ("!memory candidate accept <id> / !memory candidate reject <id> — apply or dismiss one "
@@ -55,6 +75,8 @@ async def candidate(call: Call) -> Own:
 
 SAY = Catalogue({
     "candidates.say_action": ("say accept or reject", "请写 accept 或 reject"),
+    "candidates.unknown_status": ("unknown candidate status “{status}”; use pending, accepted or rejected",
+                                  "未知的候选状态“{status}”；请使用 pending、accepted 或 rejected"),
     "candidates.id_required": ("a candidate id is required", "需要候选的 id"),
     "candidates.what_profile": ("{target} {field}", "{target}画像的{field}"),
     "candidates.what_ignore": ("ignore (looked like a credential; nothing kept)", "已忽略（疑似凭据；未保留任何内容）"),
@@ -133,8 +155,15 @@ def candidate_lines(number: int, candidate: Candidate) -> list[Own]:
     return out
 
 
-def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, page_size: int) -> Own:
-    label = SAY("candidates.all" if all_statuses else "candidates.pending")
+def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, page_size: int,
+                   statuses: Sequence[CandidateStatus] = ()) -> Own:
+    if all_statuses:
+        label, flag = SAY("candidates.all"), " --all-statuses"
+    elif statuses:
+        label = Own("+".join(term(f"candidate.status.{s.value}") for s in statuses))
+        flag = " --status " + ",".join(s.value for s in statuses)
+    else:
+        label, flag = SAY("candidates.pending"), ""
     notes: list[Own] = []
     if result.refused:
         notes.append(SAY("candidates.refused", count=counted(result.refused, NEW_CANDIDATES), limit=MAX_CANDIDATES,
@@ -148,7 +177,7 @@ def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, 
         else:
             first = SAY("candidates.none_counts", label=label, counts=Own(counts)) if counts \
                 else SAY("candidates.none", label=label)
-        hint = SAY("candidates.decided_hint") if not all_statuses and counts else None
+        hint = SAY("candidates.decided_hint") if not all_statuses and not statuses and counts else None
         return lines(first, hint, notes)
     title = page_title(SAY("candidates.title", label=label), result.page, result.pages, result.total)
     out = [SAY("candidates.newest_first", title=title)]
@@ -161,7 +190,7 @@ def candidate_page(result: CandidatePage, *, all_statuses: bool, enabled: bool, 
     if any(c.kind is CandidateKind.IGNORE for c in pending):
         out.append(SAY("candidates.reject_hint"))
     if result.page < result.pages:
-        out.append(SAY("candidates.next", page=result.page + 1, flag=Own(" --all-statuses" if all_statuses else "")))
+        out.append(SAY("candidates.next", page=result.page + 1, flag=Own(flag)))
     return lines(out, notes)
 
 

@@ -28,19 +28,22 @@ SUBCOMMANDS = Subcommands()
 @SUBCOMMANDS("forget", ("!memory forget <id> — delete one episode", "!memory forget <id> — 删除一条情景记忆"),
              mutating=True)
 async def forget(call: Call) -> Own:
-    return forgotten(await call.memory.forget(call.scope, single_id(call)))
+    episode_id = single_id(call)  # arguments first: memory stays closed to a caller the admin rule refuses
+    return forgotten(await call.memory.forget(call.scope, episode_id))
 
 
 @SUBCOMMANDS("archive", ("!memory archive <id> — hide an active episode",
                         "!memory archive <id> — 隐藏一条有效的情景记忆（保留，可恢复）"), mutating=True)
 async def archive(call: Call) -> Own:
-    return archived(await call.memory.archive(call.scope, single_id(call)))
+    episode_id = single_id(call)  # arguments first: memory stays closed to a caller the admin rule refuses
+    return archived(await call.memory.archive(call.scope, episode_id))
 
 
 @SUBCOMMANDS("restore", ("!memory restore <id> — reactivate an archived or superseded episode",
                         "!memory restore <id> — 让已归档或已取代的情景记忆重新生效"), mutating=True)
 async def restore(call: Call) -> Own:
-    return restored(await call.memory.restore(call.scope, single_id(call)))
+    episode_id = single_id(call)  # arguments first: memory stays closed to a caller the admin rule refuses
+    return restored(await call.memory.restore(call.scope, episode_id))
 
 
 @SUBCOMMANDS("delete", ("!memory delete [--speaker SENDER_ID] [--tag T] [--before TIME] [--status S] [--dry-run]\n"

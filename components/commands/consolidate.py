@@ -10,8 +10,10 @@
     drafts                   this chat's pending drafts
     discard <proposal_id>    drop a pending draft
 
-The whole command is `mutating`: a preview may call the model and store a draft, so in a
-shared space it needs a bot admin like every other change.
+Who may, in a shared space (the admin rule of `memory.py`): `run` and `discard` change memory and
+need a bot admin; `drafts` only reads. `preview` by itself reads, but with a consolidation model it
+asks the model and stores a draft (a write, audited), so a caller the rule does not let change this
+space gets the read-only part (the archival list) and a line saying the draft needs a bot admin.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.commands.args import UsageError, unexpected
-from components.commands.registry import Call, Subcommands
+from components.commands.registry import Call, NeedsAdmin, Subcommands
 from components.commands.text import counted, short_time
 from components.common.chat_text import MAX_REPLY_CHARS, Own, clip, inert, lines, quote, render
 from components.common.i18n import Catalogue, said, term
@@ -33,13 +35,15 @@ SUBCOMMANDS = Subcommands()
 
 @SUBCOMMANDS("consolidate",
              ("!memory consolidate preview [--tag T] — archival candidates; with a consolidation model also a summary "
-              "draft to review\n"
+              "draft to review (in a shared chat only a bot admin's preview drafts)\n"
               "!memory consolidate run [proposal_id] — archive old superseded records, or apply a reviewed draft\n"
-              "!memory consolidate drafts | discard <proposal_id> — pending summary drafts",
-              "!memory consolidate preview [--tag T] — 可归档的记录；设置了整合模型时还会生成一份待审阅的摘要草稿\n"
+              "!memory consolidate drafts | discard <proposal_id> — pending summary drafts\n"
+              "In a shared chat, run and discard need a bot admin.",
+              "!memory consolidate preview [--tag T] — 可归档的记录；设置了整合模型时还会生成一份待审阅的摘要草稿"
+              "（共享的聊天中只有机器人管理员的预览会生成草稿）\n"
               "!memory consolidate run [proposal_id] — 归档较早的已取代记录，或应用一份审阅过的草稿\n"
-              "!memory consolidate drafts | discard <proposal_id> — 待审阅的摘要草稿"),
-             mutating=True)
+              "!memory consolidate drafts | discard <proposal_id> — 待审阅的摘要草稿\n"
+              "在共享的聊天中，run 和 discard 需要机器人管理员。"))
 async def consolidate(call: Call) -> Own:
     args = call.args(options=frozenset({"tag"}), max_positional=2)
     if not args.positional:
@@ -49,19 +53,21 @@ async def consolidate(call: Call) -> Own:
         raise UsageError("consolidate", SAY("consolidate.unknown_action", action=inert(args.positional[0], 30)))
     if args.option("tag") and action != "preview":
         raise UsageError("consolidate", SAY("consolidate.tag_preview"))
+    if action in ("preview", "drafts") and rest:
+        raise unexpected("consolidate", rest[0])
+    if action == "discard" and not rest:
+        raise UsageError("consolidate", SAY("consolidate.id_required"))
     if action == "preview":
-        if rest:
-            raise unexpected("consolidate", rest[0])
-        return consolidation_preview(
-            await call.memory.consolidation_preview(call.scope, tag=args.option("tag") or None))
+        drafting = call.may_change()
+        preview = await call.memory.consolidation_preview(call.scope, tag=args.option("tag") or None,
+                                                          drafting=drafting)
+        return consolidation_preview(preview, draft_withheld=not drafting and preview.model_configured)
+    if action == "drafts":
+        return consolidation_drafts(await call.memory.consolidation_drafts(call.scope))
+    if not call.may_change():
+        raise NeedsAdmin(f"consolidate {action}")
     if action == "run":
         return consolidation_run(await call.memory.consolidation_run(call.scope, rest[0] if rest else None))
-    if action == "drafts":
-        if rest:
-            raise unexpected("consolidate", rest[0])
-        return consolidation_drafts(await call.memory.consolidation_drafts(call.scope))
-    if not rest:
-        raise UsageError("consolidate", SAY("consolidate.id_required"))
     return draft_discarded(await call.memory.discard_draft(call.scope, rest[0]))
 
 
@@ -127,6 +133,11 @@ SAY = Catalogue({
                                 "<proposal_id>",
                                 "在记忆控制台（审阅标签页）中审阅，或直接应用：!memory consolidate run "
                                 "<proposal_id>"),
+    "consolidate.draft_needs_admin": ("Summary draft: not made. With a consolidation model a preview asks the model "
+                                      "and stores a draft for review, which changes this shared chat's memory: that "
+                                      "needs a bot admin.",
+                                      "摘要草稿：未生成。设置了整合模型时，预览会询问模型并保存一份待审阅的草稿，这会修改"
+                                      "本共享聊天的记忆：需要机器人管理员。"),
     "consolidate.discarded": ("Discarded summary draft {id}; no episode was changed.",
                               "已丢弃摘要草稿 {id}；没有修改任何情景记忆。"),
 })
@@ -188,7 +199,7 @@ def _archival_lines(preview: ConsolidationPreview) -> list[Own]:
     return out
 
 
-def consolidation_preview(preview: ConsolidationPreview) -> Own:
+def consolidation_preview(preview: ConsolidationPreview, *, draft_withheld: bool = False) -> Own:
     head = [SAY("consolidate.preview_head")]
     if preview.listing_truncated:
         head.append(SAY("consolidate.listing_truncated"))
@@ -198,6 +209,8 @@ def consolidation_preview(preview: ConsolidationPreview) -> Own:
             if len(render(text, limit=10**9)) <= MAX_REPLY_CHARS:
                 return text
         return lines(head, _draft_lines(preview.draft, full=False), SAY("consolidate.full_sources"))
+    if draft_withheld:
+        return lines(head, SAY("consolidate.draft_needs_admin"), _archival_lines(preview))
     note = said(preview.note) if preview.note else Own("-")
     label = "consolidate.draft_rejected" if preview.rejected else "consolidate.no_draft"
     return lines(head, SAY(label, note=note), _archival_lines(preview))

@@ -15,7 +15,11 @@ isolation every chat of the bot (private chats included) shares one episode
 space. Changing a shared space needs a bot admin (host privilege 2), from
 whichever chat it is changed, unless the operator allows everyone with the plugin
 setting `command_admin_only_in_groups`. A private chat's own space (session
-isolation) is its user's to manage.
+isolation) is its user's to manage. LangBot decides who is a bot admin: its per-bot list of admin
+chats (docs/HOST-FACTS.md, 4.1), and the refusal says how to get onto it. The handler of a refused
+caller still runs up to its first `call.memory` (closed to that caller, `registry.Call`), so an
+argument error found from the typed text alone is answered as such; it reveals nothing about
+memory. Whatever needs memory to answer (does this id exist?) is refused the same way for any id.
 
 Scope. Every subcommand acts on the current chat only: the identity comes from the
 live query (current speaker = query variable `sender_id`), falling back to the
@@ -36,7 +40,7 @@ from langbot_plugin.api.entities.builtin.command.context import CommandReturn, E
 
 from components.commands import candidates, changes, consolidate, person, settings, transfer, views
 from components.commands.args import UsageError, command_rest, split_head
-from components.commands.registry import Call, Registry
+from components.commands.registry import HELP_WORDS, Call, NeedsAdmin, Registry
 from components.common.chat_text import Own, inert, render
 from components.common.envelope import command_message
 from components.common.i18n import Catalogue, language_of, speaking
@@ -46,17 +50,20 @@ from ltm.langbot import identity_from_query
 log = logging.getLogger("LongTermMemory")
 
 ADMIN_PRIVILEGE = 2
-# Every subcommand group, in the order `help` lists them.
-REGISTRY = Registry((views.SUBCOMMANDS, changes.SUBCOMMANDS, transfer.SUBCOMMANDS, candidates.SUBCOMMANDS,
-                     consolidate.SUBCOMMANDS, person.SUBCOMMANDS, settings.SUBCOMMANDS))
+# Every subcommand group under the word `!memory help <group>` takes, in the order `help` lists them.
+REGISTRY = Registry((("view", views.SUBCOMMANDS), ("change", changes.SUBCOMMANDS), ("transfer", transfer.SUBCOMMANDS),
+                     ("candidates", candidates.SUBCOMMANDS), ("consolidate", consolidate.SUBCOMMANDS),
+                     ("person", person.SUBCOMMANDS), ("settings", settings.SUBCOMMANDS)))
 
 SAY = Catalogue({
-    "memory.unknown": ("Unknown subcommand “{word}”.", "未知的子命令“{word}”。"),
-    "memory.admin_only": ("!memory {topic}: this memory is shared with other chats or people, so only bot admins "
-                          "can change it. An admin can allow everyone with the plugin setting "
-                          "command_admin_only_in_groups.",
-                          "!memory {topic}：这份记忆与其他聊天或其他人共享，只有机器人管理员可以修改。管理员可以用插件"
-                          "设置 command_admin_only_in_groups 允许所有人修改。"),
+    "memory.admin_only": ("!memory {topic} needs a bot admin: this chat's memory is shared with other people or chats, "
+                          "so only bot admins can change it. LangBot counts a chat as admin when the bot's admin list "
+                          "names it (WebUI: Bots > this bot > Manage Admins; a listed group makes every member an "
+                          "admin). The plugin setting command_admin_only_in_groups, turned off, lets everyone.",
+                          "!memory {topic} 需要机器人管理员：本聊天的记忆与其他人或其他聊天共享，只有机器人管理员可以"
+                          "修改。LangBot 把机器人管理员列表中的会话视为管理员（WebUI：机器人 > 该机器人 > 配置管理员；"
+                          "列出的群聊中每个成员都是管理员）。关闭插件设置 command_admin_only_in_groups 则所有人都"
+                          "可以修改。"),
     "memory.refused": ("!memory {topic}: {message}", "!memory {topic}：{message}"),
     "memory.internal": ("Memory is unavailable right now (internal error, see the plugin log).",
                         "记忆暂时不可用（内部错误，详见插件日志）。"),
@@ -87,24 +94,25 @@ class MemoryCommand(Command):
         try:
             head, rest = split_head(command_rest(ctx))
             topic = head.lower()
-            if topic in ("-h", "--help", "?"):
+            if topic in HELP_WORDS:
                 return REGISTRY.help_text()
             entry = REGISTRY.find(topic)
             if entry is None:
-                return Own(SAY("memory.unknown", word=inert(head, 30)) + "\n" + REGISTRY.help_text())
+                return REGISTRY.unknown(head)
+            topic = entry.name
             identity = await identity_from_query(ctx, ctx.session, ctx.query_id)
             memory: MemoryService = self.plugin.memory
             scope = await memory.scope_for(identity)
-            is_admin = ctx.privilege >= ADMIN_PRIVILEGE
             config = self._config()
-            admin_only = bool(config.get("command_admin_only_in_groups", True))
-            if entry.mutating and not is_admin and scope.shared and admin_only:
-                return SAY("memory.admin_only", topic=Own(entry.name))
-            call = Call(ctx=ctx, memory=memory, scope=scope, topic=entry.name, rest=rest, is_admin=is_admin,
-                        registry=REGISTRY, admin_only=admin_only, config=config)
+            call = Call(ctx=ctx, service=memory, scope=scope, topic=entry.name, rest=rest,
+                        is_admin=ctx.privilege >= ADMIN_PRIVILEGE, registry=REGISTRY,
+                        admin_only=bool(config.get("command_admin_only_in_groups", True)), config=config)
+            call.gated = entry.mutating and not call.may_change()
             log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
                      entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
             return await entry.handler(call)
+        except NeedsAdmin as exc:
+            return SAY("memory.admin_only", topic=Own(exc.topic))
         except UsageError as exc:
             return REGISTRY.usage_text(exc.topic, exc.reason)
         except LTMError as exc:

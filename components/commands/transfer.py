@@ -127,6 +127,8 @@ SAY = Catalogue({
     "transfer.l2_header": ("L2 export of {key} ({statuses}): {count}", "{key} 的 L2 导出（{statuses}）：{count}"),
     "transfer.l2_incomplete": ("{header} (INCOMPLETE: the space holds more records than one export reads)",
                                "{header}（不完整：此空间的记录超过一次导出能读取的数量）"),
+    "transfer.l2_no_deleted": ("{header}; deleted episodes are not kept here, so none are in it",
+                               "{header}；这里不保留已删除的情景记忆，所以其中没有"),
     "transfer.by_status": ("By status: {tally}", "按状态：{tally}"),
     "transfer.l2_hint": ("Use the Memory Console Export tab for the full JSON, or narrow with --status "
                          "(e.g. !memory export l2 --status archived).",
@@ -215,6 +217,8 @@ def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payloa
                  count=counted(len(episodes), EPISODES))
     if payload.get("truncated"):
         header = SAY("transfer.l2_incomplete", header=header)
+    if EpisodeStatus.DELETED in statuses:  # asked for by --include-deleted / --all-statuses (see views.deleted_note)
+        header = SAY("transfer.l2_no_deleted", header=header)
     summary = [SAY("transfer.by_status", tally=status_tally(e["status"] for e in episodes))]
     return json_or_summary(header, payload, summary, SAY("transfer.l2_hint"))
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
 from components.commands import profile_edits
-from components.commands.args import UsageError, as_usage, page_of, split_head, statuses_of
+from components.commands.args import STATUS_SWITCHES, UsageError, as_usage, page_of, split_head, statuses_of
 from components.commands.profile_view import profile_lines
 from components.commands.registry import Call, Subcommands
 from components.commands.text import counted, page_title, short_time, speaker_label, status_label, statuses_label
@@ -32,7 +32,7 @@ from ltm import (
 )
 
 PAGE_SIZE = 10
-LIST_FLAGS = frozenset({"include-superseded", "include-archived"})
+LIST_FLAGS = STATUS_SWITCHES
 
 
 SUBCOMMANDS = Subcommands()
@@ -54,9 +54,11 @@ async def overview(call: Call) -> Own:
                            await memory.fences_of(scope))
 
 
-@SUBCOMMANDS("help", ("!memory help — this list", "!memory help — 本列表"))
+@SUBCOMMANDS("help", ("!memory help [group|subcommand] — the groups; the usage of one group or subcommand",
+                     "!memory help [group|subcommand] — 所有分组；某个分组或子命令的用法"))
 async def help_(call: Call) -> Own:
-    return call.registry.help_text()
+    args = call.args(max_positional=1)
+    return call.registry.help_on(args.positional[0]) if args.positional else call.registry.help_text()
 
 
 @SUBCOMMANDS("profile", ("!memory profile — session and current speaker profile\n"
@@ -75,9 +77,10 @@ async def profile(call: Call) -> Own:
     return profiles_text(call.scope, await call.memory.profiles(call.scope))
 
 
-@SUBCOMMANDS("search", ("!memory search <query> [--top-k N] [--include-superseded] [--include-archived] [--status S]",
-                       "!memory search <query> [--top-k N] [--include-superseded] [--include-archived] [--status S] "
-                       "— 搜索情景记忆"))
+@SUBCOMMANDS("search", ("!memory search <query> [--top-k N] [--include-superseded] [--include-archived] "
+                        "[--include-deleted] [--all-statuses | --status S]",
+                        "!memory search <query> [--top-k N] [--include-superseded] [--include-archived] "
+                        "[--include-deleted] [--all-statuses | --status S] — 搜索情景记忆"))
 async def search(call: Call) -> Own:
     args = call.args(switches=LIST_FLAGS, options=frozenset({"status", "top-k"}))
     query = " ".join(args.positional).strip()
@@ -95,8 +98,10 @@ async def _page(call: Call, statuses: tuple[EpisodeStatus, ...], page: int) -> O
     return episode_page(call.topic, statuses, result, PAGE_SIZE)
 
 
-@SUBCOMMANDS("list", ("!memory list [page] [--include-superseded] [--include-archived] [--status S]",
-                     "!memory list [page] [--include-superseded] [--include-archived] [--status S] — 列出情景记忆"))
+@SUBCOMMANDS("list", ("!memory list [page] [--include-superseded] [--include-archived] [--include-deleted] "
+                      "[--all-statuses | --status S]",
+                      "!memory list [page] [--include-superseded] [--include-archived] [--include-deleted] "
+                      "[--all-statuses | --status S] — 列出情景记忆"))
 async def list_(call: Call) -> Own:
     args = call.args(switches=LIST_FLAGS, options=frozenset({"status"}), max_positional=1)
     return await _page(call, statuses_of(call.topic, args), page_of(call.topic, args))
@@ -208,7 +213,11 @@ SAY = Catalogue({
     "views.none_listed": ("No {statuses} episodes in this chat's memory.", "本聊天的记忆中没有{statuses}的情景记忆。"),
     "views.list_title": ("Episodes ({statuses})", "情景记忆（{statuses}）"),
     "views.newest_first": ("{title} · newest first", "{title} · 最新的在前"),
-    "views.next_page": ("Next: !memory {topic} {page}", "下一页：!memory {topic} {page}"),
+    "views.next_page": ("Next: !memory {topic} {page}{flags}", "下一页：!memory {topic} {page}{flags}"),
+    "views.deleted_not_kept": ("Note: deleted episodes are not kept here: forget and delete remove the record "
+                               "itself, so none can be listed; the audit log names each deleted id (!memory audit).",
+                               "注意：这里不保留已删除的情景记忆：forget 和 delete 会删除记录本身，所以无法列出；"
+                               "审计日志记下了每条被删除的 id（!memory audit）。"),
     "views.listing_truncated": ("Note: the listing stopped at the enumeration limit; older records are not counted.",
                                 "注意：列出已达枚举上限，更早的记录没有计入。"),
 })
@@ -345,26 +354,36 @@ def profiles_text(scope: MemoryScope, found: Profiles) -> Own:
                  profile_block(SAY("views.speaker_profile", speaker=speaker), found.speaker, SAY("views.no_speaker")))
 
 
+def deleted_note(statuses: Sequence[EpisodeStatus]) -> Own | None:
+    """Asked for `deleted` episodes: say that none are kept, so an empty answer is not mistaken for "none
+    were deleted". `forget` and `delete` remove the record itself (no tombstone is written); only the
+    audit log keeps the deleted id."""
+    return SAY("views.deleted_not_kept") if EpisodeStatus.DELETED in statuses else None
+
+
 def search_results(query: str, statuses: Sequence[EpisodeStatus], episodes: Sequence[Episode]) -> Own:
     title = SAY("views.search_title", query=quote(query, 40), statuses=statuses_label(statuses))
     if not episodes:
-        return SAY("views.search_none", title=title)
+        return lines(SAY("views.search_none", title=title), deleted_note(statuses))
     return lines(SAY("views.search_found", title=title, count=counted(len(episodes), RESULTS)),
-                 episode_list(episodes))
+                 episode_list(episodes), deleted_note(statuses))
 
 
 def episode_page(topic: str, statuses: Sequence[EpisodeStatus], result: EpisodePage, page_size: int) -> Own:
     label = statuses_label(statuses)
     if not result.total:
-        return SAY("views.none_listed", statuses=label)
+        return lines(SAY("views.none_listed", statuses=label), deleted_note(statuses))
     title = page_title(SAY("views.list_title", statuses=label), result.page, result.pages, result.total)
     out = [SAY("views.newest_first", title=title),
            *episode_list(result.episodes, first_number=(result.page - 1) * page_size + 1)]
     if result.page < result.pages:
-        out.append(SAY("views.next_page", topic=Own(topic), page=result.page + 1))
+        # The next page of the same listing: `list` names its statuses again (superseded/archived imply theirs).
+        flags = f" --status {','.join(s.value for s in statuses)}" if topic == "list" and \
+            tuple(statuses) != (EpisodeStatus.ACTIVE,) else ""
+        out.append(SAY("views.next_page", topic=Own(topic), page=result.page + 1, flags=Own(flags)))
     if result.truncated:
         out.append(SAY("views.listing_truncated"))
-    return lines(out)
+    return lines(out, deleted_note(statuses))
 
 
 def _validity(episode: Episode) -> str:

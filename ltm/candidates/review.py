@@ -25,7 +25,7 @@ becomes `PartialWrite` naming what was written (reject the candidate rather than
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -158,10 +158,11 @@ class CandidateReview:
                      scope.scope_key)
         return [p for p in proposals if id(p) not in repeated]
 
-    async def page(self, scope: MemoryScope, *, all_statuses: bool, page: int, page_size: int) -> CandidatePage:
-        """Newest first: pending candidates, or every status."""
-        statuses = ALL_STATUSES if all_statuses else (CandidateStatus.PENDING,)
-        return await self._queue.page(scope, statuses, page, page_size)
+    async def page(self, scope: MemoryScope, *, all_statuses: bool, page: int, page_size: int,
+                   statuses: Sequence[CandidateStatus] = ()) -> CandidatePage:
+        """Newest first: pending candidates, every status, or only `statuses` when given."""
+        chosen = tuple(statuses) or (ALL_STATUSES if all_statuses else (CandidateStatus.PENDING,))
+        return await self._queue.page(scope, chosen, page, page_size)
 
     async def get(self, scope: MemoryScope, candidate_id: Any) -> Candidate:
         return await self._queue.get(scope, params.record_id(candidate_id, "candidate_id"))

@@ -104,7 +104,9 @@ class Consolidator:
         self._profiles = profiles
 
     # ------------------------------------------------------------------ preview (K1, K3, K8)
-    async def preview(self, scope: MemoryScope, settings: KBSettings, *, tag: str = "") -> ConsolidationPreview:
+    async def preview(self, scope: MemoryScope, settings: KBSettings, *, tag: str = "",
+                      drafting: bool = True) -> ConsolidationPreview:
+        """`drafting=False`: the archival part only, a pure read (no model call, no stored draft, no note)."""
         kb_id, user_key = scope.kb_id, scope.user_key
         model = settings.consolidation_model_uuid
         # K8: the KB is held against removal for the whole preview; a removed KB is refused here,
@@ -119,6 +121,8 @@ class Consolidator:
                 archival=archival, archival_total=total, listing_truncated=listing.truncated)
             if not model:
                 return replace(result, note=_NOTE["no_model"]())
+            if not drafting:
+                return result
             if len(await self._drafts.pending(kb_id, user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
                 return replace(result, note=_NOTE["too_many_drafts"](count=MAX_PENDING_DRAFTS))
             pending = {i for _, d in await self._drafts.pending(kb_id, user_key) for i in d.source_ids}

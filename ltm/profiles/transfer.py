@@ -1,6 +1,6 @@
 """Reading an L1 import: exactly what `ProfileBook.export` writes, validated whole before any write.
 
-    {"scope_key": "...", "session_profile": {name, traits, preferences, notes, updated_at},
+    {"scope_key": "...", "session_profile": {name, traits, preferences, notes, updated_at, facts?},
      "speaker_profiles": {"<sender_id>": {...}, ...}}
 
 Every profile goes through the update path's own validation (`ProfileChange`), the plugin's
@@ -11,7 +11,7 @@ import with its place; a profile without content is skipped (an import never era
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .. import params
@@ -19,12 +19,19 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import clean_id
 from ..timefields import normalize_time
+from .facts import parse_facts
 from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget
 
 IMPORT_FIELDS = ("scope_key", "session_profile", "speaker_profiles")
-PROFILE_FIELDS = ("name", "traits", "preferences", "notes", "updated_at")
+PROFILE_FIELDS = ("name", "traits", "preferences", "notes", "updated_at", "facts")
 MAX_IMPORT_PROFILES = 1000
 MAX_SENDER_ID_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Skipped:
+    where: str  # its place in the JSON, e.g. profiles[2].profile.traits[4]
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,9 @@ class ProfileImport:
     scope_key: str  # the session the file came from, as it names it ("" when it does not)
     profiles: list[tuple[ProfileTarget, str, Profile]]  # (target, sender id or "", profile), with content
     skipped_empty: int = 0
+    skipped: tuple[Skipped, ...] = ()  # what an official export held that this plugin cannot store
+    unchanged: list[tuple[ProfileTarget, str, Profile]] = field(default_factory=list)  # stored so already
+
 
     @property
     def speakers(self) -> list[str]:
@@ -66,7 +76,8 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
             found.append((ProfileTarget.SPEAKER, sender, _profile(raw, limits, where)))
     kept = [item for item in found if not item[2].is_empty]
     refuse_secrets([*(("a sender id", sender) for _, sender, _ in kept),
-                    *((f"the {field}", text) for _, _, p in kept for field, text in _texts(p))])
+                    *((f"the {name}", text) for _, _, p in kept for name, text in _texts(p)),
+                    *(item for _, _, p in kept for item in p.fact_texts())])
     return ProfileImport(scope_key, kept, len(found) - len(kept))
 
 
@@ -78,13 +89,14 @@ def _profile(raw: Any, limits: ProfileLimits, where: str) -> Profile:
         change = ProfileChange.parse({"name": raw.get("name") or "", "traits": raw.get("traits") or [],
                                       "preferences": raw.get("preferences") or [], "notes": raw.get("notes") or "",
                                       "mode": "replace"})
-        for field, items, limit, setting in (
+        for list_name, items, limit, setting in (
                 ("traits", change.traits or [], limits.max_traits, "max_profile_traits"),
                 ("preferences", change.preferences or [], limits.max_preferences, "max_profile_preferences")):
             if len(items) > limit:
-                raise ValidationError(f"{field} has {len(items)} items, more than {setting} ({limit})")
+                raise ValidationError(f"{list_name} has {len(items)} items, more than {setting} ({limit})")
         updated_at = normalize_time(raw.get("updated_at"), "updated_at")
-        profile = change.apply(Profile(), limits)  # de-duplicated like any update; notes checked against the limit
+        facts = parse_facts(raw.get("facts"), "facts")
+        profile = change.apply(Profile(facts=facts), limits)  # de-duplicated like any update; notes checked
     except ValidationError as exc:
         raise ValidationError(f"{where}: {exc.message}; nothing was imported") from None
     return replace(profile, updated_at=updated_at or profile.updated_at)

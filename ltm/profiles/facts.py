@@ -24,6 +24,7 @@ from typing import Any
 
 from .. import params
 from ..errors import ValidationError
+from ..guards import refuse_secrets
 from ..timefields import normalize_time
 
 FACT_FIELDS = ("traits", "preferences")
@@ -38,8 +39,10 @@ PAST_STATUSES = (REPLACED, REMOVED)
 
 
 def fact_key(value: Any, where: str = "fact_key") -> str:
-    """A fact key as one lower-case word: "Coffee Preference" and "coffee_preference" name one fact."""
+    """A fact key as one lower-case word: "Coffee Preference" and "coffee_preference" name one fact.
+    Checked for credentials as given ("password is x" would pass unnoticed as "password_is_x")."""
     text = params.text(value, where, max_chars=MAX_FACT_KEY_CHARS)
+    refuse_secrets([(f"the {where}", text)])
     return "_".join(text.lower().split())
 
 

@@ -19,7 +19,8 @@ How it maps onto a `Profile`:
   gave as the previous one, whose timestamp is when it was replaced (`until`). Statuses
   `superseded` and `removed` become `replaced` and `removed`; reasons are kept as given.
 - Anything this plugin cannot store (a bad type, over a limit, a credential) is skipped and
-  reported by its place in the JSON with the reason; the rest is imported. A list longer than
+  reported by its place in the JSON (a JSON Pointer, e.g. /profiles/1/profile/freeform_traits/0)
+  with the reason; the rest is imported. A list longer than
   `max_profile_traits` / `max_profile_preferences` keeps its newest items; the older ones are reported.
 """
 
@@ -87,7 +88,7 @@ def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> Pro
     found: dict[tuple[ProfileTarget, str], Profile] = {}
     scope_key, empty = "", 0
     for index, entry in enumerate(entries):
-        where = f"profiles[{index}]"
+        where = f"/profiles/{index}"
         named = _entry(reader, entry, where)
         if named is None:
             continue
@@ -95,7 +96,7 @@ def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> Pro
         if (target, sender) in found:
             reader.skip(where, f"a second {target.value} profile{' of ' + sender if sender else ''}; the first is kept")
             continue
-        profile = _profile(reader, raw_profile, f"{where}.profile", payload.get("exported_at"))
+        profile = _profile(reader, raw_profile, f"{where}/profile", payload.get("exported_at"))
         scope_key = scope_key or from_key
         if profile.is_empty:
             empty += 1
@@ -109,19 +110,19 @@ def _entry(reader: _Reader, entry: Any, where: str) -> tuple[ProfileTarget, str,
     if not isinstance(entry, dict):
         reader.skip(where, "must be an object")
         return None
-    kind = reader.take(f"{where}.type", lambda: params.choice(entry.get("type"), "type", ("session", "speaker")))
-    from_key = reader.take(f"{where}.scope_key", lambda: _scope_key(entry.get("scope_key")))
+    kind = reader.take(f"{where}/type", lambda: params.choice(entry.get("type"), "type", ("session", "speaker")))
+    from_key = reader.take(f"{where}/scope_key", lambda: _scope_key(entry.get("scope_key")))
     if kind is None or from_key is None:
         return None
     target, sender = ProfileTarget(kind), ""
     if target is ProfileTarget.SPEAKER:
-        found = reader.take(f"{where}.sender_id", lambda: _sender(entry.get("sender_id")))
+        found = reader.take(f"{where}/sender_id", lambda: _sender(entry.get("sender_id")))
         if found is None:
             return None
         sender = found
     raw = entry.get("profile")
     if not isinstance(raw, dict):
-        reader.skip(f"{where}.profile", "must be an object")
+        reader.skip(f"{where}/profile", "must be an object")
         return None
     return target, sender, from_key, raw
 
@@ -148,7 +149,7 @@ def _stored(text: str, name: str) -> str:
 
 
 def _stored_key(value: Any) -> str:
-    return _stored(fact_key(value, "the fact key"), "the fact key")
+    return fact_key(value, "fact key")
 
 
 def _stored_item(value: Any) -> str:
@@ -157,22 +158,22 @@ def _stored_item(value: Any) -> str:
 
 def _profile(reader: _Reader, raw: dict[str, Any], where: str, exported_at: Any) -> Profile:
     limits = reader.limits
-    name = reader.take(f"{where}.name", lambda: _stored(
+    name = reader.take(f"{where}/name", lambda: _stored(
         " ".join(params.text(raw.get("name"), "name", max_chars=MAX_NAME_CHARS, required=False).split()), "the name"))
-    notes = reader.take(f"{where}.notes", lambda: _stored(
+    notes = reader.take(f"{where}/notes", lambda: _stored(
         params.text(raw.get("notes"), "notes", max_chars=limits.max_notes_chars, required=False, multiline=True),
         "the notes"))
-    updated_at = reader.take(f"{where}.updated_at", lambda: normalize_time(raw.get("updated_at"), "updated_at"))
+    updated_at = reader.take(f"{where}/updated_at", lambda: normalize_time(raw.get("updated_at"), "updated_at"))
     # Facts that drop out of a list are dated by the export, not by this import, so a second import of
     # the same file builds the same profile.
-    at = updated_at or reader.take("exported_at", lambda: normalize_time(exported_at, "exported_at")) or now_iso()
+    at = updated_at or reader.take("/exported_at", lambda: normalize_time(exported_at, "exported_at")) or now_iso()
     slots = raw.get("profile_slots") or {}
     if not isinstance(slots, dict):
-        reader.skip(f"{where}.profile_slots", "must be an object")
+        reader.skip(f"{where}/profile_slots", "must be an object")
         slots = {}
     profile = Profile(name=name or "", notes=notes or "", updated_at=updated_at or at)
     for list_field in FACT_FIELDS:
-        group = _facts(reader, slots.get(list_field), f"{where}.profile_slots.{list_field}")
+        group = _facts(reader, slots.get(list_field), f"{where}/profile_slots/{list_field}")
         items = _list(reader, raw, list_field, group, where)
         limit = limits.max_traits if list_field == "traits" else limits.max_preferences
         for path, _ in items[:-limit] if len(items) > limit else []:
@@ -193,7 +194,7 @@ def _facts(reader: _Reader, raw: Any, where: str) -> dict[str, tuple[str, Profil
         return {}
     group: dict[str, tuple[str, ProfileFact]] = {}
     for raw_key, slot in raw.items():
-        path = f"{where}.{str(raw_key)[:40]}"
+        path = f"{where}/{str(raw_key)[:40]}"
         key = reader.take(path, _stored_key, raw_key)
         fact = reader.take(path, _fact, reader, slot, path) if key is not None else None
         if key is None or fact is None:
@@ -217,7 +218,7 @@ def _fact(reader: _Reader, slot: Any, path: str) -> ProfileFact:
         raise ValidationError("history must be a list")
     history: list[PastValue] = []
     for index, entry in enumerate(history_raw):
-        where = f"{path}.history[{index}]"
+        where = f"{path}/history/{index}"
         if index < len(history_raw) - MAX_FACT_HISTORY:
             reader.skip(where, f"over {MAX_FACT_HISTORY} past values; the newest {MAX_FACT_HISTORY} are kept")
             continue
@@ -227,7 +228,7 @@ def _fact(reader: _Reader, slot: Any, path: str) -> ProfileFact:
     confidence = slot.get("confidence")
     fact = ProfileFact(current, updated_at, history)
     if confidence is not None:
-        fact.confidence = reader.take(f"{path}.confidence", lambda: _confidence(confidence))
+        fact.confidence = reader.take(f"{path}/confidence", lambda: _confidence(confidence))
     return fact
 
 
@@ -255,17 +256,17 @@ def _list(reader: _Reader, raw: dict[str, Any], list_field: str, group: dict[str
     source = f"freeform_{list_field}" if raw.get(f"freeform_{list_field}") is not None else list_field
     loose = raw.get(source) or []
     if not isinstance(loose, list):
-        reader.skip(f"{where}.{source}", "must be a list of strings")
+        reader.skip(f"{where}/{source}", "must be a list of strings")
         loose = []
     slot_values = {fact.value.casefold() for _, fact in group.values() if fact.value}
     candidates: list[tuple[str, str]] = []
     for index, item in enumerate(loose):
-        path = f"{where}.{source}[{index}]"
+        path = f"{where}/{source}/{index}"
         text = reader.take(path, _stored_item, item)
         if text is not None and text.casefold() not in slot_values:  # a slot value comes with its slot below
             candidates.append((path, text))
     by_age = sorted(group.values(), key=lambda pair: pair[1].updated_at or "")
-    candidates += [(f"{path}.value", fact.value) for path, fact in by_age if fact.value]
+    candidates += [(f"{path}/value", fact.value) for path, fact in by_age if fact.value]
     kept: list[tuple[str, str]] = []
     for path, text in candidates:  # a restated item keeps its newest place
         kept = [(p, t) for p, t in kept if t.casefold() != text.casefold()] + [(path, text)]

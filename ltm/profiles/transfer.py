@@ -30,7 +30,7 @@ MAX_SENDER_ID_CHARS = 200
 
 @dataclass(frozen=True)
 class Skipped:
-    where: str  # its place in the JSON, e.g. profiles[2].profile.traits[4]
+    where: str  # its place in the JSON as a JSON Pointer, e.g. /profiles/2/profile/traits/4
     reason: str
 
 

@@ -55,10 +55,11 @@ async def export(call: Call) -> Own:
 
 
 @SUBCOMMANDS("import", ('!memory import l2 <json> — a list of episodes or {"episodes": [...]}\n'
-                       "!memory import l1 <json> — what !memory export gives: the profiles it carries replace "
-                       "this chat's",
+                       "!memory import l1 <json> — what !memory export gives (or the official plugin's L1 "
+                       "export): the profiles it carries replace this chat's",
                        '!memory import l2 <json> — 情景记忆的列表或 {"episodes": [...]}\n'
-                       "!memory import l1 <json> — !memory export 给出的内容：其中的画像替换本聊天的同名画像"),
+                       "!memory import l1 <json> — !memory export 给出的内容（或官方插件的 L1 导出）："
+                       "其中的画像替换本聊天的同名画像"),
              mutating=True)
 async def import_(call: Call) -> Own:
     head, raw_json = split_head(call.rest)

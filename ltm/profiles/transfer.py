@@ -55,7 +55,8 @@ class ProfileImport:
 def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
     if not isinstance(payload, dict) or not ({"session_profile", "speaker_profiles"} & set(payload)):
         raise ValidationError('expected an L1 export: {"scope_key": ..., "session_profile": {...}, '
-                              '"speaker_profiles": {...}}; nothing was imported')
+                              '"speaker_profiles": {...}} or the official {"version": 1, "profiles": [...]}; '
+                              'nothing was imported')
     params.reject_unknown(payload, IMPORT_FIELDS)
     scope_key = params.text(payload.get("scope_key"), "scope_key", max_chars=512, required=False)
     found: list[tuple[ProfileTarget, str, Profile]] = []

@@ -189,7 +189,7 @@ class ProfileBook:
                 written.append((ref_target, sender_id, profile))
         log.info("[LongTermMemory] profiles imported scope=%s profiles=%d unchanged=%d", scope.scope_key,
                  len(written), len(unchanged))
-        return replace(found, profiles=written, unchanged=unchanged)
+        return replace(found, profiles=written, unchanged=tuple(unchanged))
 
     async def export(self, scope: MemoryScope) -> dict[str, Any]:
         """L1 of exactly this session_key (S7)."""

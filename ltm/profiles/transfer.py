@@ -11,7 +11,7 @@ import with its place; a profile without content is skipped (an import never era
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import params
@@ -40,8 +40,7 @@ class ProfileImport:
     profiles: list[tuple[ProfileTarget, str, Profile]]  # (target, sender id or "", profile), with content
     skipped_empty: int = 0
     skipped: tuple[Skipped, ...] = ()  # what an official export held that this plugin cannot store
-    unchanged: list[tuple[ProfileTarget, str, Profile]] = field(default_factory=list)  # stored so already
-
+    unchanged: tuple[tuple[ProfileTarget, str, Profile], ...] = ()  # stored exactly so already
 
     @property
     def speakers(self) -> list[str]:
@@ -55,8 +54,7 @@ class ProfileImport:
 def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
     if not isinstance(payload, dict) or not ({"session_profile", "speaker_profiles"} & set(payload)):
         raise ValidationError('expected an L1 export: {"scope_key": ..., "session_profile": {...}, '
-                              '"speaker_profiles": {...}} or the official {"version": 1, "profiles": [...]}; '
-                              'nothing was imported')
+                              '"speaker_profiles": {...}}; nothing was imported')
     params.reject_unknown(payload, IMPORT_FIELDS)
     scope_key = params.text(payload.get("scope_key"), "scope_key", max_chars=512, required=False)
     found: list[tuple[ProfileTarget, str, Profile]] = []
@@ -77,8 +75,7 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
             found.append((ProfileTarget.SPEAKER, sender, _profile(raw, limits, where)))
     kept = [item for item in found if not item[2].is_empty]
     refuse_secrets([*(("a sender id", sender) for _, sender, _ in kept),
-                    *((f"the {name}", text) for _, _, p in kept for name, text in _texts(p)),
-                    *(item for _, _, p in kept for item in p.fact_texts())])
+                    *((f"the {field}", text) for _, _, p in kept for field, text in _texts(p))])
     return ProfileImport(scope_key, kept, len(found) - len(kept))
 
 
@@ -90,14 +87,15 @@ def _profile(raw: Any, limits: ProfileLimits, where: str) -> Profile:
         change = ProfileChange.parse({"name": raw.get("name") or "", "traits": raw.get("traits") or [],
                                       "preferences": raw.get("preferences") or [], "notes": raw.get("notes") or "",
                                       "mode": "replace"})
-        for list_name, items, limit, setting in (
+        for field, items, limit, setting in (
                 ("traits", change.traits or [], limits.max_traits, "max_profile_traits"),
                 ("preferences", change.preferences or [], limits.max_preferences, "max_profile_preferences")):
             if len(items) > limit:
-                raise ValidationError(f"{list_name} has {len(items)} items, more than {setting} ({limit})")
+                raise ValidationError(f"{field} has {len(items)} items, more than {setting} ({limit})")
         updated_at = normalize_time(raw.get("updated_at"), "updated_at")
         facts = parse_facts(raw.get("facts"), "facts")
         profile = change.apply(Profile(facts=facts), limits)  # de-duplicated like any update; notes checked
+        refuse_secrets(profile.fact_texts())
     except ValidationError as exc:
         raise ValidationError(f"{where}: {exc.message}; nothing was imported") from None
     return replace(profile, updated_at=updated_at or profile.updated_at)

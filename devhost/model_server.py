@@ -16,8 +16,8 @@ Every request body is appended to a JSONL request log (`--request-log` or
 
 The scripted model looks at the last user message of the request:
 - "remember (that) X" (at the start) + tool `remember` offered and not yet called this turn -> remember{content: X}
-- "my name is X" / "call me X" + tool `update_profile` offered, not yet called -> update_profile{scope: speaker, name: X}
-- "my trait is X"      + tool `update_profile` offered, not yet called          -> update_profile{scope: speaker, traits: [X]}
+- "my name is X" / "call me X" + tool `update_profile` offered, not yet called -> update_profile{field: name, action: set, value: X}
+- "my trait is X"      + tool `update_profile` offered, not yet called          -> update_profile{field: traits, action: add, value: X}
 - "recall X"           + tool `recall_memory` offered, not yet called           -> recall_memory{query: X}
 - "forget episode <id>" + tool `forget` offered, not yet called                 -> forget{episode_id: id}
 - a LongTermMemory consolidation request (its system message starts with CONSOLIDATION_MARKER)
@@ -183,9 +183,9 @@ _PATTERNS = [
     ("remember", re.compile(r"^\s*(?:please\s+)?remember(?:\s+that)?\s*[:,]?\s+(?P<x>.+)", re.I | re.S),
      lambda m: {"content": m.group("x").strip().rstrip(".")}),
     ("update_profile", re.compile(r"\b(?:my name is|call me)\s+(?P<x>[^.,!?\n]+)", re.I),
-     lambda m: {"scope": "speaker", "name": m.group("x").strip()}),
+     lambda m: {"field": "name", "action": "set", "value": m.group("x").strip()}),
     ("update_profile", re.compile(r"\bmy trait is\s+(?P<x>[^.,!?\n]+)", re.I),
-     lambda m: {"scope": "speaker", "traits": [m.group("x").strip()]}),
+     lambda m: {"field": "traits", "action": "add", "value": m.group("x").strip()}),
     ("recall_memory", re.compile(r"^\s*recall\s+(?P<x>.+)", re.I | re.S),
      lambda m: {"query": m.group("x").strip()}),
     ("forget", re.compile(r"\bforget\s+episode\s+(?P<x>[A-Za-z0-9_:\-]+)", re.I),

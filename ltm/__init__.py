@@ -95,8 +95,10 @@ from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
 from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 from .ports import HostPorts
 from .profiles.book import Profiles
+from .profiles.facts import fact_key
+from .profiles.field_action import FIELD_ACTION_PARAMS, LIST_FORM_PARAMS, profile_target
 from .profiles.model import Profile, ProfileLimits
-from .profiles.transfer import ProfileImport
+from .profiles.transfer import ProfileImport, Skipped
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .space_activity import SpaceActivity
@@ -107,7 +109,9 @@ from .wording import PHRASES, Said, said_from
 __all__ = [
     "AUDIT_OPERATIONS",
     "AUTO_RECALL",
+    "FIELD_ACTION_PARAMS",
     "LISTED_STATUSES",
+    "LIST_FORM_PARAMS",
     "MAX_TOP_K",
     "PERSON_EXPORT_FORMAT",
     "PHRASES",
@@ -172,6 +176,7 @@ __all__ = [
     "SettingChange",
     "SettingOrigin",
     "SettingValue",
+    "Skipped",
     "Space",
     "SpaceActivity",
     "SpaceErasure",
@@ -184,12 +189,14 @@ __all__ = [
     "clean_host_text",
     "clean_tags",
     "derived_pair_problem",
+    "fact_key",
     "load_json",
     "now_iso",
     "params",
     "parse_records",
     "parse_status",
     "parse_statuses",
+    "profile_target",
     "redact_for_log",
     "said_from",
     "secret_kind",

@@ -533,6 +533,13 @@ async def test_operator_control_profiles_settings_and_a_persons_erasure(console:
     assert stored.name == "Tea and cake club" and stored.traits == ["friendly", "bakes on Fridays"]
     assert stored.notes == "Meets every Friday."  # an edit replaces only the fields the form holds
     await c.shot("operator-01-profile-edited")
+    for value in ("meets at the cafe", "meets at the library"):  # a named fact's earlier value shows on hover
+        await memory.update_profile(scope, "session", {"field": "traits", "action": "set", "value": value,
+                                                       "fact_key": "venue"})
+    await fr.locator("#panel-profiles button", has_text="Refresh").click()
+    chip = fr.locator("#session-profile .chip.has-history", has_text="meets at the library")
+    await chip.wait_for()
+    assert await chip.get_attribute("title") == "venue: \u2190 meets at the cafe"
 
     await c.tab("settings")
     row = fr.locator("#settings-table tr[data-setting=auto_recall_top_k]")

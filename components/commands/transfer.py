@@ -55,10 +55,11 @@ async def export(call: Call) -> Own:
 
 
 @SUBCOMMANDS("import", ('!memory import l2 <json> — a list of episodes or {"episodes": [...]}\n'
-                       "!memory import l1 <json> — what !memory export gives: the profiles it carries replace "
-                       "this chat's",
+                       "!memory import l1 <json> — what !memory export gives (or the official plugin's L1 "
+                       "export): the profiles it carries replace this chat's",
                        '!memory import l2 <json> — 情景记忆的列表或 {"episodes": [...]}\n'
-                       "!memory import l1 <json> — !memory export 给出的内容：其中的画像替换本聊天的同名画像"),
+                       "!memory import l1 <json> — !memory export 给出的内容（或官方插件的 L1 导出）："
+                       "其中的画像替换本聊天的同名画像"),
              mutating=True)
 async def import_(call: Call) -> Own:
     head, raw_json = split_head(call.rest)
@@ -115,6 +116,15 @@ SAY = Catalogue({
     "transfer.l1_imported": ("Imported {what} into {key}; each replaced the profile of the same name.",
                              "已导入{what}到 {key}；每个都替换了同名的画像。"),
     "transfer.l1_skipped": ("{count} in the JSON left alone.", "JSON 中的 {count}未作处理。"),
+    "transfer.l1_no_change": ("Nothing changed: every profile in the JSON ({count}) is stored exactly so already.",
+                              "没有任何变化：JSON 中的每个画像（{count}）都已按原样保存。"),
+    "transfer.l1_none_stored": ("Nothing imported: no profile in the JSON could be stored.",
+                                "没有导入任何内容：JSON 中没有可以保存的画像。"),
+    "transfer.l1_unchanged": ("{count} stored exactly so already, left alone.", "{count}已按原样保存，未作处理。"),
+    "transfer.l1_not_stored": ("Skipped {count} this plugin cannot store (the rest was imported):",
+                               "跳过了本插件无法保存的 {count}（其余已导入）："),
+    "transfer.l1_not_stored_item": ("  {where}: {reason}", "  {where}：{reason}"),
+    "transfer.l1_not_stored_more": ("  … and {count} more", "  ……另有 {count} 项"),
     "transfer.l1_foreign": ("Note: the JSON came from {key}; imports always go into this chat.",
                             "注意：这份 JSON 来自 {key}；导入总是进入本聊天。"),
     "transfer.none": ("none", "无"),
@@ -168,6 +178,9 @@ EPISODES = ("episode", "episodes", "条情景记忆")
 RECORDS = ("record", "records", "条记录")
 SPEAKER_PROFILES = ("speaker profile", "speaker profiles", "个发言者画像")
 EMPTY_PROFILES = ("empty profile", "empty profiles", "个空画像")
+PROFILES = ("profile", "profiles", "个画像")
+ITEMS = ("item", "items", "项")
+MAX_SKIPPED_SHOWN = 10
 ENTRIES = ("entries", "entries", "条")
 
 
@@ -265,11 +278,22 @@ def profiles_imported(scope: MemoryScope, found: ProfileImport) -> Own:
     parts = ([SAY("transfer.session_profile")] if found.session else []) + (
         [SAY("transfer.speaker_profiles", count=counted(len(found.speakers), SPEAKER_PROFILES),
              names=clip(speakers, 200))] if found.speakers else [])
-    if not parts:
-        return SAY("transfer.l1_nothing")
-    out = [SAY("transfer.l1_imported", what=Own(SAY("transfer.and").join(parts)), key=scope.scope_key)]
+    if parts:
+        out = [SAY("transfer.l1_imported", what=Own(SAY("transfer.and").join(parts)), key=scope.scope_key)]
+    elif found.unchanged:
+        out = [SAY("transfer.l1_no_change", count=counted(len(found.unchanged), PROFILES))]
+    else:
+        out = [SAY("transfer.l1_none_stored" if found.skipped else "transfer.l1_nothing")]
+    if parts and found.unchanged:
+        out.append(SAY("transfer.l1_unchanged", count=counted(len(found.unchanged), PROFILES)))
     if found.skipped_empty:
         out.append(SAY("transfer.l1_skipped", count=counted(found.skipped_empty, EMPTY_PROFILES)))
+    if found.skipped:
+        out.append(SAY("transfer.l1_not_stored", count=counted(len(found.skipped), ITEMS)))
+        out += [SAY("transfer.l1_not_stored_item", where=inert(item.where, 120), reason=inert(item.reason, 160))
+                for item in found.skipped[:MAX_SKIPPED_SHOWN]]
+        if len(found.skipped) > MAX_SKIPPED_SHOWN:
+            out.append(SAY("transfer.l1_not_stored_more", count=len(found.skipped) - MAX_SKIPPED_SHOWN))
     if found.scope_key and found.scope_key != scope.scope_key:
         out.append(SAY("transfer.l1_foreign", key=clip(found.scope_key, 80)))
     return lines(out)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ltm import Episode, Profile, Validity, utc_now
+from ltm import Episode, Profile, Validity, fact_key, utc_now
 
 
 def profile_text(profile: Profile) -> str:
@@ -20,6 +20,19 @@ def profile_text(profile: Profile) -> str:
     if profile.notes:
         lines.append(f"Notes: {profile.notes}")
     return "\n".join(lines)
+
+
+def fact_view(profile: Profile, list_field: Any, key: Any) -> dict[str, Any] | None:
+    """The named fact a field/action call changed, for the model: its key, current value and what it
+    held before (newest first), so a correction can be checked at once."""
+    if list_field not in ("traits", "preferences") or not isinstance(key, str) or not key.strip():
+        return None
+    name = fact_key(key)
+    fact = profile.facts.get(list_field, {}).get(name)
+    if fact is None:
+        return None
+    return {"field": list_field, "key": name, "value": fact.value,
+            "earlier": [{"value": p.value, "status": p.status, "until": p.until} for p in reversed(fact.history)]}
 
 
 def episode_for_model(episode: Episode, now: datetime | None = None) -> dict[str, Any]:

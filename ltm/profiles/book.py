@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -21,6 +21,7 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..spaces import Space
+from .field_action import names_field_action, parse_field_action, profile_target
 from .model import (
     FIELD_LABEL,
     MODE_LABEL,
@@ -35,6 +36,7 @@ from .model import (
     ProfileTarget,
     UpdateMode,
 )
+from .official_transfer import is_official_export, parse_official_export
 from .transfer import ProfileImport, parse_import
 
 log = logging.getLogger("LongTermMemory")
@@ -101,23 +103,30 @@ class ProfileBook:
         return result
 
     async def update(self, scope: MemoryScope, target: Any, raw_change: dict[str, Any]) -> Profile:
-        """The session profile, or the current speaker's own (T3)."""
-        which = parse_target(target)
+        """The session profile, or the current speaker's own (T3). `raw_change` is the list form
+        (name, traits, preferences, notes, mode) or the field/action form (`field_action.py`), which
+        may leave the scope out."""
+        change = parse_field_action(raw_change) if names_field_action(raw_change) else ProfileChange.parse(raw_change)
+        which = profile_target(target, raw_change)
         if which is ProfileTarget.SPEAKER and not scope.sender_id:
             raise ValidationError("speaker profiles need a known sender; this turn has none")
-        return await self.edit(scope, ProfileRef(which, scope.sender_id if which is ProfileTarget.SPEAKER else ""),
-                               raw_change, operation="update_profile")
+        return await self._write(scope, ProfileRef(which, scope.sender_id if which is ProfileTarget.SPEAKER else ""),
+                                 change, "update_profile")
 
     async def edit(self, scope: MemoryScope, ref: ProfileRef, raw_change: dict[str, Any], *,
                    operation: str = "profile_edit") -> Profile:
         """Change one profile of the session: the same validation, limits and secret check as every update.
         A removal that would remove nothing is refused (nothing is written)."""
-        change = ProfileChange.parse(raw_change)
+        return await self._write(scope, ref, ProfileChange.parse(raw_change), operation)
+
+    async def _write(self, scope: MemoryScope, ref: ProfileRef, change: ProfileChange, operation: str) -> Profile:
         refuse_secrets([("the profile name", change.name or ""), ("the profile notes", change.notes or ""),
                         *(("a trait", t) for t in change.traits or []),
-                        *(("a preference", p) for p in change.preferences or [])])
+                        *(("a preference", p) for p in change.preferences or []),
+                        ("the fact_key", change.fact_key or ""), ("the previous_value", change.previous_value or "")])
         key = ref.key(scope.scope_key)
         fields = [f for f in ("name", "traits", "preferences", "notes") if getattr(change, f) is not None]
+        fact = {"fact_key": change.fact_key} if change.fact_key else {}
         async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
             before = Profile.from_dict(await self._store.get(key))
             updated = change.apply(before, self._limits())
@@ -126,7 +135,7 @@ class ProfileBook:
             await tx.call("storage write", lambda: self._store.set(key, updated.to_dict()))
             tx.applied(operation, ref.target_type, ref.target_id,
                        PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),
-                       fields=fields, mode=change.mode.value)
+                       fields=fields, mode=change.mode.value, **fact)
         log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.scope_key, ref.target.value,
                  fields)
         return updated
@@ -158,19 +167,29 @@ class ProfileBook:
         return None if raw is None else Profile.from_dict(raw)
 
     async def import_profiles(self, scope: MemoryScope, payload: Any) -> ProfileImport:
-        """What `export` produced, validated whole before any write; each profile it carries with content
-        replaces that profile of this session (empty ones are left alone: an import never erases)."""
-        found = parse_import(payload, self._limits())
+        """What `export` produced (or the official plugin's L1 export, `official_transfer.py`), checked
+        before any write; each profile it carries with content replaces that profile of this session
+        (empty ones are left alone: an import never erases). A profile already stored exactly so is not
+        written again, so importing one file twice changes nothing the second time."""
+        limits = self._limits()
+        found = parse_official_export(payload, limits) if is_official_export(payload) else parse_import(payload, limits)
+        written: list[tuple[ProfileTarget, str, Profile]] = []
+        unchanged: list[tuple[ProfileTarget, str, Profile]] = []
         async with self._gate.write(scope, Space.l1(scope.scope_key), "profile_import") as tx:
             for ref_target, sender_id, profile in found.profiles:
                 ref = ProfileRef(ref_target, sender_id)
                 key = ref.key(scope.scope_key)
+                if Profile.from_dict(await self._store.get(key)).to_dict() == profile.to_dict():
+                    unchanged.append((ref_target, sender_id, profile))
+                    continue
                 await tx.call("storage write", partial(self._store.set, key, profile.to_dict()))
                 tx.applied("profile_import", ref.target_type, ref.target_id,
                            PROFILE_IMPORTED(target=TARGET_LABEL[ref_target]()),
                            from_scope_key=found.scope_key)
-        log.info("[LongTermMemory] profiles imported scope=%s profiles=%d", scope.scope_key, len(found.profiles))
-        return found
+                written.append((ref_target, sender_id, profile))
+        log.info("[LongTermMemory] profiles imported scope=%s profiles=%d unchanged=%d", scope.scope_key,
+                 len(written), len(unchanged))
+        return replace(found, profiles=written, unchanged=tuple(unchanged))
 
     async def export(self, scope: MemoryScope) -> dict[str, Any]:
         """L1 of exactly this session_key (S7)."""

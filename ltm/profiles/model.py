@@ -8,13 +8,14 @@ and a correction replaces instead of appending a contradiction.
 from __future__ import annotations
 
 import enum
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from .. import params
 from ..errors import ValidationError
 from ..timefields import now_iso
 from ..wording import Phrase
+from .facts import REMOVED, REPLACED, Facts, PastValue, ProfileFact, facts_from_dict, facts_to_dict, reconcile
 
 MAX_NAME_CHARS = 100
 MAX_ITEM_CHARS = 200
@@ -72,13 +73,21 @@ class Profile:
     preferences: list[str] = field(default_factory=list)
     notes: str = ""
     updated_at: str | None = None
+    facts: Facts = field(default_factory=dict)  # named traits/preferences and their history (facts.py)
 
     @property
     def is_empty(self) -> bool:
         return not (self.name or self.traits or self.preferences or self.notes)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The stored and exported shape; `facts` only when a list has named facts, so a profile
+        without them is stored exactly as before facts existed."""
+        data: dict[str, Any] = {"name": self.name, "traits": list(self.traits),
+                                "preferences": list(self.preferences), "notes": self.notes,
+                                "updated_at": self.updated_at}
+        if any(self.facts.values()):
+            data["facts"] = facts_to_dict(self.facts)
+        return data
 
     @classmethod
     def from_dict(cls, raw: Any) -> Profile:
@@ -90,10 +99,16 @@ class Profile:
             preferences=[str(p) for p in raw.get("preferences") or [] if str(p).strip()],
             notes=str(raw.get("notes") or ""),
             updated_at=raw.get("updated_at") or None,
+            facts=facts_from_dict(raw.get("facts")),
         )
 
     def texts(self) -> list[str]:
         return [self.name, self.notes, *self.traits, *self.preferences]
+
+    def fact_texts(self) -> list[tuple[str, str]]:
+        """(where, text) of every named fact's key, value and past values: what a secret check reads."""
+        return [(f"the {list_field} fact {key!r}", text) for list_field, group in self.facts.items()
+                for key, fact in group.items() for text in (key, *fact.texts()) if text]
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,9 @@ class ProfileChange:
     preferences: list[str] | None = None
     notes: str | None = None
     mode: UpdateMode = UpdateMode.MERGE
+    fact_key: str | None = None  # names the one traits/preferences item given: it keeps a history
+    previous_value: str | None = None  # the item the given one replaces (a correction)
+    append_notes: bool = False  # notes are added to the old notes instead of replacing them
 
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> ProfileChange:
@@ -119,8 +137,14 @@ class ProfileChange:
             raise ValidationError("give at least one of: name, traits, preferences, notes")
         return change
 
+    @property
+    def list_field(self) -> str | None:
+        """The one list a fact key or a previous value refers to."""
+        return "traits" if self.traits is not None else "preferences" if self.preferences is not None else None
+
     def apply(self, profile: Profile, limits: ProfileLimits) -> Profile:
         result = Profile.from_dict(profile.to_dict())
+        now = now_iso()
         if self.mode is UpdateMode.REMOVE:
             if self.name is not None:
                 result.name = ""
@@ -130,23 +154,52 @@ class ProfileChange:
                 result.traits = _without(result.traits, self.traits)
             if self.preferences:
                 result.preferences = _without(result.preferences, self.preferences)
+            if self.fact_key and self.list_field:  # the fact's current value leaves the list, whatever it is
+                fact = result.facts.get(self.list_field, {}).get(self.fact_key)
+                if fact is not None and fact.value:
+                    setattr(result, self.list_field, _without(getattr(result, self.list_field), [fact.value]))
+                    fact.ended(REMOVED, "removed", now)
         else:
             if self.name is not None:
                 result.name = self.name
             if self.notes is not None:
-                result.notes = self.notes
+                result.notes = f"{result.notes}; {self.notes}" if self.append_notes and result.notes else self.notes
             replace_lists = self.mode is UpdateMode.REPLACE
-            if self.traits is not None:
-                result.traits = _merged(result.traits, self.traits, replace_lists)
-            if self.preferences is not None:
-                result.preferences = _merged(result.preferences, self.preferences, replace_lists)
+            for list_field in ("traits", "preferences"):
+                given = getattr(self, list_field)
+                if given is None:
+                    continue
+                old = getattr(result, list_field)
+                if list_field == self.list_field:  # a correction: what the new item replaces leaves the list
+                    old = _without(old, self._replaced_values(result))
+                setattr(result, list_field, _merged(old, given, replace_lists))
+            if self.fact_key and self.list_field and getattr(self, self.list_field):
+                self._record_fact(result, getattr(self, self.list_field)[-1], now)
         if len(result.notes) > limits.max_notes_chars:
             raise ValidationError(f"notes are longer than {limits.max_notes_chars} characters")
         # Bounded lists keep the newest items: an old trait gives way to a new one.
         result.traits = result.traits[-limits.max_traits:]
         result.preferences = result.preferences[-limits.max_preferences:]
-        result.updated_at = now_iso()
+        reconcile(result.facts, {"traits": result.traits, "preferences": result.preferences}, now)
+        result.updated_at = now
         return result
+
+    def _replaced_values(self, profile: Profile) -> list[str]:
+        fact = profile.facts.get(self.list_field or "", {}).get(self.fact_key or "")
+        return [v for v in (self.previous_value, fact.value if fact else None) if v]
+
+    def _record_fact(self, profile: Profile, value: str, now: str) -> None:
+        """The named fact now holds `value`; what it held before (or the given previous value, when it
+        held nothing) joins its history."""
+        group = profile.facts.setdefault(self.list_field or "", {})
+        fact = group.get(self.fact_key or "") or ProfileFact()
+        if fact.value and fact.value.casefold() != value.casefold():
+            fact.ended(REPLACED, "corrected", now)
+        elif not fact.value and self.previous_value and self.previous_value.casefold() != value.casefold():
+            fact.remember(PastValue(self.previous_value, None, now, REPLACED, "previous_value"))
+        if fact.value != value:
+            fact.value, fact.updated_at = value, now
+        group[self.fact_key or ""] = fact
 
 
 def _clean_text(value: Any, field_name: str, limit: int) -> str | None:

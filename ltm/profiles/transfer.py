@@ -1,6 +1,6 @@
 """Reading an L1 import: exactly what `ProfileBook.export` writes, validated whole before any write.
 
-    {"scope_key": "...", "session_profile": {name, traits, preferences, notes, updated_at},
+    {"scope_key": "...", "session_profile": {name, traits, preferences, notes, updated_at, facts?},
      "speaker_profiles": {"<sender_id>": {...}, ...}}
 
 Every profile goes through the update path's own validation (`ProfileChange`), the plugin's
@@ -19,12 +19,19 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import clean_id
 from ..timefields import normalize_time
+from .facts import parse_facts
 from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget
 
 IMPORT_FIELDS = ("scope_key", "session_profile", "speaker_profiles")
-PROFILE_FIELDS = ("name", "traits", "preferences", "notes", "updated_at")
+PROFILE_FIELDS = ("name", "traits", "preferences", "notes", "updated_at", "facts")
 MAX_IMPORT_PROFILES = 1000
 MAX_SENDER_ID_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Skipped:
+    where: str  # its place in the JSON as a JSON Pointer, e.g. /profiles/2/profile/traits/4
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -32,6 +39,8 @@ class ProfileImport:
     scope_key: str  # the session the file came from, as it names it ("" when it does not)
     profiles: list[tuple[ProfileTarget, str, Profile]]  # (target, sender id or "", profile), with content
     skipped_empty: int = 0
+    skipped: tuple[Skipped, ...] = ()  # what an official export held that this plugin cannot store
+    unchanged: tuple[tuple[ProfileTarget, str, Profile], ...] = ()  # stored exactly so already
 
     @property
     def speakers(self) -> list[str]:
@@ -84,7 +93,9 @@ def _profile(raw: Any, limits: ProfileLimits, where: str) -> Profile:
             if len(items) > limit:
                 raise ValidationError(f"{field} has {len(items)} items, more than {setting} ({limit})")
         updated_at = normalize_time(raw.get("updated_at"), "updated_at")
-        profile = change.apply(Profile(), limits)  # de-duplicated like any update; notes checked against the limit
+        facts = parse_facts(raw.get("facts"), "facts")
+        profile = change.apply(Profile(facts=facts), limits)  # de-duplicated like any update; notes checked
+        refuse_secrets(profile.fact_texts())
     except ValidationError as exc:
         raise ValidationError(f"{where}: {exc.message}; nothing was imported") from None
     return replace(profile, updated_at=updated_at or profile.updated_at)

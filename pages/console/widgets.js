@@ -118,14 +118,28 @@
       empty ? h('p', { class: 'muted small', style: 'margin-top:6px' }, t('profiles.empty')) :
         h('dl', { class: 'props' },
           h('dt', null, t('profiles.name')), h('dd', null, p.name || t('common.none')),
-          h('dt', null, t('profiles.traits')), h('dd', null, chips(p.traits)),
-          h('dt', null, t('profiles.preferences')), h('dd', null, chips(p.preferences)),
+          h('dt', null, t('profiles.traits')), h('dd', null, chips(p.traits, earlier(p, 'traits'))),
+          h('dt', null, t('profiles.preferences')), h('dd', null, chips(p.preferences, earlier(p, 'preferences'))),
           h('dt', null, t('profiles.notes')), h('dd', null, p.notes || t('common.none')),
           h('dt', null, t('profiles.updated')), h('dd', { class: 'small' }, fmtTime(p.updated_at))));
   }
-  function chips(list) {
+  // A named fact's earlier values (newest first) by its current value, shown as the chip's tooltip.
+  function earlier(p, field) {
+    var found = Object.create(null), facts = (p.facts || {})[field] || {};
+    Object.keys(facts).forEach(function (key) {
+      var f = facts[key];
+      if (f.value && (f.history || []).length) {
+        found[f.value] = key + ': ' + f.history.slice().reverse().map(function (x) { return '\u2190 ' + x.value; }).join(' ');
+      }
+    });
+    return found;
+  }
+  function chips(list, titles) {
     if (!list || !list.length) return t('common.none');
-    return h('span', { class: 'chips' }, list.map(function (x) { return h('span', { class: 'chip' }, x); }));
+    titles = titles || Object.create(null);
+    return h('span', { class: 'chips' }, list.map(function (x) {
+      return h('span', { class: titles[x] ? 'chip has-history' : 'chip', title: titles[x] || null }, x);
+    }));
   }
 
   C.alertBox = alertBox; C.errorBox = errorBox; C.loadingBox = loadingBox; C.toast = toast;

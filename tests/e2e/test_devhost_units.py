@@ -41,9 +41,9 @@ def test_scripted_model_tool_calls():
     assert call_of(ask([{"role": "user", "content": "Please remember: tea, no sugar."}])) == (
         "remember", {"content": "tea, no sugar"})
     assert call_of(ask([{"role": "user", "content": "hi, my name is Ada Lovelace."}])) == (
-        "update_profile", {"scope": "speaker", "name": "Ada Lovelace"})
+        "update_profile", {"field": "name", "action": "set", "value": "Ada Lovelace"})
     assert call_of(ask([{"role": "user", "content": "call me Bob"}])) == (
-        "update_profile", {"scope": "speaker", "name": "Bob"})
+        "update_profile", {"field": "name", "action": "set", "value": "Bob"})
     assert call_of(ask([{"role": "user", "content": "forget episode 1234-abcd"}])) == (
         "forget", {"episode_id": "1234-abcd"})
 
@@ -153,7 +153,7 @@ def test_sitecustomize_keeps_wildcard_binds_on_loopback():
 # --------------------------------------------------------------------------- model server extras
 def test_scripted_model_sets_a_trait_and_reports_kb_results():
     assert call_of(ask([{"role": "user", "content": "my trait is 喜欢幽默"}])) == (
-        "update_profile", {"scope": "speaker", "traits": ["喜欢幽默"]})
+        "update_profile", {"field": "traits", "action": "add", "value": "喜欢幽默"})
     kb = {"kbs": ["k"], "automatic": [], "explicit": ["the badge is in the drawer"]}
     text = ask([{"role": "system", "content": "KB_RESULTS: " + json.dumps(kb)},
                 {"role": "user", "content": "where? [kb? badge]"}])["content"]

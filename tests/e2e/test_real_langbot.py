@@ -132,7 +132,7 @@ def test_update_profile_then_profile_in_system_prompt(e2e):
         reply, requests = turn(e2e, chat, f"my name is {name}")
         calls = [c for r in requests for c in (r["reply"].get("tool_calls") or [])]
         assert [c["function"]["name"] for c in calls] == ["update_profile"], requests
-        assert json.loads(calls[0]["function"]["arguments"]) == {"scope": "speaker", "name": name}
+        assert json.loads(calls[0]["function"]["arguments"]) == {"field": "name", "action": "set", "value": name}
         assert "done: update_profile" in reply and "error" not in reply.lower(), reply
 
         reply, requests = turn(e2e, chat, "hello again")
@@ -301,7 +301,7 @@ def test_consumer_plugin_sees_profile_and_episodes(e2e, consumer_pipelines):
         reply, requests = turn(e2e, chat, "my trait is 喜欢幽默")
         calls = [c for r in requests for c in (r["reply"].get("tool_calls") or [])]
         assert [json.loads(c["function"]["arguments"]) for c in calls] == [
-            {"scope": "speaker", "traits": ["喜欢幽默"]}], requests
+            {"field": "traits", "action": "add", "value": "喜欢幽默"}], requests
         assert "done: update_profile" in reply and '"ok": true' in reply, reply
         remember(e2e, chat, fact)
 

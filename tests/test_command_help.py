@@ -11,6 +11,9 @@ typo, and refusals that say what is needed, in both languages the catalogues hav
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
 from components.commands import memory as command
@@ -19,6 +22,11 @@ from testhost import PluginHarness
 from tests.chat import Chat, listed_ids, open_chat
 from tests.test_consolidation import ON as CONSOLIDATION
 from tests.test_consolidation import one_statement
+
+_spec = importlib.util.spec_from_file_location("i18n_zh_hant", Path(__file__).resolve().parents[1] / "scripts" / "i18n_zh_hant.py")
+_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_script)
+_HANT = _script.converter()
 
 # Per language: the text each reply must contain (a test of the words an operator reads).
 EXPECTED = {
@@ -64,7 +72,30 @@ EXPECTED = {
         "no_drafts": "本聊天没有待审阅的摘要草稿。",
         "consolidate_admin": "在共享的聊天中，run 和 discard 需要机器人管理员。",
     },
+    "ja_JP": {
+        "help_title": "!memory コマンド（グループ別、この会話のみ）。詳細：",
+        "aliases": "別名：h = health · p = profile · s = search · l, ls = list · f, del = forget · e = export",
+        "group_title": "!memory help change：",
+        "needs_admin_note": "共有の会話（グループ、または bot 分離でのすべての会話）では bot 管理者が必要です。",
+        "lst": "不明なサブコマンド「lst」。「list」のことですか？「!memory help」で一覧を表示します。",
+        "dell": "不明なサブコマンド「dell」。「del」のことですか？「!memory help」で一覧を表示します。",
+        "frobnicate": "不明なサブコマンド「frobnicate」。「!memory help」で一覧を表示します。",
+        "help_lst": "「lst」のヘルプはありません。「list」のことですか？",
+        "help_consolidat": "「consolidat」のヘルプはありません。「consolidate」のことですか？",
+        "refusal": "!memory forget には bot 管理者が必要です：この会話の記憶は他の人や会話と共有されている",
+        "refused": "!memory {name} には bot 管理者が必要です：",
+        "how_admin": "ボット > このボット > 管理者の設定",
+        "id_required": "エラー：エピソード ID が必要です。",
+        "bad_json": "エラー：",
+        "no_filter": "エラー：フィルタを一つ以上指定してください。",
+        "draft_withheld": "要約の下書き：作成していません。",
+        "run_refused": "!memory consolidate run には bot 管理者が必要です",
+        "no_drafts": "この会話に保留中の要約の下書きはありません。",
+        "consolidate_admin": "共有の会話では、run と discard に bot 管理者が必要です。",
+    },
 }
+# Traditional Chinese is generated from Simplified by the project's one converter, so its expectations are too.
+EXPECTED["zh_Hant"] = {key: _HANT(text) for key, text in EXPECTED["zh_Hans"].items()}
 HELP_LINES = 10  # title, seven groups, aliases: one bubble
 HELP_LINE_CHARS = 100
 

@@ -54,7 +54,19 @@ from .episodes.model import (
 from .episodes.ranking import ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL, MAX_TOP_K, QUERY_RECALL, REVIEW_SEARCH, RecallRecipe
-from .episodes.transfer import BatchDuplicate, BatchSimilar, ImportRecord, ImportResult, load_json, parse_records
+from .episodes.transfer import (
+    BatchDuplicate,
+    BatchSimilar,
+    ImportRecord,
+    ImportResult,
+    ParsedBatch,
+    SkippedRecord,
+    load_json,
+    nothing_stored,
+    parse_batch,
+    parse_items,
+    parse_records,
+)
 from .errors import (
     FencedError,
     HostError,
@@ -152,6 +164,7 @@ __all__ = [
     "NotPermitted",
     "Outcome",
     "OutcomeUnknown",
+    "ParsedBatch",
     "PartialWrite",
     "PersonErasure",
     "PersonRecords",
@@ -172,6 +185,7 @@ __all__ = [
     "SettingChange",
     "SettingOrigin",
     "SettingValue",
+    "SkippedRecord",
     "Space",
     "SpaceActivity",
     "SpaceErasure",
@@ -185,8 +199,11 @@ __all__ = [
     "clean_tags",
     "derived_pair_problem",
     "load_json",
+    "nothing_stored",
     "now_iso",
     "params",
+    "parse_batch",
+    "parse_items",
     "parse_records",
     "parse_status",
     "parse_statuses",

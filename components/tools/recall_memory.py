@@ -40,7 +40,7 @@ class RecallMemory(MemoryTool):
         query = params.text(args.get("query"), "query", max_chars=1000, required=False, multiline=True)
         time_field = params.choice(args.get("time_field"), "time_field", ["timestamp", "event_at"],
                                    default="timestamp")
-        recipe = QUERY_RECALL.with_top_k(_top_k(args.get("top_k"), QUERY_RECALL.max_top_k))
+        recipe = QUERY_RECALL.with_top_k(args.get("top_k"))
         since, until = _window(args)
         source = params.text(args.get("source"), "source", max_chars=40, required=False).lower()
         filters = RecallFilters(
@@ -59,13 +59,6 @@ class RecallMemory(MemoryTool):
             "speaker_profile": profile_text(profiles.speaker) if profiles.speaker else "",
             "episodes": [episode_for_model(hit.episode) for hit in hits],
         }
-
-
-def _top_k(value: Any, most: int) -> Any:
-    """The official plugin set no upper bound: a whole number above ours is served as ours, not refused."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > most:
-        return most
-    return value
 
 
 def _window(args: dict[str, Any]) -> tuple[Any, Any]:

@@ -100,7 +100,7 @@ async def test_an_official_upload_goes_to_the_spaces_its_user_keys_name(harness)
     records = [
         {"content": "group one loves dumplings", "tags": ["food"], "importance": 3,
          "timestamp": "2026-02-01T12:00:00Z", "user_key": "bot-1:group_g1", "status": "active"},
-        {"content": "group two meets on Mondays", "user_key": "bot-1:group_g2"},
+        {"content": "group two meets on Mondays", "user_key": "bot-1:group_g2", "timestamp": "2026-02-03 08:30:00"},
         {"content": "a record that names no space"},  # the official default user_key, "imported"
         {"content": "another bot's group", "user_key": "bot-9:group_g1"},
         {"content": "a bot-wide key in a per-chat KB", "user_key": "bot:bot-1"},
@@ -116,6 +116,8 @@ async def test_an_official_upload_goes_to_the_spaces_its_user_keys_name(harness)
     assert "'bot:bot-1' is not a memory space" in reasons[4] and "status deleted" in reasons[5]
     assert await _contents(harness, "g1") == ["group one loves dumplings", "group one's old venue"]
     assert await _contents(harness, "g2") == ["group two meets on Mondays"]
+    [monday] = await harness.plugin.memory.all_episodes(await harness.plugin.memory.scope_for(ident("g2")))
+    assert monday.timestamp == "2026-02-03T08:30:00Z"  # a naive timestamp is UTC there, as the official read it
     # Nothing went anywhere the file did not name.
     for other in ("g9", "imported"):
         assert await _contents(harness, other) == []

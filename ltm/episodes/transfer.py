@@ -42,7 +42,7 @@ from ..identity import Isolation, MemoryScope, clean_id, scope_of_user_key
 from ..kb_settings import KBSettings
 from ..secrets import redact_for_log, secret_kind
 from ..spaces import Space
-from ..timefields import normalize_time
+from ..timefields import format_utc, normalize_time, parse_naive_as_utc
 from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
@@ -254,7 +254,19 @@ def keyed_items(payload: Any) -> tuple[list[Any], list[str]]:
     for item in items:
         key = item.get("user_key") or default if isinstance(item, dict) else default
         keys.append(key.strip() if isinstance(key, str) else "")
-    return items, keys
+    return [_naive_stamp_as_utc(item) for item in items], keys
+
+
+def _naive_stamp_as_utc(item: Any) -> Any:
+    """The official upload read a `timestamp` without a zone as UTC, and its files rely on it; any other
+    time field keeps our rule (a zone is required)."""
+    if not isinstance(item, dict) or not isinstance(item.get("timestamp"), str) or not item["timestamp"].strip():
+        return item
+    try:
+        stamp = format_utc(parse_naive_as_utc(item["timestamp"], "timestamp"))
+    except ValidationError:
+        return item  # refused with its reason when the record is read
+    return {**item, "timestamp": stamp}
 
 
 def _no_space(key: str, isolation: Isolation) -> str:

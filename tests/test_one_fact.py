@@ -316,3 +316,20 @@ async def test_a_candidate_restating_an_expired_fact_is_queued_and_accepting_it_
     records = {e["id"]: e for e in await admin.export_l2()}
     assert records[old]["superseded_by"] == accepted["applied_id"]
     assert [i for i, e in records.items() if e["status"] == "active"] == [accepted["applied_id"]]
+
+
+async def test_an_import_restating_an_expired_fact_writes_it_unlinked(harness: PluginHarness,
+                                                                      later: Callable[[float], None]) -> None:
+    await harness.create_memory_kb()
+    chat = open_chat(harness)
+    old = await chat.remember("the canteen opens at 11:30", valid_until=days_ahead(1))
+    batch = json.dumps([{"id": "a", "content": "The canteen opens at 11:30."}])
+    assert "Already remembered, not imported: 1 record" in await chat.run("!memory import l2\n" + batch)
+    later(2)
+    reply = await chat.run("!memory import l2\n" + batch)
+    assert "Already remembered" not in reply, reply
+    records = {e["id"]: e for e in await chat.export_l2()}
+    [new] = [i for i in records if i != old]
+    assert records[new]["original_id"] == "a" and records[old]["status"] == "active"  # its own links only
+    turn = await prompt_turn(harness, GROUP, "u1", "Alice", "when does the canteen open?")
+    assert len(fact_lines(turn.memory_text, "canteen opens")) == 1

@@ -256,7 +256,10 @@ async def test_a_restated_expired_fact_becomes_the_current_record_and_supersedes
         harness: PluginHarness, later: Callable[[float], None]) -> None:
     await harness.create_memory_kb()
     chat = open_chat(harness)
-    old = await chat.remember("the spare office key is in the blue drawer", valid_until=days_ahead(1))
+    old = await chat.remember("the spare office key is in the blue drawer", valid_until=days_ahead(1),
+                              source_ref="note:desk-7", claim_type="user_statement", tags=["office"],
+                              event_at="2026-01-05T09:00:00Z")
+    kept = {k: v for k, v in (await chat.export_l2())[0].items() if k not in ("status", "status_changed_at")}
     later(2)  # its validity ends: the fact leaves the prompt
     asked = "where is the spare office key?"
     assert fact_lines((await prompt_turn(harness, GROUP, "u1", "Alice", asked)).memory_text, "blue drawer") == []
@@ -267,6 +270,7 @@ async def test_a_restated_expired_fact_becomes_the_current_record_and_supersedes
     assert "valid_until" not in shown  # the restatement, not the expired record
     records = {e["id"]: e for e in await chat.export_l2()}
     assert records[old]["status"] == "superseded" and records[old]["superseded_by"] == again["episode_id"]
+    assert {k: records[old][k] for k in kept} == kept  # superseding changed its status, nothing else
     assert records[again["episode_id"]]["status"] == "active" and records[again["episode_id"]]["supersedes"] == [old]
     entries = [(e["operation"], e["target_id"]) for e in await chat.audit_entries()]
     assert ("remember", again["episode_id"]) in entries and ("supersede", old) in entries

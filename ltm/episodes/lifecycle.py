@@ -231,8 +231,12 @@ class EpisodeLifecycle:
                          scope.user_key)
                 return Remembered(existing, created=False)
             # The fact's records that no longer hold it are superseded by the restatement, like named targets.
+            # Each is read whole first: the finder's copy may come from the space index, which keeps only
+            # what ranking reads, and writing it back would drop the rest of the record.
             named = {t.episode_id for t in targets}
-            outdated = [e for e in finding.outdated if e.episode_id not in named]
+            outdated = [e for e in [await self._store.get(scope.kb_id, scope.user_key, o.episode_id)
+                                    for o in finding.outdated if o.episode_id not in named]
+                        if e is not None and e.is_active]
             if outdated:
                 vectors = [*vectors, *await self._store.embed(settings.embedding_model_uuid,
                                                               [e.content for e in outdated])]

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
-from ltm.timefields import utc_now
+from ltm import timefields
+from ltm.timefields import format_utc, utc_now
 from testhost import PluginHarness
 from tests.chat import Place, open_chat, open_turn, prompt_turn
 from tests.test_candidates import queue_records, responded
@@ -228,3 +230,110 @@ async def test_a_summary_and_its_sources_take_one_slot(harness: PluginHarness, t
     assert set(sources) <= {e["id"] for e in recalled["episodes"]}
     listed = await chat.run("!memory search ships the app")
     assert all(i in listed for i in sources)
+
+
+# --------------------------------------------------------------------------- 9. expiry and de-duplication
+
+
+def days_ahead(days: float) -> str:
+    return format_utc(utc_now() + timedelta(days=days))
+
+
+@pytest.fixture
+def later(monkeypatch: pytest.MonkeyPatch) -> Callable[[float], None]:
+    """Let `days` pass for the plugin (the one clock seam, `ltm.timefields.clock`)."""
+    def let_pass(days: float) -> None:
+        now = timefields.clock()
+        monkeypatch.setattr(timefields, "clock", lambda: now + timedelta(days=days))
+    return let_pass
+
+
+def fact_lines(turn_text: str, words: str) -> list[str]:
+    return [line for line in memory_lines(turn_text) if words in line]
+
+
+async def test_a_restated_expired_fact_becomes_the_current_record_and_supersedes_the_expired_one(
+        harness: PluginHarness, later: Callable[[float], None]) -> None:
+    await harness.create_memory_kb()
+    chat = open_chat(harness)
+    old = await chat.remember("the spare office key is in the blue drawer", valid_until=days_ahead(1),
+                              source_ref="note:desk-7", claim_type="user_statement", tags=["office"],
+                              event_at="2026-01-05T09:00:00Z")
+    kept = {k: v for k, v in (await chat.export_l2())[0].items() if k not in ("status", "status_changed_at")}
+    later(2)  # its validity ends: the fact leaves the prompt
+    asked = "where is the spare office key?"
+    assert fact_lines((await prompt_turn(harness, GROUP, "u1", "Alice", asked)).memory_text, "blue drawer") == []
+    again = await chat.tool("remember", {"content": "The spare office key is in the blue drawer."})
+    assert again["ok"] and "already_remembered" not in again, again
+    assert again["episode_id"] != old and again["superseded"] == [old]
+    [shown] = fact_lines((await prompt_turn(harness, GROUP, "u1", "Alice", asked)).memory_text, "blue drawer")
+    assert "valid_until" not in shown  # the restatement, not the expired record
+    records = {e["id"]: e for e in await chat.export_l2()}
+    assert records[old]["status"] == "superseded" and records[old]["superseded_by"] == again["episode_id"]
+    assert {k: records[old][k] for k in kept} == kept  # superseding changed its status, nothing else
+    assert records[again["episode_id"]]["status"] == "active" and records[again["episode_id"]]["supersedes"] == [old]
+    entries = [(e["operation"], e["target_id"]) for e in await chat.audit_entries()]
+    assert ("remember", again["episode_id"]) in entries and ("supersede", old) in entries
+    assert not any(op == "remember_duplicate" for op, _ in entries)
+    # Said a third time, it is the current record that holds it.
+    third = await chat.tool("remember", {"content": "the spare office key is in the blue drawer"})
+    assert third["already_remembered"] is True and third["episode_id"] == again["episode_id"]
+
+
+async def test_new_dates_replace_a_current_record_and_a_restatement_without_dates_repeats_it(
+        harness: PluginHarness, later: Callable[[float], None]) -> None:
+    await harness.create_memory_kb()
+    chat = open_chat(harness)
+    until = days_ahead(3)
+    first = await chat.remember("Bob covers the front desk", valid_until=until)
+    for same in ({}, {"valid_until": until}):  # no dates: says nothing new about time; the same dates: a copy
+        repeated = await chat.tool("remember", {"content": "Bob covers the front desk", **same})
+        assert repeated["already_remembered"] is True and repeated["episode_id"] == first
+    longer = await chat.tool("remember", {"content": "Bob covers the front desk", "valid_until": days_ahead(10)})
+    assert "already_remembered" not in longer and longer["superseded"] == [first]
+    later(5)  # past the first end date, before the new one: the fact is still shown, once
+    turn = await prompt_turn(harness, GROUP, "u1", "Alice", "who covers the front desk?")
+    assert len(fact_lines(turn.memory_text, "front desk")) == 1
+    active = [e["id"] for e in await chat.export_l2() if e["status"] == "active"]
+    assert active == [longer["episode_id"]]
+    # A record that starts later is shown (with its start), so it holds its fact against a plain restatement.
+    starts = await chat.remember("the north lot needs a permit", valid_from=days_ahead(30))
+    plain = await chat.tool("remember", {"content": "the north lot needs a permit"})
+    assert plain["already_remembered"] is True and plain["episode_id"] == starts
+
+
+async def test_a_candidate_restating_an_expired_fact_is_queued_and_accepting_it_supersedes_it(
+        harness: PluginHarness, later: Callable[[float], None]) -> None:
+    await harness.create_memory_kb(**CANDIDATES_ON)
+    chat = open_chat(harness, sender_id="u1", sender_name="Alice")
+    old = await chat.remember("the quarterly offsite is in Lisbon", valid_until=days_ahead(1))
+    await responded(harness, "Remember that the quarterly offsite is in Lisbon.")
+    assert pending(harness) == []  # still current: memory holds it
+    later(2)
+    await responded(harness, "Remember that the quarterly offsite is in Lisbon.")
+    (record,) = pending(harness)
+    admin = open_chat(harness, sender_id="admin-1", sender_name="Ada")
+    reply = await admin.run(f"!memory candidate accept {record['id']}")
+    assert "already remembered" not in reply, reply
+    [accepted] = [r for r in queue_records(harness.host) if r["status"] == "accepted"]
+    assert not accepted.get("applied_existing") and accepted["applied_id"] != old
+    records = {e["id"]: e for e in await admin.export_l2()}
+    assert records[old]["superseded_by"] == accepted["applied_id"]
+    assert [i for i, e in records.items() if e["status"] == "active"] == [accepted["applied_id"]]
+
+
+async def test_an_import_restating_an_expired_fact_writes_it_unlinked(harness: PluginHarness,
+                                                                      later: Callable[[float], None]) -> None:
+    await harness.create_memory_kb()
+    chat = open_chat(harness)
+    old = await chat.remember("the canteen opens at 11:30", valid_until=days_ahead(1))
+    batch = json.dumps([{"id": "a", "content": "The canteen opens at 11:30."}])
+    assert "Already remembered, not imported: 1 record" in await chat.run("!memory import l2\n" + batch)
+    later(2)
+    reply = await chat.run("!memory import l2\n" + batch)
+    assert "Already remembered" not in reply, reply
+    records = {e["id"]: e for e in await chat.export_l2()}
+    [new] = [i for i in records if i != old]
+    assert records[new]["original_id"] == "a" and records[old]["status"] == "active"  # its own links only
+    turn = await prompt_turn(harness, GROUP, "u1", "Alice", "when does the canteen open?")
+    assert len(fact_lines(turn.memory_text, "canteen opens")) == 1

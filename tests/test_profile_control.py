@@ -158,3 +158,33 @@ async def test_the_console_edits_and_clears_profiles(harness: PluginHarness) -> 
     assert await l1_audit(admin) == [("profile_edit", "speaker_profile", "u2"),
                                      ("profile_edit", "session_profile", "session"),
                                      ("profile_clear", "speaker_profile", "u2")]
+
+
+async def test_a_list_value_without_a_real_item_is_refused_and_the_list_kept(harness: PluginHarness) -> None:
+    """Separators only (",", "，", "、") or an item list of nulls and blanks name no item: on every surface
+    they are refused, naming the field and the way to empty it, and the list stays as it was."""
+    await harness.create_memory_kb()
+    admin = open_chat(harness, "g1", sender_id="u1")
+    await admin.run("!memory profile set traits meets on Saturdays, owns two kayaks")
+    await admin.run("!memory profile set preferences green tea --speaker u2")
+    before = await l1(admin)
+    for value in (",", "，", "、", " , ，、 "):
+        reply = await admin.run(f"!memory profile set traits {value}")
+        assert "traits has no item with text" in reply and "remove the field or clear the profile" in reply, reply
+        assert "preferences has no item with text" in await admin.run(f"!memory profile remove preferences {value} "
+                                                                       "--speaker u2")
+    for items in ([None], [""], ["  ", None], ["，"]):
+        refused = await console(harness, "/profile/edit", {"space": G1, "target": "session",
+                                                           "fields": {"traits": items}})
+        assert refused["ok"] is False and "traits has no item with text" in refused["error"], refused
+    via_tool = await tool(harness, Place("group", "g1"), "update_profile",
+                          {"scope": "session", "traits": [None], "mode": "replace"}, sender="u1")
+    assert via_tool["ok"] is False and via_tool["code"] == "invalid_input" and "traits" in via_tool["error"]
+    assert await l1(admin) == before
+    assert [e for e in await l1_audit(admin) if e[0] != "profile_edit"] == []
+    assert len(await l1_audit(admin)) == 2  # the two edits above; nothing refused was audited
+    # Emptying stays possible, explicitly: `remove <field>`, and an empty list from the console.
+    assert "traits cleared" in await admin.run("!memory profile remove traits")
+    emptied = await console(harness, "/profile/edit", {"space": G1, "target": "speaker", "sender_id": "u2",
+                                                       "fields": {"preferences": []}})
+    assert emptied["ok"] is True and emptied["profile"]["preferences"] == []

@@ -99,16 +99,18 @@ def _refusal(call: Call, target: str, sender_id: str, action: str) -> Own | None
 
 
 def _change(action: str, field: str, value: str) -> dict[str, Any]:
-    items = [p for p in params.PHRASES.split(value) if p.strip()] if field in LIST_FIELDS else None
+    # A list value goes to the core split but unfiltered: the core decides what is an item, so a value of
+    # separators only ("," "，" "、") is refused there, the same as an empty item list from the console.
+    items = params.PHRASES.split(value) if field in LIST_FIELDS else None
     if action == "set":
         if not value:
             raise UsageError("profile", SAY("profile_edits.give_value", field=Own(field)))
         return {field: items if items is not None else value, "mode": "replace"}
-    if items:  # remove these list items
-        return {field: items, "mode": "remove"}
-    if value:
+    if not value:  # the whole field
+        return {field: [] if field in LIST_FIELDS else "", "mode": "replace"}
+    if items is None:
         raise UsageError("profile", SAY("profile_edits.one_value", field=Own(field)))
-    return {field: [] if field in LIST_FIELDS else "", "mode": "replace"}
+    return {field: items, "mode": "remove"}  # these list items
 
 
 def _shown(profile: Profile) -> list[Own]:

@@ -13,6 +13,14 @@ cheaply, and applies the rules:
   (DUPLICATE_WINDOW nearest) stands in for it; a batch (an import) waits for the index instead,
   so it makes no search per record. Candidates are also compared with profile values
   (`against_texts`).
+- **Only a record still shown holds a fact**: an active record whose `valid_until` has passed is
+  left out of every prompt, so it is not a copy of a restatement: the finder names it `outdated`
+  instead, and `remember` stores the restatement as the fact's current record, superseding it.
+  A record that starts later (`valid_from` ahead) is shown with its start, so it still holds
+  the fact. A probe that states its own validity (`Probe.validity`, a `remember` with
+  `valid_from`/`valid_until`) is held only by a record with the same bounds; a current record
+  with other bounds is `outdated` too (the restatement corrects its dates). A probe that states
+  none (a candidate, an import, a `remember` without dates) takes any current record's bounds.
 - **What it costs**: no host call for an exact duplicate when the index is ready; one embedding
   call, only when some pair passes the word side of the near rule, for the stored texts of those
   pairs (their vectors are not kept in the plugin, and a backend's distances are not comparable
@@ -23,10 +31,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import HostFailure
-from .model import Episode
+from ..timefields import utc_now
+from .model import Episode, Validity
 from .ranking import tokenize
 from .sameness import cosine, fact_key, near_duplicate, words_could_be_near
 from .space_index import SpaceIndex
@@ -55,12 +64,21 @@ class Probe:
     sender_id: str
     vector: Sequence[float] | None = None
     known: tuple[Match, ...] = ()  # for `against_texts`: the values this text is compared with
+    # The (valid_from, valid_until) the new text states; None when it states neither (see the docstring).
+    validity: tuple[str | None, str | None] | None = None
+
+    def held_by(self, episode: Episode) -> bool:
+        """`episode`'s bounds say what this text says of time (a text that says nothing agrees with any)."""
+        return self.validity is None or self.validity == (episode.fact.valid_from, episode.fact.valid_until)
 
 
 @dataclass(frozen=True)
 class Finding:
     same: Match | None = None  # states the same fact: the new text is not stored again
     similar: tuple[Match, ...] = field(default_factory=tuple)  # near duplicates: stored, and named
+    # Active records of the same fact that no longer hold it (expired, or other bounds): `remember`
+    # supersedes them with the new record. Oldest first.
+    outdated: tuple[Episode, ...] = ()
 
     @property
     def repeats(self) -> bool:
@@ -73,13 +91,16 @@ class DuplicateFinder:
 
     async def against_space(self, kb_id: str, user_key: str, model_uuid: str, probes: Sequence[Probe], *,
                             batch: bool = False) -> list[Finding]:
-        """Each probe against the active episodes of its speaker in the space. `batch`: many probes at
-        once (an import), so a word index still being built is waited for rather than searched around."""
+        """Each probe against the active episodes of its speaker in the space that still hold a fact now.
+        `batch`: many probes at once (an import), so a word index still being built is waited for rather
+        than searched around."""
         if not probes:
             return []
+        moment = utc_now()
         index = await self._index(kb_id, user_key, wait=batch)
         vectors = await self._vectors(model_uuid, probes, needed=index is None)
         pools: list[list[Match]] = []
+        outdated: list[tuple[Episode, ...]] = []
         for probe, vector in zip(probes, vectors):
             if index is not None:
                 found = self._from_index(index, probe)
@@ -88,9 +109,16 @@ class DuplicateFinder:
                 hits = await self._store.search(kb_id, user_key, vector, top_k=DUPLICATE_WINDOW,
                                                 sender_id=probe.sender_id)
                 found = [h.episode for h in hits if h.episode is not None]
-            own = [e for e in found if e.is_active and e.sender_id == probe.sender_id]
-            pools.append([Match(e.content, episode=e) for e in _oldest_first(own)])
-        return await self._judge(model_uuid, probes, vectors, pools)
+            own = _oldest_first([e for e in found if e.is_active and e.sender_id == probe.sender_id])
+            key = fact_key(probe.text)
+            stale = [e for e in own if key and fact_key(e.content) == key
+                     and (e.validity_at(moment) is Validity.EXPIRED or not probe.held_by(e))]
+            outdated.append(tuple(stale))
+            gone = {e.episode_id for e in stale}
+            pools.append([Match(e.content, episode=e) for e in own
+                          if e.episode_id not in gone and e.validity_at(moment) is not Validity.EXPIRED])
+        findings = await self._judge(model_uuid, probes, vectors, pools)
+        return [replace(f, outdated=old) for f, old in zip(findings, outdated)]
 
     async def against_texts(self, model_uuid: str, probes: Sequence[Probe]) -> list[Finding]:
         """Each probe against its own `known` values (profile values for a candidate)."""

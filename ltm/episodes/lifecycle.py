@@ -9,7 +9,11 @@ A new episode that states the same fact as an active episode of the same speaker
 is not written again (`duplicates.py`): the caller gets the existing one (`Remembered.created`
 is False), audited as `remember_duplicate`. A near duplicate is written and named
 (`Remembered.similar`) so it can be superseded. A correction (`supersedes`) is always written:
-it changes other records.
+it changes other records. A restatement of a fact whose record no longer holds it (its
+`valid_until` has passed, or the restatement gives other validity bounds) is written as the
+fact's current record and supersedes that record, exactly like a correction naming it: one
+active record per fact, and the old one kept as history (docs/GUARANTEES.md, "Expiry and one
+fact, one record").
 
 Records derived from episodes (consolidation summaries and pending review drafts,
 K5) are handled through `DerivedRecords`: before an episode is superseded,
@@ -211,22 +215,36 @@ class EpisodeLifecycle:
                     raise ValidationError(f"episode {target_id} belongs to another speaker; only its own speaker can "
                                           "correct it. Nothing was written")
                 targets.append(target)
-            episode = replace(new_episode(scope, draft), supersedes=tuple(t.episode_id for t in targets))
-            stamp = now_iso()
-            replaced = [t.with_status(EpisodeStatus.SUPERSEDED, superseded_by=episode.episode_id,
-                                      superseded_at=stamp) for t in targets]
-            # One embedding call for both steps, before any write: if it fails, nothing changed.
+            fresh = new_episode(scope, draft)
+            # One embedding call for the new record and every named target, before any write: if it fails,
+            # nothing changed.
             vectors = await self._store.embed(settings.embedding_model_uuid,
-                                              [episode.content, *(e.content for e in replaced)])
+                                              [fresh.content, *(t.content for t in targets)])
+            stated = (draft.fact.valid_from, draft.fact.valid_until)
             (finding,) = await self._duplicates.against_space(
                 scope.kb_id, scope.user_key, settings.embedding_model_uuid,
-                [Probe(episode.content, episode.sender_id, vectors[0])])
+                [Probe(fresh.content, fresh.sender_id, vectors[0], validity=stated if any(stated) else None)])
             if finding.same is not None and finding.same.episode is not None and not targets:
                 existing = finding.same.episode
                 tx.noted("remember_duplicate", "episode", existing.episode_id, ALREADY_REMEMBERED())
                 log.info("[LongTermMemory] remember scope=%s user_key=%s already remembered", scope.scope_key,
                          scope.user_key)
                 return Remembered(existing, created=False)
+            # The fact's records that no longer hold it are superseded by the restatement, like named targets.
+            # Each is read whole first: the finder's copy may come from the space index, which keeps only
+            # what ranking reads, and writing it back would drop the rest of the record.
+            named = {t.episode_id for t in targets}
+            outdated = [e for e in [await self._store.get(scope.kb_id, scope.user_key, o.episode_id)
+                                    for o in finding.outdated if o.episode_id not in named]
+                        if e is not None and e.is_active]
+            if outdated:
+                vectors = [*vectors, *await self._store.embed(settings.embedding_model_uuid,
+                                                              [e.content for e in outdated])]
+                targets += outdated
+            episode = replace(fresh, supersedes=tuple(t.episode_id for t in targets))
+            stamp = now_iso()
+            replaced = [t.with_status(EpisodeStatus.SUPERSEDED, superseded_by=episode.episode_id,
+                                      superseded_at=stamp) for t in targets]
             target_ids = {t.episode_id for t in targets}
             similar = tuple(m.episode for m in (*([finding.same] if finding.same else []), *finding.similar)
                             if m.episode is not None and m.episode.episode_id not in target_ids)

@@ -71,12 +71,12 @@ def fact_key(text: str) -> str:
     kept = [ch if not unicodedata.category(ch).startswith("P") or _inner(folded, i) else " "
             for i, ch in enumerate(folded)]
     flat = " ".join("".join(kept).split())
-    flat = _SPACE_BY_CJK.sub("", flat)
+    # The wrapper goes before the spaces next to CJK do: "the user's 工位…" keeps its space until then.
     for wrapper in _WRAPPERS:
         if flat.startswith(wrapper) and len(flat) > len(wrapper):
             flat = flat[len(wrapper):].lstrip()
             break
-    return flat
+    return _SPACE_BY_CJK.sub("", flat)
 
 
 def same_fact(a: str, b: str) -> bool:

@@ -221,8 +221,13 @@ def _clean_list(value: Any, field_name: str) -> list[str] | None:
     items: list[str] = []
     for item in value:
         text = params.text(item, f"an item of {field_name}", max_chars=MAX_ITEM_CHARS, required=False)
-        if text:
+        if params.PHRASES.sub("", text).strip():  # blanks and bare separators ("，", "、") are no item
             items.append(" ".join(text.split()))
+    if value and not items:
+        # Items were sent but none says anything: taking that as an empty list would wipe the field in
+        # every replace. Emptying a field is asked for explicitly (an empty list, remove, clear).
+        raise ValidationError(f"{field_name} has no item with text (only empty values or separators); nothing "
+                              f"was changed. To empty {field_name}, remove the field or clear the profile")
     return items
 
 

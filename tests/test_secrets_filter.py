@@ -93,6 +93,7 @@ POSITIVES: list[tuple[str, str]] = [
     ("sk-AbCdEfGhIjKlMnOpQrSt", API_KEY),
     ("remember the tag sk-AbCdEfGhIjKlMnOpQrSt for the demo", API_KEY),
     ("sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", API_KEY),
+    ("tags: sk-abcdefghijklmnopqrst", API_KEY),  # the same key lowercased, as a tag is stored
     # English statements
     ("my bank password is hunter2", PASSWORD),
     ("My Gmail password is sunshine", PASSWORD),

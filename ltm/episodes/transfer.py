@@ -165,7 +165,9 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=params.MAX_ID_CHARS)
     sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
     sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
-    refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or "")])
+    refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or ""),
+                    ("id", original_id or ""), ("source", item_source),
+                    *(("an item of supersedes", s) for s in supersedes)])
     return ImportRecord(
         draft=draft,
         status=status,

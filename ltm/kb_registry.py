@@ -113,7 +113,7 @@ class KnowledgeBaseRegistry:
     async def _record_registration(self, kb_id: str, raw_settings: Any) -> KBSettings:
         if not kb_id:
             raise ValidationError("knowledge base id is required")
-        settings = KBSettings.parse(raw_settings)
+        settings = KBSettings.parse_creation(raw_settings)
         attempted, previous = False, {}
         try:
             async with self._gate.write(None, Space.installation(), "kb_register") as tx:

@@ -21,6 +21,7 @@ from typing import Any
 from . import params
 from .errors import ValidationError
 from .identity import Isolation
+from .secrets import REDACTED, secret_kind
 
 
 class RetrievalStrategy(str, enum.Enum):
@@ -56,6 +57,14 @@ class KBSettings:
         data["isolation"] = self.isolation.value
         data["retrieval_strategy"] = self.retrieval_strategy.value
         return data
+
+    @classmethod
+    def parse_creation(cls, raw: Any) -> KBSettings:
+        """The settings a new KB is created with: `parse`, after no value was found to be a credential."""
+        if isinstance(raw, dict):
+            for name in SETTING_NAMES:
+                refuse_secret_value(f"the value of {name}", raw.get(name))
+        return cls.parse(raw)
 
     @classmethod
     def parse(cls, raw: Any) -> KBSettings:
@@ -170,19 +179,35 @@ def describe(kb_id: str, entry: dict[str, Any]) -> EffectiveSettings:
 
 
 def shown_value(value: Any) -> str:
-    """A setting's value in words (audit summaries, health): true/false, numbers, "(empty)"."""
+    """A setting's value in words (audit summaries, health): true/false, numbers, "(empty)". A value
+    stored before settings were checked for credentials is never shown."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str) and secret_kind(value):
+        return REDACTED
     return str(value) if value != "" else "(empty)"
 
 
+def refuse_secret_value(what: str, value: Any) -> None:
+    """A setting's value is shown to every chat (`!memory settings`, health) and audited, so a
+    credential (a model id is free text: an API key pasted there by mistake) is refused before it
+    is parsed, stored or audited. The message names the setting and the kind, never the value."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return  # true/false, or a type the parser refuses with its own message
+    kind = secret_kind(str(value))
+    if kind:
+        raise ValidationError(f"refused: {what} looks like {kind}; secrets are never stored")
+
+
 def setting_name(value: Any) -> str:
+    refuse_secret_value("the setting name", value)  # the parser's message would quote a bad name
     return params.choice(value, "setting", SETTING_NAMES)
 
 
 def parse_override(entry: dict[str, Any], name: str, value: Any) -> Any:
     """The stored form of `value` as an override of `name`, validated exactly as creation validates it
     (with every other setting as it is now)."""
+    refuse_secret_value(f"the value of {name}", value)
     if params.is_blank(value) and name not in BLANK_ALLOWED:
         raise ValidationError(f"{name} needs a value (reset it to go back to the creation value)")
     parsed = KBSettings.parse({**entry, **overrides_of(entry), name: value})

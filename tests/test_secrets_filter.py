@@ -89,6 +89,11 @@ POSITIVES: list[tuple[str, str]] = [
     ('curl -H "authorization:bearer abcdefghijklmnop" https://api.example.com', BEARER_TOKEN),
     ("sk-4f9a2c7e1b8d3f6a0", API_KEY),  # 20 characters
     ("tags: sk-a1b2c3d4e5f6g7h8", API_KEY),
+    # letters only, mixed case: a key from 20 characters on (issue 35, finding 8)
+    ("sk-AbCdEfGhIjKlMnOpQrSt", API_KEY),
+    ("remember the tag sk-AbCdEfGhIjKlMnOpQrSt for the demo", API_KEY),
+    ("sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", API_KEY),
+    ("tags: sk-abcdefghijklmnopqrst", API_KEY),  # the same key lowercased, as a tag is stored
     # English statements
     ("my bank password is hunter2", PASSWORD),
     ("My Gmail password is sunshine", PASSWORD),
@@ -274,6 +279,14 @@ NEGATIVES: list[str] = [
     "the Authorization: Bearer header carries the token",
     "sk-learn-pipeline-guide",
     "sk-ii-facial-cream",
+    # words after "sk-": Slovak locale tags, ski terms, hyphenated names (issue 35, finding 8)
+    "sk-SK",
+    "the app ships an sk-SK translation",
+    "sk-SK-Bratislava-Slovakia-guide",
+    "sk-ski-touring-boots-review",
+    "sk-Learn-Pipeline-Guide-Basics",
+    "SK-LEARN-PIPELINE-GUIDE",
+    "sk-12345678901234567890",
     # code-like text that is not a credential
     "pwd: /home/alice",
     "sort_key = created_at",

@@ -128,3 +128,32 @@ async def test_isolation_changes_on_an_empty_kb(harness: PluginHarness) -> None:
     await g1.remember("shared by every chat of the bot")
     g2 = open_chat(harness, "g2", sender_id="u2")
     assert [e["content"] for e in await g2.export_l2()] == ["shared by every chat of the bot"]
+
+
+KEY = "sk-proj-abc123DEF456ghi789JKL012mno"
+
+
+def stored_anywhere(h: PluginHarness, text: str) -> list[str]:
+    """Plugin storage keys whose value holds `text` (the KB configuration and every audit log)."""
+    return [key for key, value in h.host.storage.items() if text.encode() in value]
+
+
+async def test_a_credential_is_never_a_setting_value(harness: PluginHarness) -> None:
+    """Issue 35, finding 5: a key pasted as a model id was accepted, echoed, stored and shown to every chat."""
+    with pytest.raises(ValueError) as creation:
+        await harness.create_memory_kb(candidate_model_uuid=KEY)
+    assert "refused: the value of candidate_model_uuid looks like an API key" in str(creation.value)
+    assert KEY not in str(creation.value)
+    await harness.create_memory_kb()
+    admin = open_chat(harness, "g1", sender_id="u1")
+    for command in (f"!memory settings set candidate_model_uuid {KEY}", f"!memory settings set {KEY} x",
+                    f"!memory settings set {KEY}", f"!memory settings {KEY}"):
+        reply = await admin.run(command)
+        assert "sk-proj" not in reply and "abc123" not in reply, reply
+    refused = await admin.run(f"!memory settings set consolidation_model_uuid {KEY}")
+    assert "refused: the value of consolidation_model_uuid looks like an API key" in refused, refused
+    bad = await console(harness, "/settings/set", {"name": "candidate_model_uuid", "value": KEY})
+    assert bad["ok"] is False and bad["code"] == "invalid_input" and "sk-proj" not in str(bad)
+    assert "candidate_model_uuid: (empty) (creation)" in await admin.run("!memory settings")
+    assert [op for op, _, _ in await installation_ops(harness)] == ["kb_register"]
+    assert stored_anywhere(harness, "sk-proj") == []

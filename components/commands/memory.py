@@ -42,6 +42,7 @@ from components.commands import candidates, changes, consolidate, person, settin
 from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import HELP_WORDS, Call, NeedsAdmin, Registry
 from components.common.chat_text import Own, inert, render
+from components.common.credentials import credential_refusal
 from components.common.envelope import command_message
 from components.common.i18n import Catalogue, language_of, speaking
 from ltm import LTMError, MemoryService
@@ -114,9 +115,14 @@ class MemoryCommand(Command):
         except NeedsAdmin as exc:
             return SAY("memory.admin_only", topic=Own(exc.topic))
         except UsageError as exc:
+            refusal = credential_refusal(None, command_rest(ctx))
+            if refusal is not None and "secrets are never stored" not in str(exc.reason or ""):
+                return SAY("memory.refused", topic=inert(topic or "overview", 30), message=command_message(refusal))
             return REGISTRY.usage_text(exc.topic, exc.reason)
         except LTMError as exc:
             log.info("[LongTermMemory] command memory %s refused: %s", topic or "overview", exc.code)
+            # A message may quote a bad argument cut short (no longer a credential to the detector).
+            exc = credential_refusal(exc, command_rest(ctx)) or exc
             return SAY("memory.refused", topic=inert(topic or "overview", 30), message=command_message(exc))
         except Exception:
             log.exception("[LongTermMemory] command memory %s failed", topic or "overview")

@@ -35,6 +35,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ltm.secrets import REDACTED, secret_kind
+
 # One chat message. Platforms cut around 4,000 characters (Telegram 4,096; QQ and
 # WeChat are similar), and the command's "*" fallback delivers only ONE reply.
 MAX_REPLY_CHARS = 3500
@@ -73,8 +75,12 @@ _MASS_MENTION = re.compile(r"@(?=everyone|here)")
 
 
 def inert(value: Any, limit: int | None = None) -> Own:
-    """Text that is not ours, made inert: one line, nothing Markdown acts on, cut to `limit`."""
+    """Text that is not ours, made inert: one line, nothing Markdown acts on, cut to `limit`. Text that
+    holds a credential (a key pasted where a name or a word was expected) is never echoed, not even
+    cut short: the reply shows "<redacted>" in its place."""
     text = _SURROGATE.sub("\ufffd", str(value if value is not None else ""))
+    if secret_kind(text):
+        text = REDACTED
     text = _LINE_BREAKS.sub(" ↵ ", text)
     text = " ".join(_UNSAFE.sub("\ufffd", text).split())
     if limit is not None and len(text) > limit:

@@ -21,6 +21,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
+from components.common.credentials import refuse_credentials
 from components.common.envelope import error_envelope, internal_error
 from ltm import LTMError, MemoryScope, MemoryService, ValidationError
 from ltm.langbot import identity_from_query
@@ -41,6 +42,7 @@ class MemoryTool(Tool):
         try:
             if not isinstance(params, dict):
                 raise ValidationError("parameters must be a JSON object")
+            refuse_credentials(params)  # before any field is parsed (a parser's message quotes its input)
             known = {k: v for k, v in params.items() if k in self.allowed_params}
             ignored = sorted(str(k)[:40] for k in params if k not in self.allowed_params)[:20]
             api = self._query_api(query_id, query_uuid)

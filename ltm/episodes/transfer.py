@@ -218,7 +218,8 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
     sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
     refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or ""),
-                    ("the id", original_id or "")])
+                    ("id", original_id or ""), ("source", item_source),
+                    *(("an item of supersedes", s) for s in supersedes)])
     record = ImportRecord(
         draft=draft,
         status=status,

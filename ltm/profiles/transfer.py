@@ -56,7 +56,7 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
         raise ValidationError('expected an L1 export: {"scope_key": ..., "session_profile": {...}, '
                               '"speaker_profiles": {...}}; nothing was imported')
     params.reject_unknown(payload, IMPORT_FIELDS)
-    scope_key = params.text(payload.get("scope_key"), "scope_key", max_chars=512, required=False)
+    scope_key = _named_scope_key(payload)
     found: list[tuple[ProfileTarget, str, Profile]] = []
     if payload.get("session_profile") is not None:
         found.append((ProfileTarget.SESSION, "", _profile(payload["session_profile"], limits, "session_profile")))
@@ -77,6 +77,15 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
     refuse_secrets([*(("a sender id", sender) for _, sender, _ in kept),
                     *((f"the {field}", text) for _, _, p in kept for field, text in _texts(p))])
     return ProfileImport(scope_key, kept, len(found) - len(kept))
+
+
+def _named_scope_key(payload: dict[str, Any]) -> str:
+    """The session the file says it came from: kept in the audit and quoted in the reply, so one that
+    holds a credential refuses the import like any other field of it (dropping it silently would hide
+    that the file carries a secret)."""
+    scope_key = params.text(payload.get("scope_key"), "scope_key", max_chars=512, required=False)
+    refuse_secrets([("the scope_key", scope_key)])
+    return scope_key
 
 
 def _profile(raw: Any, limits: ProfileLimits, where: str) -> Profile:

@@ -42,13 +42,27 @@ def _dash_token(text: str, pos: int) -> str | None:
     if not match:
         return None
     if match.group("sk"):
-        # 20 characters and more: letters and digits mixed; a shorter key (an `sk-` key of 20 in
-        # all, issue 21) must look machine-made, so "sk-learn-tutorials" stays a word.
-        body = match.group("sk")[3:]
-        if len(body) < 20:
-            return API_KEY if looks_random(body) else None
-        return API_KEY if any(c.isdigit() for c in body) and any(c.isalpha() for c in body) else None
+        return API_KEY if _sk_key(match.group("sk")[3:]) else None
     return API_KEY if match.group("key") else ACCESS_TOKEN
+
+
+_WORD_SEPARATORS = re.compile(r"[-_]+")
+# Longer runs of letters are not words but a key, also when lowercased on the way (tags are).
+_LONGEST_WORD = 15
+
+
+def _sk_key(body: str) -> bool:
+    """Is what follows `sk-` a key? From 20 characters on, anything but a number or words (issue 35,
+    finding 8: `sk-AbCdEfGhIjKlMnOpQrSt` is a key though it has no digit); a shorter one (an `sk-` key
+    of 20 in all, issue 21) must look machine-made. Words are parts of at most 15 letters, each written
+    as words are (lower case, capitalised or all capitals): "sk-learn-pipeline-guide", "sk-SK-Bratislava"."""
+    if len(body) < 20:
+        return looks_random(body)
+    if not any(c.isalpha() for c in body):
+        return False  # a number after "sk-" (a product code), not a key
+    parts = [part for part in _WORD_SEPARATORS.split(body) if part]
+    return not all(part.isalpha() and len(part) <= _LONGEST_WORD
+                   and (part.islower() or part.istitle() or part.isupper()) for part in parts)
 
 
 _TELEGRAM = re.compile(r":AA[A-Za-z0-9_-]{30,}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from components.common.credentials import refuse_credentials
 from components.common.envelope import error_envelope, internal_error
 from components.pages.console import installation_endpoints, memory_endpoints, person_endpoints, review_endpoints
 from components.pages.console.requests import Result
@@ -50,6 +51,7 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
     if memory is None:
         return _fail("the memory service is not initialized", "unavailable")
     try:
+        refuse_credentials(body)  # before any field is parsed (a parser's message quotes its input)
         data = await route.handler(memory, body)
     except LTMError as exc:
         log.info("[LongTermMemory] console %s refused: %s", path, exc.code)

@@ -1,0 +1,357 @@
+"""Every field that reaches storage or a reply goes through the one credential detector (issue 35).
+
+A credential of every kind the detector names (`ltm/secrets/kinds.py`) is planted in every field of
+every surface: the tools' parameters (read from their YAML), the console's request bodies (each
+endpoint's fields are asked of the running plugin), the `!memory` subcommands (read from the command
+registry), the fields of L1 and L2 imports and of a KB document, the KB's creation settings and the
+settings overrides. A field that stores text refuses the write ("... looks like <kind>"); a field
+that only looks something up (an id, a search query, a filter) may answer. Either way the answer
+never shows the credential, and afterwards nothing of it is in plugin storage, in the vector rows
+or in the log.
+
+The enumeration is data-driven: a tool parameter, a console body field or a subcommand that is not
+in the tables below (planted, or exempt with the reason) fails `test_every_surface_field_is_covered`,
+so a new field cannot go unplanted. The default run plants one credential of each kind in each field
+on each real store of the test host (Chroma, Qdrant, Milvus Lite).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.commands import memory as command
+from components.pages.console import api
+from ltm.secrets import kinds, secret_kind
+from testhost import PluginHarness
+from tests.chat import BOT, Chat, Place, open_chat
+from tests.proof_support import console_space
+
+ROOT = Path(__file__).resolve().parents[1]
+G1 = Place("group", "g1")
+
+
+@dataclass(frozen=True)
+class Sample:
+    kind: str
+    text: str
+    mark: str  # what must never be seen again: a part no id, time or word of ours contains
+
+
+# One credential of each kind the detector names, each as a user would type it on one line.
+SAMPLES: tuple[Sample, ...] = (
+    Sample(kinds.API_KEY, "sk-proj-abc123DEF456ghi789JKL012mno", "abc123DEF456ghi789"),
+    Sample(kinds.API_KEY, "sk-AbCdEfGhIjKlMnOpQrSt", "AbCdEfGhIjKlMnOpQrSt"),  # letters only (finding 8)
+    Sample(kinds.ACCESS_TOKEN, "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F292c6912E7710c"),
+    Sample(kinds.BEARER_TOKEN, "Bearer abcDEF123ghiJKL456mnoPQR789", "abcDEF123ghiJKL456"),
+    Sample(kinds.PASSWORD, "my bank password is Hunter2Qz", "Hunter2Qz"),
+    Sample(kinds.PRIVATE_KEY, "-----BEGIN RSA PRIVATE KEY-----MIIEowIBAAKCAQEAq7Bz", "MIIEowIBAAKCAQEAq7Bz"),
+    Sample(kinds.ONE_TIME_CODE, "OTP: 771934", "OTP: 771934"),
+    Sample(kinds.PIN, "card PIN: 4821", "PIN: 4821"),
+    Sample(kinds.CARD_NUMBER, "4111 1111 1111 1111", "4111 1111 1111 1111"),
+    Sample(kinds.CARD_CODE, "CVV 318", "CVV 318"),
+    Sample(kinds.RECOVERY_PHRASE, "seed phrase: abandon ability able about above absent", "abandon ability able"),
+    Sample(kinds.SOCIAL_SECURITY_NUMBER, "my ssn is 123-45-6789", "123-45-6789"),
+    Sample(kinds.PASSPORT_NUMBER, "my passport number is E12345678", "E12345678"),
+    Sample(kinds.RESIDENT_ID_NUMBER, "身份证：11010519491231002X", "11010519491231002X"),
+)
+
+Surface = Callable[[PluginHarness, Chat, str], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str  # "<surface>:<field>", as the coverage test names it
+    plant: Surface  # puts the text in the field; returns what the caller sees
+    stores: bool  # True: the write must be refused as a credential; False: a lookup, may answer
+
+
+def space() -> dict[str, str]:
+    return console_space(G1, "session")
+
+
+async def console(h: PluginHarness, endpoint: str, body: dict[str, Any]) -> Any:
+    response = await h.page_api("console", endpoint, "POST", body)
+    return response["error"] or response["data"]
+
+
+def tool(name: str, **base: Any) -> Callable[[str, Callable[[str], Any]], Field]:
+    def field(param: str, value: Callable[[str], Any] = lambda s: s, *, stores: bool = True) -> Field:
+        async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+            return await chat.tool(name, {**base, param: value(secret)})
+        return Field(f"tool:{name}.{param}", plant, stores)
+    return field
+
+
+def cmd(name: str, line: Callable[[str], str], *, stores: bool = True, label: str = "") -> Field:
+    async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+        return await chat.run(line(secret))
+    return Field(f"command:{name}{label}", plant, stores)
+
+
+def page(endpoint: str, field: str, body: Callable[[str], dict[str, Any]], *, stores: bool = True) -> Field:
+    async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+        return await console(h, endpoint, body(secret))
+    return Field(f"console:{endpoint}.{field}", plant, stores)
+
+
+def l2_import(field: str, value: Callable[[str], Any] = lambda s: s) -> Field:
+    async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+        episode = {"content": "the team meets on Fridays", field: value(secret)}
+        return await chat.run("!memory import l2 " + json.dumps([episode], ensure_ascii=False))
+    return Field(f"import_l2:{field}", plant, True)
+
+
+def l1_import(build: Callable[[str], dict[str, Any]], field: str) -> Field:
+    async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+        return await chat.run("!memory import l1 " + json.dumps(build(secret), ensure_ascii=False))
+    return Field(f"import_l1:{field}", plant, True)
+
+
+def document(field: str, value: Callable[[str], Any] = lambda s: s) -> Field:
+    async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+        kb_id = next(iter(h.host.kbs))
+        episode = {"content": "the team meets on Fridays", field: value(secret)}
+        body = json.dumps({"scope": {"bot_uuid": BOT, "session_name": "group_g1"}, "episodes": [episode]},
+                          ensure_ascii=False)
+        try:
+            return await h.ingest(kb_id, f"doc-{abs(hash((field, secret)))}", "memories.json", body.encode())
+        except Exception as exc:  # the host shows the admin the hook's message
+            return f"error: {exc}"
+    return Field(f"document:{field}", plant, True)
+
+
+def creation(setting: str) -> Field:
+    async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
+        try:
+            return await h.kb_create(config={"embedding_model_uuid": "emb-1", setting: secret})
+        except Exception as exc:
+            return f"error: {exc}"
+    return Field(f"kb_creation:{setting}", plant, True)
+
+
+remember = tool("remember", content="the team meets on Fridays")
+recall = tool("recall_memory", query="team")
+profile = tool("update_profile", scope="speaker")
+forget = tool("forget")
+ONE_SESSION = {"session_profile": {"name": "Team"}}
+
+FIELDS: tuple[Field, ...] = (
+    # tools (every parameter of components/tools/*.yaml)
+    remember("content"), remember("tags", lambda s: [s]), remember("source_ref"),
+    remember("supersedes", lambda s: [s]), remember("event_at"), remember("valid_from"), remember("valid_until"),
+    remember("importance"), remember("claim_type"),
+    recall("query", stores=False), recall("speaker", stores=False), recall("since", stores=False),
+    recall("until", stores=False), recall("time_field", stores=False), recall("tags", lambda s: [s], stores=False),
+    recall("top_k", stores=False),
+    profile("name"), profile("traits", lambda s: [s]), profile("preferences", lambda s: [s]), profile("notes"),
+    profile("scope"), profile("mode"),
+    forget("episode_id", stores=False),
+    # `!memory` subcommands that take text
+    cmd("profile", lambda s: f'!memory profile set notes "{s}"', label=" set notes"),
+    cmd("profile", lambda s: f'!memory profile set traits "{s}"', label=" set traits"),
+    cmd("profile", lambda s: f'!memory profile set name "{s}" --speaker u9', label=" --speaker"),
+    cmd("profile", lambda s: f'!memory profile remove traits "{s}"', stores=False, label=" remove"),
+    cmd("search", lambda s: f"!memory search {s}", stores=False),
+    cmd("list", lambda s: f'!memory list --status "{s}"', stores=False),
+    cmd("show", lambda s: f'!memory show "{s}"', stores=False),
+    cmd("forget", lambda s: f'!memory forget "{s}"', stores=False),
+    cmd("archive", lambda s: f'!memory archive "{s}"', stores=False),
+    cmd("restore", lambda s: f'!memory restore "{s}"', stores=False),
+    cmd("delete", lambda s: f'!memory delete --tag "{s}"', stores=False, label=" --tag"),
+    cmd("delete", lambda s: f'!memory delete --speaker "{s}"', stores=False, label=" --speaker"),
+    cmd("delete", lambda s: f'!memory delete --before "{s}"', stores=False, label=" --before"),
+    cmd("export", lambda s: f'!memory export l2 --status "{s}"', stores=False),
+    cmd("audit", lambda s: f'!memory audit "{s}"', stores=False),
+    cmd("candidates", lambda s: f'!memory candidates "{s}"', stores=False),
+    cmd("candidate", lambda s: f'!memory candidate accept "{s}"', stores=False),
+    cmd("consolidate", lambda s: f'!memory consolidate preview --tag "{s}"', stores=False),
+    cmd("consolidate", lambda s: f'!memory consolidate discard "{s}"', stores=False, label=" discard"),
+    cmd("settings", lambda s: f'!memory settings set candidate_model_uuid "{s}"', label=" set value"),
+    cmd("settings", lambda s: f'!memory settings set "{s}" 3', label=" set name"),
+    cmd("settings", lambda s: f'!memory settings reset "{s}"', label=" reset name"),
+    cmd("superseded", lambda s: f'!memory superseded "{s}"', stores=False),
+    cmd("archived", lambda s: f'!memory archived "{s}"', stores=False),
+    cmd("help", lambda s: f'!memory help "{s}"', stores=False),
+    cmd("forget-me", lambda s: f'!memory forget-me "{s}"', stores=False),
+    cmd("unknown", lambda s: f"!memory {s}", stores=False),
+    # imports: every field of an L2 episode, of an L1 export, and of a KB document
+    l2_import("content"), l2_import("tags", lambda s: [s]), l2_import("source_ref"), l2_import("sender_id"),
+    l2_import("sender_name"), l2_import("id"), l2_import("supersedes", lambda s: [s]), l2_import("event_at"),
+    l2_import("source"), l2_import("status"),
+    l1_import(lambda s: {"scope_key": s, **ONE_SESSION}, "scope_key"),
+    l1_import(lambda s: {"session_profile": {"name": s}}, "name"),
+    l1_import(lambda s: {"session_profile": {"traits": [s]}}, "traits"),
+    l1_import(lambda s: {"session_profile": {"preferences": [s]}}, "preferences"),
+    l1_import(lambda s: {"session_profile": {"notes": s}}, "notes"),
+    l1_import(lambda s: {"speaker_profiles": {s: {"name": "Ann"}}}, "speaker id"),
+    l1_import(lambda s: {"session_profile": {"name": "Team", "updated_at": s}}, "updated_at"),
+    document("content"), document("tags", lambda s: [s]), document("source_ref"), document("sender_name"),
+    # settings: the KB's creation settings and the overrides (console; the command is above)
+    creation("candidate_model_uuid"), creation("consolidation_model_uuid"), creation("embedding_model_uuid"),
+    creation("isolation"),
+    page("/settings/set", "value", lambda s: {"name": "consolidation_model_uuid", "value": s}),
+    page("/settings/set", "name", lambda s: {"name": s, "value": "x"}),
+    page("/settings/reset", "name", lambda s: {"name": s}),
+    # console bodies
+    page("/profile/edit", "fields", lambda s: {"space": space(), "target": "session", "fields": {"notes": s}}),
+    page("/profile/edit", "sender_id", lambda s: {"space": space(), "target": "speaker", "sender_id": s,
+                                                  "fields": {"name": "Ann"}}),
+    page("/profile/edit", "target", lambda s: {"space": space(), "target": s, "fields": {"name": "Ann"}}),
+    page("/profile/clear", "sender_id", lambda s: {"space": space(), "target": "speaker", "sender_id": s}),
+    page("/profile/clear", "target", lambda s: {"space": space(), "target": s}),
+    page("/search", "query", lambda s: {"space": space(), "query": s}, stores=False),
+    page("/search", "statuses", lambda s: {"space": space(), "query": "team", "statuses": s}, stores=False),
+    page("/episodes", "status", lambda s: {"space": space(), "status": s}, stores=False),
+    page("/export", "statuses", lambda s: {"space": space(), "statuses": s}, stores=False),
+    page("/episode/archive", "episode_id", lambda s: {"space": space(), "episode_id": s}, stores=False),
+    page("/episode/restore", "episode_id", lambda s: {"space": space(), "episode_id": s}, stores=False),
+    page("/episode/delete", "episode_id", lambda s: {"space": space(), "episode_id": s}, stores=False),
+    page("/candidate/accept", "candidate_id", lambda s: {"space": space(), "candidate_id": s}, stores=False),
+    page("/candidate/reject", "candidate_id", lambda s: {"space": space(), "candidate_id": s}, stores=False),
+    page("/review/draft/preview", "tag", lambda s: {"space": space(), "tag": s}, stores=False),
+    page("/review/draft/approve", "proposal_id", lambda s: {"space": space(), "proposal_id": s}, stores=False),
+    page("/review/draft/discard", "proposal_id", lambda s: {"space": space(), "proposal_id": s}, stores=False),
+    page("/person/find", "sender_id", lambda s: {"sender_id": s}, stores=False),
+    page("/person/export", "sender_id", lambda s: {"sender_id": s}, stores=False),
+    page("/person/erase", "sender_id", lambda s: {"sender_id": s, "dry_run": False}, stores=False),
+    page("/derive", "bot_uuid", lambda s: {"bot_uuid": s, "session_name": "group_g1"}, stores=False),
+    page("/derive", "session_name", lambda s: {"session_name": s}, stores=False),
+    page("/derive", "isolation", lambda s: {"session_name": "group_g1", "isolation": s}, stores=False),
+    page("/fence/clear", "space", lambda s: {"space": {"scope_key": s, "user_key": s}}, stores=False),
+    page("/profiles", "space", lambda s: {"space": {"scope_key": s, "user_key": s}}, stores=False),
+)
+
+# Fields that need no plant of their own, with the reason.
+NOT_PLANTED = {
+    **{f"console:*.{name}": "a number or a flag" for name in ("page", "page_size", "top_k", "dry_run",
+                                                              "installation", "all_statuses")},
+    "console:*.space": "read by one resolver (components/pages/console/spaces.py), planted at /profiles, /fence/clear",
+    "command:": "the overview: no argument", "command:overview": "no argument", "command:health": "no argument",
+    "command:me": "no argument", "command:import": "planted as import_l1 and import_l2",
+}
+
+
+def exempt(name: str) -> bool:
+    wildcard = re.sub(r"^console:[^.]*\.", "console:*.", name)
+    return name in NOT_PLANTED or wildcard in NOT_PLANTED
+
+
+def tool_parameters() -> set[str]:
+    found = set()
+    for path in sorted((ROOT / "components" / "tools").glob("*.yaml")):
+        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+        found |= {f"tool:{spec['metadata']['name']}.{p}" for p in spec["spec"]["parameters"].get("properties", {})}
+    return found
+
+
+async def console_fields(h: PluginHarness) -> set[str]:
+    """Each write or lookup endpoint's body fields, as the running plugin names them when a body has one
+    field too many ("unknown field(s): ...; allowed: a, b")."""
+    found = set()
+    for path in api.ROUTES:
+        answer = await console(h, path, {"zz_not_a_field": 1})
+        allowed = re.search(r"allowed: (.*)$", str(answer.get("error", "")))
+        assert allowed, f"{path} did not name its fields: {answer}"
+        found |= {f"console:{path}.{f}" for f in allowed.group(1).split(", ") if f != "none"}
+    return found
+
+
+def subcommands() -> set[str]:
+    return {f"command:{name}" for group in command.REGISTRY.groups for name in group.entries}
+
+
+async def test_every_surface_field_is_covered(harness: PluginHarness) -> None:
+    await harness.create_memory_kb()
+    planted = {f.name.split(" ")[0] for f in FIELDS}
+    needed = tool_parameters() | subcommands() | await console_fields(harness)
+    missing = sorted(name for name in needed - planted if not exempt(name))
+    assert missing == [], f"surface fields no credential is planted in: {missing}"
+
+
+def test_every_kind_the_detector_names_has_a_sample() -> None:
+    named = {value for name, value in vars(kinds).items() if name.isupper() and isinstance(value, str)}
+    assert {s.kind for s in SAMPLES} == named
+    assert [secret_kind(s.text) for s in SAMPLES] == [s.kind for s in SAMPLES]
+    assert all(s.mark in s.text for s in SAMPLES)
+
+
+def seen(h: PluginHarness) -> str:
+    """Everything plugin storage holds, as text (JSON escapes undone where the value is JSON)."""
+    parts = []
+    for value in (*h.host.storage.values(), *h.host.workspace_storage.values()):
+        text = value.decode("utf-8", "replace")
+        try:
+            parts.append(json.dumps(json.loads(text), ensure_ascii=False))
+        except ValueError:
+            parts.append(text)
+    return "\n".join(parts)
+
+
+async def vector_rows(h: PluginHarness) -> str:
+    return "\n".join([json.dumps(await h.host.dump_kb(kb_id), ensure_ascii=False, default=str)
+                      for kb_id in list(h.host.kbs)])
+
+
+def answer_text(answer: Any) -> str:
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, default=str)
+
+
+def refused(answer: Any) -> bool:
+    """Refused as a credential, or first by the field's size limit (a tag holds at most 40 characters)."""
+    text = answer_text(answer)
+    return ("looks like" in text and "never stored" in text) or "is longer than" in text
+
+
+async def plant_everywhere(h: PluginHarness, chat: Chat, fields: tuple[Field, ...]) -> list[str]:
+    """Plants every sample in every field; what went wrong, one line each."""
+    problems = []
+    for field in fields:
+        for sample in SAMPLES:
+            answer = answer_text(await field.plant(h, chat, sample.text))
+            where = f"{field.name} <- {sample.kind}"
+            if sample.mark in answer or sample.text in answer:
+                problems.append(f"{where}: echoed: {answer[:200]}")
+            elif field.stores and not refused(answer):
+                problems.append(f"{where}: not refused as a credential: {answer[:200]}")
+            if sample.mark in seen(h):
+                problems.append(f"{where}: kept in plugin storage")
+    return problems
+
+
+async def test_a_credential_in_any_field_is_never_kept_nor_shown(
+        harness: PluginHarness, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="LongTermMemory")
+    first = tuple(f for f in FIELDS if f.name.startswith("kb_creation:"))  # before the memory KB exists
+    problems = await plant_everywhere(harness, open_chat(harness, "g1", sender_id="u1"), first)
+    await harness.create_memory_kb()
+    chat = open_chat(harness, "g1", sender_id="u1")
+    await chat.remember("the team meets on Fridays", tags=["team"])
+    problems += await plant_everywhere(harness, chat, tuple(f for f in FIELDS if f not in first))
+    rows = await vector_rows(harness)
+    for sample in SAMPLES:
+        if sample.mark in rows:
+            problems.append(f"{sample.kind}: kept in a vector row")
+        if sample.mark in caplog.text:
+            problems.append(f"{sample.kind}: written to the log")
+    assert problems == [], "\n".join(problems)
+
+
+async def test_an_l1_import_whose_scope_key_holds_a_credential_is_refused(harness: PluginHarness) -> None:
+    """Issue 35, finding 6: the named scope key was kept in the audit (`from_scope_key`) and quoted in the
+    reply. Refused like any other field of the file: nothing imported, audited or shown."""
+    await harness.create_memory_kb()
+    chat = open_chat(harness, "g1", sender_id="u1")
+    key = "sk-proj-abc123DEF456ghi789JKL012mno"
+    reply = await chat.run("!memory import l1 " + json.dumps({"scope_key": key, **ONE_SESSION}))
+    assert "refused: the scope_key looks like an API key" in reply and "abc123" not in reply, reply
+    assert "abc123" not in seen(harness)
+    assert "Team" not in await chat.run("!memory profile")

@@ -33,10 +33,11 @@ from components.pages.console import api
 from ltm.secrets import kinds, secret_kind
 from testhost import PluginHarness
 from tests.chat import BOT, Chat, Place, open_chat
-from tests.proof_support import console_space
+from tests.proof_support import console_space, scope_key
 
 ROOT = Path(__file__).resolve().parents[1]
 G1 = Place("group", "g1")
+G1_KEY = scope_key(G1)
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ def creation(setting: str) -> Field:
 remember = tool("remember", content="the team meets on Fridays")
 recall = tool("recall_memory", query="team")
 profile = tool("update_profile", scope="speaker")
+official_profile = tool("update_profile", field="traits", action="add", value="likes tea")  # the form the schema offers
 forget = tool("forget")
 ONE_SESSION = {"session_profile": {"name": "Team"}}
 
@@ -152,6 +154,12 @@ FIELDS: tuple[Field, ...] = (
     recall("query", stores=False), recall("speaker", stores=False), recall("since", stores=False),
     recall("until", stores=False), recall("time_field", stores=False), recall("tags", lambda s: [s], stores=False),
     recall("top_k", stores=False),
+    # the official plugin's names, accepted for old prompts (docs/OFFICIAL-PLUGIN.md)
+    recall("speaker_id", stores=False), recall("speaker_name", stores=False), recall("time_after", stores=False),
+    recall("time_before", stores=False), recall("importance_min", stores=False), recall("source", stores=False),
+    recall("status", stores=False),
+    official_profile("field"), official_profile("action"), official_profile("value"),
+    official_profile("fact_key"), official_profile("previous_value"),
     profile("name"), profile("traits", lambda s: [s]), profile("preferences", lambda s: [s]), profile("notes"),
     profile("scope"), profile("mode"),
     forget("episode_id", stores=False),
@@ -194,6 +202,16 @@ FIELDS: tuple[Field, ...] = (
     l1_import(lambda s: {"session_profile": {"notes": s}}, "notes"),
     l1_import(lambda s: {"speaker_profiles": {s: {"name": "Ann"}}}, "speaker id"),
     l1_import(lambda s: {"session_profile": {"name": "Team", "updated_at": s}}, "updated_at"),
+    # the official plugin's L1 export
+    l1_import(lambda s: {"version": 1, "profiles": [{"type": "session", "scope_key": G1_KEY,
+                                                     "profile": {"name": s}}]}, "official name"),
+    l1_import(lambda s: {"version": 1, "profiles": [{"type": "speaker", "scope_key": G1_KEY, "sender_id": "u1",
+                                                     "profile": {"freeform_traits": [s]}}]}, "official freeform"),
+    l1_import(lambda s: {"version": 1, "profiles": [{"type": "speaker", "scope_key": G1_KEY, "sender_id": "u1",
+                                                     "profile": {"profile_slots": {"traits": {"diet": {"value": s}}}}}]},
+              "official slot value"),
+    l1_import(lambda s: {"version": 1, "profiles": [{"type": "speaker", "scope_key": G1_KEY, "sender_id": s,
+                                                     "profile": {"name": "Ann"}}]}, "official sender_id"),
     document("content"), document("tags", lambda s: [s]), document("source_ref"), document("sender_name"),
     # settings: the KB's creation settings and the overrides (console; the command is above)
     creation("candidate_model_uuid"), creation("consolidation_model_uuid"), creation("embedding_model_uuid"),

@@ -39,17 +39,11 @@ CORE_STORES = ("chroma", "qdrant", "milvus")
 # Real stores that run the `stores_slice` tests by default and every test when LTM_STORES names them.
 SLICE_STORES = ("seekdb", "pgvector")
 STAND_INS = ("fixed", "milvus-insert", "valkey")
-# pgvector takes only the dimensions LangBot's migrations index (384 is its smallest); the others
-# keep the fake model's default size.
-EMBEDDING_DIMENSIONS = {"pgvector": 384}
 
 
 async def _make_host(name: str, tmp_path: Path) -> FakeLangBotHost:
     host = FakeLangBotHost(make_backend(name, tmp_path))
-    if name in EMBEDDING_DIMENSIONS:
-        host.add_embedding_model("emb-1", EMBEDDING_DIMENSIONS[name])
-    else:
-        host.add_embedding_model("emb-1")
+    host.add_embedding_model("emb-1")  # the size the store takes (testhost/vectors)
     return host
 
 

@@ -307,6 +307,7 @@ STORE_KINDS = {
     "chroma": "keeps and filters plugin metadata", "qdrant": "keeps and filters plugin metadata",
     "milvus": "scores by similarity (like Milvus)", "milvus-insert": "scores by similarity (like Milvus)",
     "fixed": "scores by distance (like pgvector)", "valkey": "filters on file_id only (like Valkey Search)",
+    "seekdb": "keeps and filters plugin metadata", "pgvector": "scores by distance (like pgvector)",
 }
 
 
@@ -331,9 +332,10 @@ async def test_health_on_every_backend_names_the_store_and_leaves_no_probes(
         else:
             assert text.startswith("Memory health: GREEN"), text
             assert "opens and deletes one memory by its key" in store, store
-        if backend_name in ("milvus", "milvus-insert", "fixed"):
+        if backend_name in ("milvus", "milvus-insert", "fixed", "pgvector"):
             assert "writing the new row under its second key, then deleting the old row" in store, store
-        text_search = backend_name in ("chroma", "valkey")  # Qdrant and Milvus ignore the mode, pgvector refuses it
+        # Qdrant and Milvus ignore the mode, pgvector refuses it.
+        text_search = backend_name in ("chroma", "seekdb", "valkey")
         assert ("full-text matches" in store) is text_search and ("no full-text search" in store) is not text_search
         assert await host.dump_kb(kb) == []  # every probe record removed
     finally:

@@ -77,7 +77,7 @@ async def test_an_id_from_another_scope_is_not_found_for_every_operation(session
     assert still.is_active and still.content == "their private plan"
 
 
-DROPS_METADATA_FILTERS = {"milvus", "fixed", "milvus-insert", "valkey"}
+DROPS_METADATA_FILTERS = {"milvus", "fixed", "pgvector", "milvus-insert", "valkey"}
 
 
 async def test_every_backend_isolates_on_file_id(host, backend_name):

@@ -23,7 +23,7 @@ from testhost import FakeLangBotHost, PluginHarness
 from testhost.hooks import installation_audit, migrate_layout, top
 from tests.service_helpers import ident, scope
 
-KEEPS_METADATA = {"chroma", "qdrant", "valkey"}
+KEEPS_METADATA = {"chroma", "qdrant", "seekdb", "valkey"}
 
 
 def legacy_metadata(record: IndexRecord) -> dict[str, Any]:

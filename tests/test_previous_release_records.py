@@ -15,7 +15,7 @@ from ltm.ports import IndexRecord
 from testhost.hooks import top
 from tests.service_helpers import ident, scope, start_with_kb
 
-KEEPS_METADATA = {"chroma", "qdrant", "valkey"}  # the others keep text, file_id and uuid only
+KEEPS_METADATA = {"chroma", "qdrant", "seekdb", "valkey"}  # the others keep text, file_id and uuid only
 
 
 def previous_release(current: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:

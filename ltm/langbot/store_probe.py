@@ -18,6 +18,9 @@ from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
 from ..ports import PROBE_TEXT, IndexRecord, StoreProfile, Vector
+
+# A word that is not in PROBE_TEXT: a store that answers full-text searches by text finds nothing for it.
+_ABSENT_WORD = "qzxvwk"
 from ..wording import Phrase, Said
 from . import layout
 
@@ -240,12 +243,18 @@ class StoreProbing(abc.ABC):
         return traits, problems
 
     async def _probe_text_search(self, collection: str, space: str, host_id: str, vector: Vector) -> bool:
-        """A full-text search for the probe's text with the opposite vector: a store that answers by
-        text returns the record at distance 0; one that ignores the mode answers by vector (far away);
-        pgvector refuses the mode."""
+        """A full-text search for the probe's text with the opposite vector, then one for a word the record
+        does not hold: a store that answers by text returns the record to the first only (Chroma at
+        distance 0, SeekDB at one minus its relevance, so the distance cannot tell); one that ignores the
+        mode answers by vector and returns it to both (Qdrant, Milvus); pgvector refuses the mode."""
+        opposite = [-x for x in vector]
         try:
-            rows = await self._search_rows(collection, [-x for x in vector], 5, layout.space_filter(space),
+            rows = await self._search_rows(collection, opposite, 5, layout.space_filter(space),
                                            search_type="full_text", query_text=PROBE_TEXT)
+            if all(str(r.get("id")) != host_id for r in rows):
+                return False
+            absent = await self._search_rows(collection, opposite, 5, layout.space_filter(space),
+                                             search_type="full_text", query_text=_ABSENT_WORD)
         except HostError:
             return False
-        return any(str(r.get("id")) == host_id and abs(float(r.get("distance") or 0.0)) < 1e-6 for r in rows)
+        return all(str(r.get("id")) != host_id for r in absent)

@@ -92,6 +92,8 @@ class PgVectorBackend:
     """Real PostgreSQL + pgvector as LangBot drives it (`vdb.use: pgvector` with a connection string)."""
 
     name = "pgvector"
+    # The fake host's embedding model size on this store: the smallest size LangBot allows here.
+    embedding_dimension = ALLOWED_DIMENSIONS[0]
 
     def __init__(self, allowed_dimensions: tuple[int, ...] = ALLOWED_DIMENSIONS) -> None:
         import psycopg

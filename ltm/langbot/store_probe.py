@@ -18,13 +18,13 @@ from typing import Any
 
 from ..errors import HostError, OutcomeUnknown
 from ..ports import PROBE_TEXT, IndexRecord, StoreProfile, Vector
-
-# A word that is not in PROBE_TEXT: a store that answers full-text searches by text finds nothing for it.
-_ABSENT_WORD = "qzxvwk"
 from ..wording import Phrase, Said
 from . import layout
 
 log = logging.getLogger("LongTermMemory")
+
+# A word that is not in PROBE_TEXT: a store that answers full-text searches by text finds nothing for it.
+_ABSENT_WORD = "qzxvwk"
 
 SCAN_LIMIT = 20_000  # a scan of one space for a record (stores without a uuid filter) stops here
 SPEAKER_OVERFETCH = 25  # speaker search without a speaker filter: the space's best top_k x this ...

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .installer import log
+from .reaper import _alive
 
 
 class LocalPostgres:
@@ -56,13 +57,3 @@ class LocalPostgres:
                 os.kill(pid, signal.SIGTERM)  # PostgreSQL's "smart" shutdown of its own children
                 sent = True
             time.sleep(0.1)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

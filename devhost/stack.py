@@ -27,6 +27,7 @@ from typing import Any
 from . import langbot_setup
 from .langbot_setup import KB_NAME, PIPELINE_NAME, SetupInfo, SetupOptions
 from .lbclient import LangBotClient
+from .postgres import LocalPostgres
 from .processes import (
     DataDirLock,
     ProcessGroup,
@@ -39,7 +40,6 @@ from .processes import (
     pid_alive,
 )
 from .progress import activity, log
-from .postgres import LocalPostgres
 from .provision import REPO, EmbedderChoice, choose_embedder, ensure_lbvenv, ensure_lbvenv_vdb
 
 DEVHOST = REPO / "devhost"

@@ -392,7 +392,8 @@ def test_the_pgvector_stores_postgres_starts_and_ends_by_its_pid(tmp_path):
     extension available, listens on no TCP port, and its PID is gone after stop."""
     import psycopg
 
-    from devhost.postgres import LocalPostgres, _alive
+    from devhost.postgres import LocalPostgres
+    from devhost.reaper import _alive
 
     server = LocalPostgres(tmp_path / "pg")
     uri = server.start()

@@ -19,7 +19,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,11 +32,8 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
+from tests.stores import CORE_STORES, SLICE_STORES, full_matrix_stores  # noqa: E402
 
-# Every test runs on these real stores.
-CORE_STORES = ("chroma", "qdrant", "milvus")
-# Real stores that run the `stores_slice` tests by default and every test when LTM_STORES names them.
-SLICE_STORES = ("seekdb", "pgvector")
 STAND_INS = ("fixed", "milvus-insert", "valkey")
 
 
@@ -52,19 +48,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "plugin_config(cfg): plugin config dict passed to the `harness` fixture")
     config.addinivalue_line(
         "markers", "stores_slice: also runs on SeekDB and pgvector in the default run (tests/conftest.py)")
-
-
-def full_matrix_stores() -> set[str]:
-    """The slice stores LTM_STORES asks every test to run on ("all": both)."""
-    raw = os.environ.get("LTM_STORES", "").strip()
-    if raw == "all":
-        return set(SLICE_STORES)
-    names = {name.strip() for name in raw.split(",") if name.strip()}
-    unknown = names - set(SLICE_STORES)
-    if unknown:
-        raise pytest.UsageError(f"LTM_STORES: unknown store(s) {sorted(unknown)}; use all, "
-                                f"{', '.join(SLICE_STORES)} or a comma-separated list of them")
-    return names
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -11,6 +11,7 @@ import json
 import uuid
 from typing import Any
 
+import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeoutError
 
@@ -311,11 +312,12 @@ STORE_KINDS = {
 }
 
 
+@pytest.mark.stores_slice
 async def test_health_on_every_backend_names_the_store_and_leaves_no_probes(
     host: FakeLangBotHost, backend_name: str
 ) -> None:
-    # `host` runs on every backend of the test host (real Chroma, Qdrant, Milvus Lite; stand-ins for
-    # pgvector, a Milvus cluster's insert-only rows and Valkey Search).
+    # `host` runs on every backend of the test host (real Chroma, Qdrant, Milvus Lite, SeekDB, pgvector;
+    # stand-ins for pgvector's schema, a Milvus cluster's insert-only rows and Valkey Search).
     plugin = PluginHarness(host)
     await plugin.start()
     try:

@@ -8,6 +8,9 @@ from ltm.errors import NotFound, ValidationError
 from ltm.langbot import layout
 from tests.service_helpers import contents, ident, scope, start_with_kb
 
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
 SESSIONS = {
     "b1-group1": ident("g1", bot="b1"),
     "b1-group2": ident("g2", bot="b1"),

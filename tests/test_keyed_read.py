@@ -16,6 +16,7 @@ def _keyed(harness: PluginHarness, action: Any) -> list[dict[str, Any]]:
     return [c for c in harness.host.calls_of(action) if "uuid" in (c.get("filters") or {})]
 
 
+@pytest.mark.stores_slice
 async def test_a_record_is_read_by_key_in_one_host_call(harness: PluginHarness, supported_backend_name: str) -> None:
     await harness.create_memory_kb()
     chat = open_chat(harness)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
@@ -22,6 +23,9 @@ from ltm.ports import IndexRecord
 from testhost import FakeLangBotHost, PluginHarness
 from testhost.hooks import installation_audit, migrate_layout, top
 from tests.service_helpers import ident, scope
+
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
 
 KEEPS_METADATA = {"chroma", "qdrant", "seekdb", "valkey"}
 

@@ -65,16 +65,17 @@ def _clean_metadata(meta: dict[str, Any]) -> dict[str, Any]:
 class SeekDBBackend:
     """Real embedded SeekDB as LangBot drives it (`vdb.use: seekdb`, `seekdb.mode: embedded`).
 
-    One deliberate difference: SeekDB builds its vector index asynchronously, so a vector search
-    misses rows written in the last fraction of a second (measured here: 0.2 to 1.5 s) and LangBot
-    does not wait for it. Tests must not depend on timing, so before a vector or hybrid search that
-    follows a write this backend calls SeekDB's own `refresh_index()` (about 0.9 s, once per batch
-    of writes). docs/HOST-FACTS.md records the lag a real host shows.
+    One deliberate difference by default: SeekDB builds its vector index asynchronously, so a vector
+    search misses rows written in the last fraction of a second (measured here: 0.2 to 1.5 s) and
+    LangBot does not wait for it. The suites must not depend on timing, so before a vector or hybrid
+    search that follows a write this backend calls SeekDB's own `refresh_index()` (about 0.9 s, once
+    per batch of writes). `settle=False` leaves the lag as a real host has it (docs/HOST-FACTS.md 12).
     """
 
     name = "seekdb"
 
-    def __init__(self) -> None:
+    def __init__(self, settle: bool = True) -> None:
+        self._settles = settle
         self._client = _EmbeddedSeekDB.client()
         self._collections: dict[str, Any] = {}
         self._unsettled: set[str] = set()
@@ -117,7 +118,7 @@ class SeekDBBackend:
 
     def _settle(self, coll: Any, collection: str) -> None:
         name = seekdb_collection_name(collection)
-        if name in self._unsettled:
+        if name in self._unsettled and self._settles:
             coll.refresh_index()
             self._unsettled.discard(name)
 

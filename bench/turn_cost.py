@@ -4,8 +4,7 @@
 For each backend (real embedded Chroma, real local-mode Qdrant; `--backends` also takes seekdb and
 pgvector) and each size N (default 100, 1,000, 10,000, 100,000 episodes in ONE scope) a fresh
 in-process fake LangBot host runs the real plugin through `PluginHarness` (the SDK's own dispatch);
-its store calls run in
-worker threads as LangBot's Chroma adapter runs them (`cost_env.ThreadedBackend`). One recall
+its store calls run in worker threads as LangBot's Chroma adapter runs them (`cost_env.ThreadedBackend`). One recall
 builds the empty space's in-process indexes, then the scope is filled in record layout 2 by
 `cost_env.direct_fill` (the import's record builder and the plugin's own episode store, in
 batches of 2,000, which keeps those indexes current) and gets a session and a speaker profile.

@@ -387,15 +387,23 @@ def test_vector_store_choice_becomes_langbot_config_overrides(tmp_path):
     assert StackConfig.from_env(tmp_path).vdb in ("chroma", "milvus", "seekdb", "pgvector")
 
 
-def test_the_pgvector_stores_postgres_starts_and_ends_by_its_pid(tmp_path):
+def test_the_pgvector_stores_postgres_starts_and_ends_by_its_pid():
     """The e2e stack's PostgreSQL (LTM_E2E_VDB=pgvector): it answers on its unix socket with the vector
     extension available, listens on no TCP port, and its PID is gone after stop."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
     import psycopg
 
     from devhost.postgres import LocalPostgres
     from devhost.reaper import _alive
 
-    server = LocalPostgres(tmp_path / "pg")
+    # Not under pytest's tmp_path: as root the server runs as its own user, and any pytest starting
+    # meanwhile makes pytest's shared temp root private again (initdb then fails, "Permission denied").
+    # The e2e stack's data dir is a mkdtemp folder as well (tests/e2e/conftest.py).
+    folder = Path(tempfile.mkdtemp(prefix="ltm-pg-test-"))
+    server = LocalPostgres(folder / "pg")
     uri = server.start()
     pid = server.pid
     try:
@@ -406,6 +414,7 @@ def test_the_pgvector_stores_postgres_starts_and_ends_by_its_pid(tmp_path):
             assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""
     finally:
         server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
     assert not _alive(pid)
 
 

@@ -93,9 +93,9 @@ async def test_host_failures_and_fences_give_one_clear_reply(harness: PluginHarn
     chat, other, _ = await two_chats(harness)
     note = await chat.remember("Survives host trouble")
     host = harness.host
-    # The page's records are read by key: a list on Chroma, one search on the stores that count every
-    # filtered list (Qdrant, Milvus; see `Traits.keyed_by_search`).
-    read, said = (A.VECTOR_LIST, "vector list") if supported_backend_name == "chroma" else (
+    # The page's records are read by key: a list on Chroma and SeekDB, one search on the stores that count
+    # every filtered list (Qdrant, Milvus, pgvector; see `Traits.keyed_by_search`).
+    read, said = (A.VECTOR_LIST, "vector list") if supported_backend_name in ("chroma", "seekdb") else (
         A.VECTOR_SEARCH, "vector search")
     host.fail_next(read, ActionCallError("backend down"), after_dispatch=False)
     assert (await chat.run("!memory list")) == f"!memory list: host error on {said}: backend down"

@@ -201,7 +201,8 @@ def make_host(backend: str, threads: bool = True) -> CostHost:
 
     store = make_backend(backend)
     host = CostHost(ThreadedBackend(store) if threads else store)
-    host.add_embedding_model("emb-1")
+    # The size the store takes (pgvector: only LangBot's allowed sizes); the wrapper does not say it.
+    host.add_embedding_model("emb-1", getattr(store, "embedding_dimension", None))
     return host
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Per-turn cost of the automatic injection against the floor, by scope size (issue 14, goal 3).
 
-For each backend (real embedded Chroma, real local-mode Qdrant) and each size N (default
-100, 1,000, 10,000, 100,000 episodes in ONE scope) a fresh in-process fake LangBot host runs
-the real plugin through `PluginHarness` (the SDK's own dispatch); its store calls run in
-worker threads as LangBot's Chroma adapter runs them (`cost_env.ThreadedBackend`). One recall
+For each backend (real embedded Chroma, real local-mode Qdrant; `--backends` also takes seekdb and
+pgvector) and each size N (default 100, 1,000, 10,000, 100,000 episodes in ONE scope) a fresh
+in-process fake LangBot host runs the real plugin through `PluginHarness` (the SDK's own dispatch);
+its store calls run in worker threads as LangBot's Chroma adapter runs them (`cost_env.ThreadedBackend`). One recall
 builds the empty space's in-process indexes, then the scope is filled in record layout 2 by
 `cost_env.direct_fill` (the import's record builder and the plugin's own episode store, in
 batches of 2,000, which keeps those indexes current) and gets a session and a speaker profile.
@@ -375,8 +375,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if not args.sizes or min(args.sizes) < 1:
         parser.error("sizes must be positive")
-    if not set(args.backends) <= {"chroma", "qdrant"}:
-        parser.error("backends: chroma, qdrant")
+    if not set(args.backends) <= {"chroma", "qdrant", "seekdb", "pgvector"}:
+        parser.error("backends: chroma, qdrant, seekdb, pgvector")
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     return args

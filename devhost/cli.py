@@ -49,7 +49,7 @@ def banner(stack: Stack) -> str:
         f" Embeddings: {info.embedder_label}",
         f" Vectors:    LangBot's {stack.config.vdb} store" + (" (Milvus Lite, a file in the data dir)"
                                                             if stack.config.vdb == "milvus" else "")
-        + " (LTM_VDB=chroma|milvus)",
+        + " (LTM_VDB=chroma|milvus|seekdb|pgvector)",
         f" Data dir:   {stack.data_dir} (kept between runs); logs in {stack.logs}",
         f" Model log:  {stack.request_log}",
         " Ctrl-C stops everything this script started.",

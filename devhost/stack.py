@@ -27,6 +27,7 @@ from typing import Any
 from . import langbot_setup
 from .langbot_setup import KB_NAME, PIPELINE_NAME, SetupInfo, SetupOptions
 from .lbclient import LangBotClient
+from .postgres import LocalPostgres
 from .processes import (
     DataDirLock,
     ProcessGroup,
@@ -78,7 +79,9 @@ class StackConfig:
     chat_model: str | None = None
     install_consumer: bool = False
     boot_timeout: float = 180.0
-    vdb: str = "chroma"  # LangBot's vector store: chroma (its default) | milvus (Milvus Lite, a file in the data dir)
+    # LangBot's vector store: chroma (its default) | milvus (Milvus Lite, a file in the data dir) | seekdb
+    # (embedded SeekDB, a folder in the data dir) | pgvector (a private PostgreSQL started and stopped with the stack)
+    vdb: str = "chroma"
     action_log: Path | None = None  # a folder: log every plugin-protocol action (devhost/sitecustomize/devhost_action_probe.py)
 
     @classmethod
@@ -125,21 +128,29 @@ def child_env() -> dict[str, str]:
     return env
 
 
-VDBS = ("chroma", "milvus")
+VDBS = ("chroma", "milvus", "seekdb", "pgvector")
 
 
-def vdb_env(vdb: str, home: Path) -> dict[str, str]:
+def vdb_env(vdb: str, home: Path, pg_uri: str | None = None) -> dict[str, str]:
     """LangBot's `vdb` config as environment overrides (docs/HOST-FACTS.md 11.2, 12)."""
     if vdb not in VDBS:
         raise ValueError(f"unknown vector store {vdb!r}: use one of {', '.join(VDBS)}")
     if vdb == "milvus":  # Milvus Lite: the Milvus client API on a local file, no server to run
         return {"VDB__USE": "milvus", "VDB__MILVUS__URI": str(home / "data" / "milvus.db")}
+    if vdb == "seekdb":  # embedded SeekDB: a database in a folder, no server to run
+        return {"VDB__USE": "seekdb", "VDB__SEEKDB__MODE": "embedded",
+                "VDB__SEEKDB__PATH": str(home / "data" / "seekdb")}
+    if vdb == "pgvector":  # the connection string of the stack's own PostgreSQL (devhost/postgres.py)
+        if not pg_uri:
+            raise ValueError("the pgvector store needs the stack's PostgreSQL running")
+        return {"VDB__USE": "pgvector", "VDB__PGVECTOR__CONNECTION_STRING": pg_uri}
     return {"VDB__USE": "chroma"}
 
 
-def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int], vdb: str = "chroma") -> dict[str, str]:
+def langbot_env(env: dict[str, str], home: Path, ports: dict[str, int], vdb: str = "chroma",
+                pg_uri: str | None = None) -> dict[str, str]:
     lb_env = dict(env)
-    lb_env.update(vdb_env(vdb, home))
+    lb_env.update(vdb_env(vdb, home, pg_uri))
     lb_env.update({
         # LangBot takes any ancestor of its own package that holds pyproject.toml + main.py for a
         # source checkout and would put its data root there: with .lbvenv inside this repo that
@@ -186,6 +197,7 @@ class Stack:
         self._builder = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="devhost-build")
         self._packages: concurrent.futures.Future[dict[str, Path]] | None = None
         self._stopped = False
+        self.postgres: LocalPostgres | None = None  # the pgvector store's server, when vdb is pgvector
 
     # ------------------------------------------------------------------ urls
     @property
@@ -219,6 +231,10 @@ class Stack:
         if cfg.action_log is not None:
             env["DEVHOST_ACTION_LOG"] = str(cfg.action_log)
         started = time.monotonic()
+        pg_uri = None
+        if cfg.vdb == "pgvector":
+            self.postgres = LocalPostgres(self.home / "postgres")
+            pg_uri = self.postgres.start()
         model = self.group.spawn("model-server", [
             self.embedder.python, str(DEVHOST / "model_server.py"), "--port", str(self.ports["model"]),
             "--request-log", str(self.request_log), "--embedder", self.embedder.embedder,
@@ -230,7 +246,7 @@ class Stack:
         # LangBot starts at once too: it spends its first seconds importing, and it retries the runtime
         # connection until the runtime (up in a few seconds) answers.
         langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
-                                   langbot_env(env, self.home, self.ports, cfg.vdb), cut_teardown=True)
+                                   langbot_env(env, self.home, self.ports, cfg.vdb, pg_uri), cut_teardown=True)
         log(f"started the model server ({self.embedder.embedder}), the plugin runtime and LangBot; logs in {self.logs}")
         self._start_package_build()  # in the background while LangBot boots; setup() takes the result
         self.group.wait("model server", model, lambda: http_ok(f"http://127.0.0.1:{self.ports['model']}/healthz"), 60)
@@ -290,7 +306,11 @@ class Stack:
             return self.group.stop(timeout)
         finally:
             self._stopped = True
-            self.lock.release()
+            try:
+                if self.postgres is not None:  # after LangBot, its only client
+                    self.postgres.stop()
+            finally:
+                self.lock.release()
 
     # ------------------------------------------------------------------ setup
     def setup(self, *, install_ltm: bool = True) -> SetupInfo:

@@ -150,8 +150,10 @@ class FakeLangBotHost:
         """Delete the KB row only: like the host, the vectors are left behind."""
         self.kbs.pop(kb_id, None)
 
-    def add_embedding_model(self, uuid: str = "emb-1", dim: int = 256) -> str:
-        self.embedding_models[uuid] = HashingEmbedder(dim)
+    def add_embedding_model(self, uuid: str = "emb-1", dim: int | None = None) -> str:
+        # A store that takes only some sizes (pgvector) names the one its model gets; 256 otherwise.
+        size = dim if dim is not None else getattr(self.backend, "embedding_dimension", 256)
+        self.embedding_models[uuid] = HashingEmbedder(size)
         return uuid
 
     def add_rerank_model(self, uuid: str = "rerank-1") -> str:

@@ -1,11 +1,16 @@
 """Shared fixtures: a fake LangBot host per vector backend and a started plugin harness.
 
 - ``host``: FakeLangBotHost with embedding model "emb-1"; runs once per backend: real
-  "chroma", "qdrant" and "milvus" (Milvus Lite), and the stand-ins for what cannot run
-  here: "fixed" (pgvector), "milvus-insert" (a Milvus cluster's insert-only rows) and
-  "valkey" (Valkey Search).
-- ``supported_host``: the same on the real stores ("chroma", "qdrant", "milvus"): the
-  isolation, tools, command, console and probe suites run on each.
+  "chroma", "qdrant", "milvus" (Milvus Lite), "seekdb" (embedded SeekDB) and "pgvector"
+  (PostgreSQL + pgvector on a unix socket), and the stand-ins for what cannot run here:
+  "fixed" (pgvector's schema in memory), "milvus-insert" (a Milvus cluster's insert-only rows)
+  and "valkey" (Valkey Search).
+- ``supported_host``: the same on the real stores: the isolation, tools, command, console and
+  probe suites run on each.
+- The store slice: every test runs on "chroma", "qdrant" and "milvus"; on "seekdb" and
+  "pgvector" only the tests marked ``stores_slice`` run, to keep the README test command in its
+  time budget. ``LTM_STORES=all`` (or ``LTM_STORES=seekdb``, ``LTM_STORES=pgvector``) runs every
+  test on those stores too (README, "Tests").
 - ``harness``: the real plugin started on ``supported_host``; stopped afterwards.
   Give it a config with ``@pytest.mark.plugin_config({"max_profile_traits": 5})``.
 - ``kb``: the plugin's memory KB on ``harness`` (default settings). Tests that need other
@@ -27,25 +32,47 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
+from tests.stores import CORE_STORES, SLICE_STORES, full_matrix_stores  # noqa: E402
+
+STAND_INS = ("fixed", "milvus-insert", "valkey")
 
 
 async def _make_host(name: str, tmp_path: Path) -> FakeLangBotHost:
     host = FakeLangBotHost(make_backend(name, tmp_path))
-    host.add_embedding_model("emb-1")
+    host.add_embedding_model("emb-1")  # the size the store takes (testhost/vectors)
     return host
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "plugin_config(cfg): plugin config dict passed to the `harness` fixture")
+    config.addinivalue_line(
+        "markers", "stores_slice: also runs on SeekDB and pgvector in the default run (tests/conftest.py)")
 
 
-@pytest.fixture(params=["chroma", "qdrant", "milvus", "fixed", "milvus-insert", "valkey"], ids=lambda name: name)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect (not skip: nothing is hidden as passing) the slice stores' tests outside the slice."""
+    full = full_matrix_stores()
+    kept, dropped = [], []
+    for item in items:
+        params = getattr(item, "callspec", None)
+        store = (params.params.get("supported_backend_name") or params.params.get("backend_name")
+                 if params is not None else None)
+        if store in SLICE_STORES and store not in full and item.get_closest_marker("stores_slice") is None:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.fixture(params=[*CORE_STORES, *SLICE_STORES, *STAND_INS], ids=lambda name: name)
 def backend_name(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-@pytest.fixture(params=["chroma", "qdrant", "milvus"], ids=lambda name: name)
+@pytest.fixture(params=[*CORE_STORES, *SLICE_STORES], ids=lambda name: name)
 def supported_backend_name(request: pytest.FixtureRequest) -> str:
     return request.param
 

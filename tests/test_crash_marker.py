@@ -23,6 +23,9 @@ from testhost import FakeLangBotHost, PluginHarness
 from tests.chat import Place
 from tests.proof_support import BOT_1, Surfaces, console_space, scope_key
 
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
 PLACE_A = Place("group", "g1", BOT_1)
 PLACE_B = Place("group", "g2", BOT_1)
 SPEAKER = "u1"

@@ -50,10 +50,12 @@ from ltm import Identity, MemoryScope
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from testhost.audit_check import audit_mismatches
 from tests.chat import open_turn
+from tests.stores import CORE_STORES, full_matrix_stores
 
 EXAMPLES = int(os.environ.get("LTM_HOSTILE_EXAMPLES", "8"))
 SEED = int(os.environ.get("LTM_HOSTILE_SEED", "20260121"))
-BACKENDS = ("chroma", "qdrant", "milvus")
+# SeekDB and pgvector join when LTM_STORES names them (tests/stores.py): the fuzz takes minutes per store.
+BACKENDS = (*CORE_STORES, *full_matrix_stores())
 
 # ------------------------------------------------------------------------------------ hostile unicode
 

@@ -8,6 +8,9 @@ from ltm.errors import NotFound, ValidationError
 from ltm.langbot import layout
 from tests.service_helpers import contents, ident, scope, start_with_kb
 
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
 SESSIONS = {
     "b1-group1": ident("g1", bot="b1"),
     "b1-group2": ident("g2", bot="b1"),
@@ -77,7 +80,7 @@ async def test_an_id_from_another_scope_is_not_found_for_every_operation(session
     assert still.is_active and still.content == "their private plan"
 
 
-DROPS_METADATA_FILTERS = {"milvus", "fixed", "milvus-insert", "valkey"}
+DROPS_METADATA_FILTERS = {"milvus", "fixed", "pgvector", "milvus-insert", "valkey"}
 
 
 async def test_every_backend_isolates_on_file_id(host, backend_name):

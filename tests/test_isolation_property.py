@@ -578,7 +578,7 @@ class IsolationMachine(RuleBasedStateMachine):
             got = Counter((e["operation"], e["target_id"]) for e in result["export"]["entries"])
             expected = self.model.audit_of(place)
             assert got == expected, (label(place), got - expected, expected - got)
-        if self.backend == "fixed":
+        if self.backend in ("fixed", "pgvector"):
             await self._isolated_on_file_id()
 
     async def _isolated_on_file_id(self) -> None:

@@ -10,6 +10,9 @@ from ltm.episodes.model import LISTED_STATUSES, EpisodeStatus
 from ltm.errors import ValidationError
 from tests.service_helpers import ident, scope, start_with_kb
 
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
 
 @pytest.fixture
 async def plugin(supported_host):

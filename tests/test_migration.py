@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
@@ -23,7 +24,10 @@ from testhost import FakeLangBotHost, PluginHarness
 from testhost.hooks import installation_audit, migrate_layout, top
 from tests.service_helpers import ident, scope
 
-KEEPS_METADATA = {"chroma", "qdrant", "valkey"}
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
+KEEPS_METADATA = {"chroma", "qdrant", "seekdb", "valkey"}
 
 
 def legacy_metadata(record: IndexRecord) -> dict[str, Any]:

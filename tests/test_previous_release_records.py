@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from ltm import parse_records
 from ltm.episodes.model import LISTED_STATUSES, EpisodeStatus
 from ltm.langbot import layout
@@ -15,7 +17,10 @@ from ltm.ports import IndexRecord
 from testhost.hooks import top
 from tests.service_helpers import ident, scope, start_with_kb
 
-KEEPS_METADATA = {"chroma", "qdrant", "valkey"}  # the others keep text, file_id and uuid only
+# SeekDB and pgvector run this file in the default run too (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
+KEEPS_METADATA = {"chroma", "qdrant", "seekdb", "valkey"}  # the others keep text, file_id and uuid only
 
 
 def previous_release(current: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:

@@ -73,15 +73,16 @@ class HostVectorIndex(HostRows):
 
     async def search_text(self, collection: str, space: str, text: str, vector: Vector, top_k: int
                           ) -> list[IndexHit] | None:
-        """LangBot's full-text mode: Chroma answers substring matches with distance 0; Qdrant and Milvus
-        ignore the mode and answer plain vector hits (non-zero distances): then there is no text search.
+        """LangBot's full-text mode: Chroma answers substring matches with distance 0, SeekDB text matches
+        at one minus their relevance; Qdrant and Milvus ignore the mode and answer plain vector hits: the
+        store probe told which (`Traits.text_search`); without text search the caller uses vectors only.
         pgvector refuses the mode (a HostError the caller treats as no text search)."""
         traits = await self._traits_for(collection, vector)
-        rows = await self._search_rows(collection, vector, top_k, layout.space_filter(space),
-                                       search_type="full_text", query_text=text)
-        if traits.similarity or any(abs(float(r.get("distance") or 0.0)) > 1e-9 for r in rows):
+        if traits.similarity or not traits.text_search:
             log.info("[LongTermMemory] kb=%s ignores full-text search; vector only", collection)
             return None
+        rows = await self._search_rows(collection, vector, top_k, layout.space_filter(space),
+                                       search_type="full_text", query_text=text)
         return self._hits(rows, space, traits)
 
     async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None:

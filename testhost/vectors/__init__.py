@@ -8,7 +8,10 @@ here the same way they would fail on a real host:
 - `chroma`        real `chromadb`: `where` verbatim, squared-L2 distance, full-text and hybrid;
 - `qdrant`        real `qdrant_client` in memory: filters rebuilt, UUID ids, 1 - cosine;
 - `milvus`        real Milvus Lite through the host's expression translation (fixed fields);
-- `fixed`         pgvector's fixed schema (text, file_id, chunk_uuid), other filter keys dropped;
+- `seekdb`        real embedded SeekDB (`pyseekdb`): `where` verbatim, cosine distance, full-text and hybrid;
+- `pgvector`      real PostgreSQL + pgvector: fixed (text, file_id, chunk_uuid) columns, other filter keys
+                  dropped, a dimension fixed by the first write;
+- `fixed`         pgvector's fixed schema in memory (a fast stand-in for `pgvector`);
 - `milvus-insert` a Milvus cluster's insert-only rows and raw similarity (what Milvus Lite hides);
 - `valkey`        Valkey Search: per-field hash writes, `file_id` the only filter, every-word text match.
 
@@ -26,7 +29,9 @@ from .chroma import ChromaBackend
 from .fixed_schema import FixedSchemaBackend
 from .insert_only import InsertOnlyBackend
 from .milvus_lite import MilvusLiteBackend
+from .pgvector import PgVectorBackend
 from .qdrant import QdrantBackend, build_qdrant_filter
+from .seekdb import SeekDBBackend
 from .valkey_like import ValkeyLikeBackend
 
 # name -> class; the order is the order the backend-parametrized tests run in.
@@ -34,6 +39,8 @@ BACKENDS: dict[str, type[VectorBackend]] = {
     "chroma": ChromaBackend,
     "qdrant": QdrantBackend,
     "milvus": MilvusLiteBackend,
+    "seekdb": SeekDBBackend,
+    "pgvector": PgVectorBackend,
     "fixed": FixedSchemaBackend,
     "milvus-insert": InsertOnlyBackend,
     "valkey": ValkeyLikeBackend,
@@ -45,7 +52,8 @@ def make_backend(name: str, tmp_path: Path | str | None = None) -> VectorBackend
     """A fresh, isolated backend by name (one of `BACKEND_NAMES`).
 
     `tmp_path` is accepted for symmetry with persistent setups; every backend is isolated per
-    instance (Milvus Lite shares one database per process, each instance in collections of its own).
+    instance (Milvus Lite, SeekDB and PostgreSQL run once per process, each instance in collections or a
+    workspace of its own).
     """
     del tmp_path
     backend = BACKENDS.get(name)
@@ -61,7 +69,9 @@ __all__ = [
     "FixedSchemaBackend",
     "InsertOnlyBackend",
     "MilvusLiteBackend",
+    "PgVectorBackend",
     "QdrantBackend",
+    "SeekDBBackend",
     "ValkeyLikeBackend",
     "VectorBackend",
     "build_qdrant_filter",

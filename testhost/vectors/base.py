@@ -84,6 +84,20 @@ def normalize_filter(filters: dict[str, Any] | None) -> list[tuple[str, str, Any
     return conditions
 
 
+def fixed_field_conditions(filters: dict[str, Any] | None, fields: set[str], aliases: dict[str, str],
+                           store: str) -> list[tuple[str, str, Any]]:
+    """The host's `strip_unsupported_fields` for a store with fixed columns: the triples of `filters`
+    on those columns (aliases resolved); any other key is dropped with a warning, not refused."""
+    kept = []
+    for field, op, value in normalize_filter(filters):
+        column = aliases.get(field, field)
+        if column not in fields:
+            logger.warning("%s: filter field %r is not supported and was dropped", store, field)
+            continue
+        kept.append((column, op, value))
+    return kept
+
+
 def check_lengths(ids: list[str], vectors: list[list[float]],
                    metadatas: list[dict[str, Any]], documents: list[str] | None) -> None:
     if len(ids) != len(vectors) or len(ids) != len(metadatas):

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .base import ListResult, SearchHit, normalize_filter
+from .base import ListResult, SearchHit, fixed_field_conditions
 
 logger = logging.getLogger(__name__)
 
@@ -55,11 +55,7 @@ def build_milvus_expr(filters: dict[str, Any] | None) -> str:
     """The host's `_build_milvus_expr`: unsupported fields are dropped with a warning."""
     parts: list[str] = []
     ops = {"$eq": "==", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
-    for field, op, value in normalize_filter(filters):
-        column = _MILVUS_ALIASES.get(field, field)
-        if column not in _MILVUS_FIELDS:
-            logger.warning("milvus: filter field %r is not supported and was dropped", field)
-            continue
+    for column, op, value in fixed_field_conditions(filters, _MILVUS_FIELDS, _MILVUS_ALIASES, "milvus"):
         if op in ops:
             parts.append(f"{column} {ops[op]} {milvus_literal(value)}")
         elif op == "$in":

@@ -13,7 +13,10 @@ Environment:
                             test_real_operator.py, test_crash_safety.py)
 - LTM_E2E_EMBEDDER          hashing (default: deterministic) | auto | minilm
 - LTM_E2E_VDB               LangBot's vector store: chroma (default) | milvus (Milvus Lite in the data dir;
-                            `milvus-lite` is added to .lbvenv on first use)
+                            `milvus-lite` is added to .lbvenv on first use) | seekdb (embedded SeekDB in
+                            the data dir; LangBot's seekdb extra pins added on first use) | pgvector (a
+                            private PostgreSQL + pgvector on a unix socket, started and stopped with the
+                            stack, ended by its PID; psycopg added on first use)
 - LTM_E2E_KEEP_DATA=1       keep the temp data dir (LangBot db, logs, model request log)
 When an e2e test fails, the tails of the LangBot, runtime (plugin logs) and model
 server logs are attached to its report.

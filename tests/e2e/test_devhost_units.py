@@ -376,9 +376,46 @@ def test_vector_store_choice_becomes_langbot_config_overrides(tmp_path):
     env = langbot_env({}, tmp_path, {"webui": 1, "runtime": 2, "runtime_debug": 3}, "milvus")
     assert env["VDB__USE"] == "milvus" and env["VDB__MILVUS__URI"] == str(tmp_path / "data" / "milvus.db")
     assert vdb_env("chroma", tmp_path) == {"VDB__USE": "chroma"}
+    assert vdb_env("seekdb", tmp_path) == {"VDB__USE": "seekdb", "VDB__SEEKDB__MODE": "embedded",
+                                           "VDB__SEEKDB__PATH": str(tmp_path / "data" / "seekdb")}
+    uri = "postgresql+psycopg://postgres:@/postgres?host=/tmp/x"
+    assert vdb_env("pgvector", tmp_path, uri) == {"VDB__USE": "pgvector", "VDB__PGVECTOR__CONNECTION_STRING": uri}
+    with pytest.raises(ValueError, match="PostgreSQL"):
+        vdb_env("pgvector", tmp_path)  # no server started
     with pytest.raises(ValueError, match="unknown vector store"):
-        vdb_env("pgvector", tmp_path)
-    assert StackConfig.from_env(tmp_path).vdb in ("chroma", "milvus")
+        vdb_env("valkey", tmp_path)
+    assert StackConfig.from_env(tmp_path).vdb in ("chroma", "milvus", "seekdb", "pgvector")
+
+
+def test_the_pgvector_stores_postgres_starts_and_ends_by_its_pid():
+    """The e2e stack's PostgreSQL (LTM_E2E_VDB=pgvector): it answers on its unix socket with the vector
+    extension available, listens on no TCP port, and its PID is gone after stop."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import psycopg
+
+    from devhost.postgres import LocalPostgres
+    from devhost.reaper import _alive
+
+    # Not under pytest's tmp_path: as root the server runs as its own user, and any pytest starting
+    # meanwhile makes pytest's shared temp root private again (initdb then fails, "Permission denied").
+    # The e2e stack's data dir is a mkdtemp folder as well (tests/e2e/conftest.py).
+    folder = Path(tempfile.mkdtemp(prefix="ltm-pg-test-"))
+    server = LocalPostgres(folder / "pg")
+    uri = server.start()
+    pid = server.pid
+    try:
+        assert uri.startswith("postgresql+psycopg://") and pid is not None and _alive(pid)
+        with psycopg.connect(uri.replace("+psycopg", ""), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            assert conn.execute("SELECT '[1,0]'::vector <=> '[0,1]'::vector").fetchone()[0] == 1.0
+            assert conn.execute("SHOW listen_addresses").fetchone()[0] == ""
+    finally:
+        server.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not _alive(pid)
 
 
 # --------------------------------------------------------------------------- action log (bench/real_host.py)

@@ -201,7 +201,10 @@ def test_memory_command_list_show_forget_health(e2e):
         assert all(line.startswith("GREEN ") for line in lines[1:]), reply
         # The store line names what the probe found in the store LangBot is configured with.
         store = next(line for line in lines if line.startswith("GREEN store"))
-        assert ("like Milvus" if e2e.stack.config.vdb == "milvus" else "like Chroma") in store, store
+        # SeekDB keeps and filters metadata like Chroma; pgvector keeps the fixed columns and a distance.
+        kind = {"milvus": "like Milvus", "pgvector": "like pgvector"}.get(e2e.stack.config.vdb, "like Chroma")
+        assert kind in store, store
+        assert ("full-text matches" in store) is (e2e.stack.config.vdb in ("chroma", "seekdb")), store
 
         reply, requests = turn(e2e, chat, f"!memory forget {episode_id}")
         assert requests == []

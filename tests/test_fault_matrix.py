@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,7 @@ from testhost import FakeLangBotHost, PluginHarness
 from testhost.hooks import installation_audit
 from tests.chat import Place
 from tests.proof_support import BOT_1, Surfaces, console_space, new_host, profile_view, public_view, scope_key
+from tests.stores import CORE_STORES, full_matrix_stores
 
 KINDS = ("refusal", "timeout", "lost", "cancel")
 DELETIONS = ("forget", "bulk_delete", "document_delete")
@@ -922,11 +924,27 @@ def verdict(op: Operation, results: dict[tuple[int, str, str], list[str]]) -> No
     assert not unexpected and not fixed, f"{op.name}: {len(results)} cases\n" + "\n".join(unexpected + fixed)
 
 
+def matrix_cases() -> list[Any]:
+    """Which store runs which operation's matrix. By default each operation runs on one of the core stores,
+    in turn (operation i on CORE_STORES[i % 3]), so every operation and every core store is in every run
+    while the run takes a third of the whole matrix (about 20 minutes on 2 cores, past the README test
+    command's budget). `LTM_FAULT_MATRIX=full` runs every operation on every core store; a slice store named
+    in `LTM_STORES` (tests/stores.py) runs every operation."""
+    mode = os.environ.get("LTM_FAULT_MATRIX", "").strip()
+    if mode not in ("", "full"):
+        raise pytest.UsageError(f"LTM_FAULT_MATRIX={mode!r}: use full, or leave it unset for the rotation")
+    cases = []
+    for index, name in enumerate(OPERATIONS):
+        stores = CORE_STORES if mode == "full" else (CORE_STORES[index % len(CORE_STORES)],)
+        cases += [pytest.param(store, name, id=f"{store}-{name}") for store in (*stores, *full_matrix_stores())]
+    return cases
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("operation", list(OPERATIONS))
-async def test_fault_matrix(supported_backend_name: str, operation: str) -> None:
+@pytest.mark.parametrize(("store", "operation"), matrix_cases())
+async def test_fault_matrix(store: str, operation: str) -> None:
     op = OPERATIONS[operation]
-    verdict(op, await run_matrix(supported_backend_name, op))
+    verdict(op, await run_matrix(store, op))
 
 
 @pytest.mark.parametrize("operation", ["remember", "supersede", "update_profile"])

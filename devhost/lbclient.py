@@ -150,6 +150,15 @@ class LangBotClient:
             time.sleep(0.5)
         raise LangBotError(f"plugin {author}/{name} not ready after {timeout}s: {item}")
 
+    def plugin_config(self, author: str, name: str) -> dict[str, Any]:
+        data = self.get(f"/plugins/{author}/{name}/config")
+        config = data.get("config") if isinstance(data, dict) else None
+        return dict(config) if isinstance(config, dict) else {}
+
+    def set_plugin_config(self, author: str, name: str, config: dict[str, Any]) -> None:
+        """The plugin's settings form (Extensions -> the plugin): LangBot restarts the plugin with them."""
+        self.put(f"/plugins/{author}/{name}/config", config)
+
     # ------------------------------------------------------------------ models
     def create_provider(self, name: str, base_url: str, api_key: str = "local",
                         requester: str = "openai-chat-completions") -> str:

@@ -329,6 +329,39 @@ def test_banner_lines_stand_alone(tmp_path):
     lines = cli.banner(stack).splitlines()
     assert f" Embeddings: {label}" in lines
     assert " WebUI:      http://127.0.0.1:5300/" in lines and " Login:      admin@ltm.local / pw" in lines
+    # LangBot's own words for where to chat (its sidebar says Processors, not pipeline), the admin
+    # step and the new-person-per-visit warning are on the banner, not only in the README.
+    text = cli.banner(stack)
+    assert " Chat:       sidebar Processors -> LongTermMemory (devhost) -> Debug Chat -> Session Type: Group Chat" in lines
+    assert "pipeline" not in text.lower()
+    assert "command_admin_only_in_groups is off here" in text and "new person on every visit" in text
+
+
+def test_the_local_run_lets_group_members_change_memory_and_writes_settings_only_when_they_differ():
+    """LangBot restarts a plugin on every settings write: a second start with the setting in place
+    writes nothing; a differing value is written with every other setting kept."""
+    assert cli.LOCAL_RUN_PLUGIN_SETTINGS == {"command_admin_only_in_groups": False}
+
+    class FakeConfigClient:
+        def __init__(self, config):
+            self.config, self.writes, self.waits = dict(config), [], 0
+
+        def plugin_config(self, author, name):
+            return dict(self.config)
+
+        def set_plugin_config(self, author, name, config):
+            self.writes.append(dict(config))
+            self.config = dict(config)
+
+        def wait_plugin(self, author, name, timeout=60.0):
+            self.waits += 1
+
+    client = FakeConfigClient({"command_admin_only_in_groups": True, "reply_language": "ja_JP"})
+    assert langbot_setup.hold_plugin_settings(client, ("a", "p"), cli.LOCAL_RUN_PLUGIN_SETTINGS) is True
+    assert client.writes == [{"command_admin_only_in_groups": False, "reply_language": "ja_JP"}]
+    assert client.waits == 1
+    assert langbot_setup.hold_plugin_settings(client, ("a", "p"), cli.LOCAL_RUN_PLUGIN_SETTINGS) is False
+    assert len(client.writes) == 1
 
 
 # --------------------------------------------------------------------------- scripts and pytest entry

@@ -88,7 +88,7 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         text = output.text()
         webui = re.search(r"^ WebUI:\s+(http://127\.0\.0\.1:(\d+)/)$", text, re.M)
         login = re.search(r"^ Login:\s+(\S+) / (\S+)$", text, re.M)
-        pipeline = re.search(r"^ Pipeline:\s+.*\(([0-9a-f-]{36})\)", text, re.M)
+        pipeline = re.search(r"^ Processor:\s+.*\(([0-9a-f-]{36})\)", text, re.M)
         assert webui and login and pipeline, text
         assert int(webui.group(2)) == port
         assert re.search(r"^ Chat model: \[scripted local model\]", text, re.M), text

@@ -60,7 +60,7 @@ def test_scripted_model_is_honest_about_tools_and_turns():
         {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true, "episode_id": "e1"}'},
     ]
     reply = ask(turn)
-    assert reply["content"] == '[scripted local model] done: remember -> {"ok": true, "episode_id": "e1"}'
+    assert reply["content"] == "[scripted local model] done: remember. It worked: episode id e1."
 
 
 def test_scripted_model_reports_memory_context():
@@ -71,11 +71,27 @@ def test_scripted_model_reports_memory_context():
                  {"role": "system", "content": 'LTM_CONTEXT: {"episodes": []}'},
                  {"role": "user", "content": [{"type": "text", "text": "hello"}]}])
     text = reply["content"]
-    assert text.startswith("[scripted local model] I see 2 memory lines")
+    assert text.startswith("[scripted local model] I see 2 memory lines.")
     assert "[LongTermMemory] context: yes" in text and "_ltm_context: yes" in text
-    assert '"likes tea"' in text and "name: Ada" in text
+    assert "Memories: likes tea | launch friday." in text and "Speaker profile: name: Ada." in text
     assert ask([{"role": "user", "content": "hello"}])["content"] == (
-        "[scripted local model] I see 0 memory lines; [LongTermMemory] context: no; _ltm_context: no")
+        "[scripted local model] I see 0 memory lines. [LongTermMemory] context: no. _ltm_context: no.")
+
+
+def test_scripted_model_writes_plain_sentences():
+    """What a person reads in the debug chat: "1 memory line", a tool result as a sentence (no raw
+    JSON), prompt values decoded (no literal backslash-n)."""
+    block = "[LongTermMemory] h\nmemory 1 (stored t): \"first line\\nsecond line\""
+    text = ask([{"role": "system", "content": block}, {"role": "user", "content": "hello"}])["content"]
+    assert text.startswith("[scripted local model] I see 1 memory line. "), text
+    assert "Memories: first line second line." in text and "\\n" not in text, text
+    turn = [
+        {"role": "user", "content": "forget episode e9"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "forget", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": false, "error": "not\\nfound", "ids": ["a", "b"]}'},
+    ]
+    assert ask(turn)["content"] == "[scripted local model] done: forget. It failed: error not found; ids a, b."
 
 
 def test_hashing_embedder_is_deterministic_and_normalized():
@@ -157,7 +173,7 @@ def test_scripted_model_sets_a_trait_and_reports_kb_results():
     kb = {"kbs": ["k"], "automatic": [], "explicit": ["the badge is in the drawer"]}
     text = ask([{"role": "system", "content": "KB_RESULTS: " + json.dumps(kb)},
                 {"role": "user", "content": "where? [kb? badge]"}])["content"]
-    assert text.endswith("kb results: 0 automatic, 1 explicit: the badge is in the drawer"), text
+    assert text.endswith("kb results: 0 automatic, 1 explicit: the badge is in the drawer."), text
     assert "kb results" not in ask([{"role": "user", "content": "hi"}])["content"]
 
 

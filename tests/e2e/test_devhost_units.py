@@ -849,3 +849,26 @@ def test_minilm_embedder_gives_sentence_transformers_vectors():
         return sum(x * y for x, y in zip(a, b))
 
     assert cos(ours[2], ours[3]) > cos(ours[2], ours[4]) + 0.2  # related texts are near, unrelated far
+
+
+def test_a_pipeline_already_set_up_is_not_written_again():
+    """A second start finds the pipeline configured: no write (LangBot reloads a pipeline on each one)."""
+    from devhost.lbclient import LangBotClient
+
+    stored: dict = {"name": "p", "description": "", "emoji": "x", "config": {"ai": {"runner": {"id": "old"}}}}
+    puts: list = []
+    client = LangBotClient("http://127.0.0.1:9")
+    client.pipeline = lambda uuid: json.loads(json.dumps(stored))  # type: ignore[method-assign]
+
+    def put(path, body=None, **kw):
+        puts.append(path)
+        stored["config"] = body["config"]
+
+    client.put = put  # type: ignore[method-assign]
+    wanted = {"runner_id": "r", "runner_config": {"model": {"primary": "m"}}}
+    client.configure_pipeline("u", **wanted)
+    assert puts == ["/pipelines/u"]
+    client.configure_pipeline("u", **wanted)
+    assert puts == ["/pipelines/u"]
+    client.configure_pipeline("u", runner_id="r", runner_config={"model": {"primary": "other"}})
+    assert puts == ["/pipelines/u", "/pipelines/u"]

@@ -150,7 +150,15 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid, session_type="group") as chat:
             reply = chat.send(f"when is the demo? {demo.split()[-1]}")
             assert reply.startswith("[scripted local model] I see 1 memory line.") and demo in reply, reply
-            assert demo in chat.send("!memory list")
+            listed = chat.send("!memory list")
+            assert demo in listed, listed
+            # The admin step of the README: the local run lets a debug Group Chat member forget a memory
+            # (LangBot cannot make the debug chat a bot admin), so the walkthrough's forget is not refused.
+            ids = re.findall(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", listed)
+            assert ids, listed
+            forgot = chat.send(f"!memory forget {ids[0]}")
+            assert "only bot admins" not in forgot and ids[0] in forgot, forgot
+            assert ids[0] not in chat.send("!memory list")
         with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
             reply = chat.send(f"what is the local run codeword? {fact.split()[-1]}")
             assert reply.startswith("[scripted local model] I see 0 memory lines"), reply

@@ -83,7 +83,7 @@ FLOOR_ID = "/".join(FLOOR_PLUGIN)
 IMPORTED_INTO = re.compile(r"Imported \d+ episodes? into (\S+)")
 IMPORT_BATCH = 100
 DEFAULT_JSON = ROOT / "bench" / ".cache" / "results" / "real_host.json"
-MEMORY_LINES = re.compile(r"I see (\d+) memory lines")
+MEMORY_LINES = re.compile(r"I see (\d+) memory lines?")
 
 _PEOPLE = ["my sister Ana", "my brother Tom", "my manager Priya", "my friend Kenji", "my neighbour Olga",
            "my dentist", "my landlord", "my daughter Mia", "my colleague Ravi", "my cousin Lea"]

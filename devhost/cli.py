@@ -26,6 +26,12 @@ from .processes import DataDirInUse, pid_alive
 from .provision import REPO, ensure_embedding_env, ensure_lbvenv, install_packages, log
 from .stack import Stack, StackConfig
 
+# The WebUI debug chat's bot (`websocket-proxy-bot`) exists only in memory, and LangBot 4.11.2 keeps bot
+# admins in a table whose rows must name a bot of its database, so no chat of the debug chat can be
+# made a bot admin (docs/HOST-FACTS.md 4.1, 11.3). The local run therefore lets every member of the
+# debug Group Chat change its shared memory, and the banner and README say so.
+LOCAL_RUN_PLUGIN_SETTINGS: dict[str, Any] = {"command_admin_only_in_groups": False}
+
 
 def banner(stack: Stack) -> str:
     info = stack.setup_info
@@ -37,8 +43,14 @@ def banner(stack: Stack) -> str:
         "=" * 78,
         f" WebUI:      {stack.base_url}/",
         f" Login:      {info.admin_email} / {info.admin_password}",
-        f" Pipeline:   {PIPELINE_NAME} ({info.pipeline_uuid}); open it and use the debug chat",
-        f" Memory KB:  {KB_NAME} ({info.kb_uuid}) on langbot-ltm/LongTermMemory, attached to the pipeline",
+        f" Processor:  {PIPELINE_NAME} ({info.pipeline_uuid})",
+        f" Chat:       sidebar Processors -> {PIPELINE_NAME} -> Debug Chat -> Session Type: Group Chat",
+        "             the debug chat's user is a new person on every visit, tab switch and LangBot restart",
+        "             (LangBot names it after the connection): the Group Chat's memory stays, a speaker",
+        "             profile stays with the visit that made it, and a Private Chat starts empty each time",
+        "             command_admin_only_in_groups is off here: LangBot cannot make the debug chat a bot",
+        "             admin, so every Group Chat member may forget, import, delete and consolidate",
+        f" Memory KB:  {KB_NAME} ({info.kb_uuid}) on langbot-ltm/LongTermMemory, attached to the processor",
         f" Console:    {stack.base_url}/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole",
         f" Chat model: {info.chat_label}",
     ]
@@ -69,7 +81,8 @@ def _raise_stop(signum: int, _frame: Any) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir).resolve()
-    config = StackConfig.from_env(data_dir, webui_port=args.webui_port, embedder=args.embedder)
+    config = StackConfig.from_env(data_dir, webui_port=args.webui_port, embedder=args.embedder,
+                                  plugin_settings=dict(LOCAL_RUN_PLUGIN_SETTINGS))
     if config.webui_port is None:
         config.webui_port = 5300
     stack = Stack(config)

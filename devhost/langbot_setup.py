@@ -49,6 +49,8 @@ class SetupOptions:
     chat_model: str | None = None
     install_ltm: bool = True
     install_consumer: bool = False  # the test consumer of `_ltm_context` (tests/e2e/consumer_plugin)
+    # Plugin settings to hold after install (only changed keys are written: a write restarts the plugin).
+    plugin_settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -158,6 +160,20 @@ def install_plugin(client: LangBotClient, package: Path, plugin: tuple[str, str]
     return True
 
 
+def hold_plugin_settings(client: LangBotClient, plugin: tuple[str, str], wanted: dict[str, Any]) -> bool:
+    """Make the plugin's settings hold `wanted`, keeping every other key; True if they were written.
+
+    Written only when a value differs: LangBot restarts the plugin on every settings write, which a
+    second start should not wait for."""
+    current = client.plugin_config(*plugin)
+    if all(current.get(key) == value for key, value in wanted.items()):
+        return False
+    log(f"plugin {plugin[0]}/{plugin[1]}: setting {', '.join(f'{k}={v!r}' for k, v in wanted.items())}")
+    client.set_plugin_config(*plugin, {**current, **wanted})
+    client.wait_plugin(*plugin)
+    return True
+
+
 def package_digest(package: Path) -> str:
     """Digest of a package's file names and contents (not of zip timestamps)."""
     digest = hashlib.sha256()
@@ -217,6 +233,8 @@ def setup_langbot(client: LangBotClient, options: SetupOptions, *, packages: dic
     for kind, plugin, wanted in order:
         if wanted:
             install_plugin(client, packages[kind], plugin, state_dir)
+    if options.install_ltm and options.plugin_settings:
+        hold_plugin_settings(client, LTM_PLUGIN, options.plugin_settings)
 
     local = find_named(client.get("/provider/providers"), "providers", LOCAL_PROVIDER)
     local_uuid = local["uuid"] if local else client.create_provider(LOCAL_PROVIDER, model_base_url)

@@ -150,6 +150,15 @@ class LangBotClient:
             time.sleep(0.5)
         raise LangBotError(f"plugin {author}/{name} not ready after {timeout}s: {item}")
 
+    def plugin_config(self, author: str, name: str) -> dict[str, Any]:
+        data = self.get(f"/plugins/{author}/{name}/config")
+        config = data.get("config") if isinstance(data, dict) else None
+        return dict(config) if isinstance(config, dict) else {}
+
+    def set_plugin_config(self, author: str, name: str, config: dict[str, Any]) -> None:
+        """The plugin's settings form (Extensions -> the plugin): LangBot restarts the plugin with them."""
+        self.put(f"/plugins/{author}/{name}/config", config)
+
     # ------------------------------------------------------------------ models
     def create_provider(self, name: str, base_url: str, api_key: str = "local",
                         requester: str = "openai-chat-completions") -> str:
@@ -233,6 +242,8 @@ class LangBotClient:
             rules["random"] = 1.0  # every group message gets an answer (and reaches PromptPreProcessing)
         # Tests and local runs chat faster than a person; the default is 60 messages a minute.
         config.setdefault("safety", {}).setdefault("rate-limit", {})["limitation"] = 100000
+        if config == current.get("config"):
+            return config  # a restart finds it set up: LangBot reloads a pipeline on every write, so none is made
         self.put(f"/pipelines/{pipeline_uuid}", {
             "name": current.get("name"), "description": current.get("description", ""),
             "emoji": current.get("emoji", "🧠"), "config": config,

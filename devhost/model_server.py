@@ -24,8 +24,8 @@ The scripted model looks at the last user message of the request:
   -> a valid summary draft as JSON: one statement per source (sources grouped when there are
   more than 20), citing exactly the ids it was given; the summary starts with "[scripted draft]"
   so nobody mistakes it for a real model's work
-- the last message is a tool result -> "[scripted local model] done: <tool> -> <result summary>"
-- otherwise "[scripted local model] I see N memory lines; [LongTermMemory] context: yes|no; ..."
+- the last message is a tool result -> "[scripted local model] done: <tool>. It worked: <result fields>."
+- otherwise "[scripted local model] I see N memory line(s). [LongTermMemory] context: yes|no. ..."
   (plus "kb results: ..." when the runner passed a "KB_RESULTS:" system message)
 """
 
@@ -198,6 +198,47 @@ def summarize(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def plain(value: str) -> str:
+    """A prompt value as a person reads it: a JSON-quoted string decoded (no literal `\\n`), one line."""
+    value = value.strip()
+    if value.startswith('"'):
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, str):
+            value = decoded
+    return " ".join(value.replace("\\n", " ").split())
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, list):
+        return ", ".join(_flat(item) for item in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{key.replace('_', ' ')} {_flat(item)}" for key, item in value.items()) or "none"
+    return json.dumps(value)
+
+
+def describe_result(text: str) -> str:
+    """A tool result as a sentence: "It worked: episode id e1." instead of the raw JSON."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return summarize(plain(text)) + "."
+    if not isinstance(data, dict):
+        return summarize(_flat(data)) + "."
+    ok = data.get("ok")
+    head = "It worked" if ok is True else "It failed" if ok is False else "It answered"
+    details = "; ".join(f"{key.replace('_', ' ')} {_flat(value)}" for key, value in data.items() if key != "ok")
+    return summarize(head + (f": {details}" if details else "")) + "."
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 CONSOLIDATION_MARKER = "LongTermMemory consolidation request"
 DRAFT_LABEL = "[scripted draft]"
 _DRAFT_STATEMENTS = 20
@@ -256,7 +297,7 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
                     if call.get("id") == call_id:
                         name = (call.get("function") or {}).get("name") or ""
         return {"role": "assistant",
-                "content": f"{LABEL} done: {name or 'tool'} -> {summarize(text_of(tool_msg.get('content')))}"}
+                "content": f"{LABEL} done: {name or 'tool'}. {describe_result(text_of(tool_msg.get('content')))}"}
 
     user_text = text_of(messages[last_user].get("content")) if last_user >= 0 else ""
     offered = tool_names(body)
@@ -272,15 +313,15 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
     ltm_blocks = [t for t in system_texts if t.lstrip().startswith("[LongTermMemory]")]
     memory_lines = [line for t in ltm_blocks for line in t.splitlines() if re.match(r"^memory \d+ ", line)]
     ltm_ctx = any(t.lstrip().startswith("LTM_CONTEXT:") for t in system_texts)
-    parts = [f"{LABEL} I see {len(memory_lines)} memory lines",
+    parts = [f"{LABEL} I see {count(len(memory_lines), 'memory line')}",
              f"[LongTermMemory] context: {'yes' if ltm_blocks else 'no'}",
              f"_ltm_context: {'yes' if ltm_ctx else 'no'}"]
     profile = [line for t in ltm_blocks for line in t.splitlines()
                if line.startswith("speaker_profile:") and "(empty)" not in line]
     if profile:
-        parts.append(summarize(profile[0], 200))
+        parts.append("Speaker profile: " + summarize(plain(profile[0].partition(":")[2]), 200))
     if memory_lines:
-        parts.append("memories: " + " | ".join(summarize(line.split(": ", 1)[-1], 120) for line in memory_lines))
+        parts.append("Memories: " + " | ".join(summarize(plain(line.split(": ", 1)[-1]), 120) for line in memory_lines))
     kb = next((t for t in system_texts if t.startswith("KB_RESULTS: ")), None)
     if kb is not None:
         try:
@@ -289,8 +330,9 @@ def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
             found = {}
         explicit = [str(r) for r in found.get("explicit") or []]
         parts.append(f"kb results: {len(found.get('automatic') or [])} automatic, {len(explicit)} explicit"
-                     + (": " + " | ".join(summarize(r, 120) for r in explicit) if explicit else ""))
-    return {"role": "assistant", "content": "; ".join(parts)}
+                     + (": " + " | ".join(summarize(plain(r), 120) for r in explicit) if explicit else ""))
+    # Sentences, not a `;`-joined dump: this is what a person reads in the debug chat.
+    return {"role": "assistant", "content": ". ".join(parts) + "."}
 
 
 # ----------------------------------------------------------------------------- HTTP

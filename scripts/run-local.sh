@@ -11,8 +11,9 @@
 # Every run: starts a local OpenAI-compatible model server (embeddings + a scripted chat
 # model), the plugin runtime and LangBot; builds this plugin's .lbpkg and the test Runner
 # plugin and installs them when they changed; creates the admin login, models, the memory
-# knowledge base and a pipeline with the memory KB attached and the memory tools bound;
-# prints the WebUI address and the login.
+# knowledge base and a processor (LangBot's API calls it a pipeline) with the memory KB attached
+# and the memory tools bound; turns the plugin setting command_admin_only_in_groups off (LangBot
+# cannot make its Debug Chat a bot admin; README "Set up"); prints the WebUI address and the login.
 # Ctrl-C (or SIGTERM) stops everything it started. Data (SQLite, Chroma, logs) is kept in
 # .localrun/ for the next run. A second run on a data dir that is in use is refused (exit
 # code 2) with the PID of the run that has it.

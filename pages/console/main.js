@@ -24,9 +24,18 @@
   }
   // A chat as an admin tells it apart: its kind, a name (the last speaker of a private chat) or the
   // tail of its id, and its bot; raw keys only when "Advanced: raw keys" is open.
-  function tail(id) { id = String(id || ''); return id.length > 12 ? '…' + id.slice(-8) : id; }
+  // An id up to 20 characters is shown whole (a QQ or Telegram group number); a longer one (a uuid) by
+  // its last 8, which stays the same for that chat.
+  function tail(id) { id = String(id || ''); return id.length > 20 ? '…' + id.slice(-8) : id; }
+  // LangBot's WebUI debug chat: an in-memory bot whose Group Chat is always `websocketgroup` and whose
+  // Private Chat is a new `websocket_<connection>` person on every visit (docs/HOST-FACTS.md 11.3).
+  var DEBUG_BOT = 'websocket-proxy-bot', DEBUG_GROUP = 'websocketgroup';
   function spaceLabel(sp) {
     var kind = sp.chat_type ? C.term('chat.', sp.chat_type) : t('spaces.otherKind');
+    if (sp.bot_uuid === DEBUG_BOT) {
+      if (sp.chat_type === 'group' && sp.chat_id === DEBUG_GROUP) return t('spaces.debugGroup');
+      if (sp.chat_type === 'person') return t('spaces.debugPerson', { visit: tail(String(sp.chat_id || '').replace(/^websocket_/, '')) });
+    }
     var who = sp.chat_type === 'person' && sp.last_speaker ? sp.last_speaker + ' (' + tail(sp.chat_id) + ')' : tail(sp.chat_id || sp.scope_key);
     return t('spaces.label', { kind: kind, name: who, bot: sp.bot_uuid ? tail(sp.bot_uuid) : t('common.none') });
   }

@@ -25,6 +25,7 @@
             stat('injection.blocks', String(snap.blocks || 0)),
             stat('injection.chars', String(snap.chars || 0)),
             stat('injection.speaker', speaker)),
+          snap.query_id == null ? null : h('p', { class: 'help', id: 'injection-query-help' }, t('injection.queryHelp')),
           snap.errors && snap.errors.length ? alertBox('warn', h('div', null, h('strong', null, t('injection.errors')),
             h('ul', null, snap.errors.map(function (x) { return h('li', null, x); })))) : null,
           h('div', { class: 'grid2' },

@@ -12,6 +12,13 @@
   var KINDS = ['episodes', 'summaries', 'speaker_profiles', 'candidates', 'snapshots'];
   var state = { sender: '', found: null, exported: null, erased: null, busy: false, error: null };
 
+  // What an operator counts: chats (a speaker profile, candidates, a snapshot live in the chat's L1 space)
+  // and episode spaces (L2: the chat's own, or the bot's shared one), not "spaces" of both kinds together.
+  function placeCounts(spaces) {
+    var chats = 0, episodeSpaces = 0;
+    spaces.forEach(function (s) { if (s.kind === 'l2') episodeSpaces += 1; else chats += 1; });
+    return { chats: chats, episodeSpaces: episodeSpaces };
+  }
   function countsText(counts) {
     return KINDS.filter(function (k) { return counts[k]; }).map(function (k) {
       return t('people.count.' + k, { n: counts[k] });
@@ -53,7 +60,7 @@
       if (!plan.spaces.length) { toast(t('people.nothing')); return; }
       var fenced = plan.fenced.length ? t('people.confirmFenced', { list: plan.fenced.join(', ') }) : '';
       return confirmDialog({ title: t('people.confirmTitle', { id: sender }),
-        body: t('people.confirm', { counts: countsText(plan.counts), spaces: plan.spaces.length }),
+        body: t('people.confirm', Object.assign({ counts: countsText(plan.counts) }, placeCounts(plan.spaces))),
         extra: fenced, confirm: t('people.erase'), danger: true }).then(function (yes) {
         if (!yes) return;
         run(call('/person/erase', { sender_id: sender, dry_run: false }), function (res) {
@@ -81,8 +88,8 @@
       state.error ? errorBox(state.error) : null,
       state.busy ? loadingBox() : null,
       f ? h('div', { class: 'stack', id: 'people-found' },
-        h('p', { id: 'people-summary' }, f.spaces.length ? t('people.summary', { id: f.sender_id, counts: countsText(f.counts),
-          spaces: f.spaces.length, l1: f.searched.l1, l2: f.searched.l2 }) : t('people.none', { id: f.sender_id, l1: f.searched.l1, l2: f.searched.l2 })),
+        h('p', { id: 'people-summary' }, f.spaces.length ? t('people.summary', Object.assign({ id: f.sender_id, counts: countsText(f.counts),
+          l1: f.searched.l1, l2: f.searched.l2 }, placeCounts(f.spaces))) : t('people.none', { id: f.sender_id, l1: f.searched.l1, l2: f.searched.l2 })),
         f.spaces.length ? table(f.spaces, false) : null,
         f.spaces.length ? h('div', { class: 'row' },
           h('button', { type: 'button', class: 'btn', id: 'people-export', disabled: state.busy, onclick: exportAll }, t('people.export')),

@@ -60,7 +60,7 @@ def test_scripted_model_is_honest_about_tools_and_turns():
         {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true, "episode_id": "e1"}'},
     ]
     reply = ask(turn)
-    assert reply["content"] == '[scripted local model] done: remember -> {"ok": true, "episode_id": "e1"}'
+    assert reply["content"] == "[scripted local model] done: remember. It worked: episode id e1."
 
 
 def test_scripted_model_reports_memory_context():
@@ -71,11 +71,27 @@ def test_scripted_model_reports_memory_context():
                  {"role": "system", "content": 'LTM_CONTEXT: {"episodes": []}'},
                  {"role": "user", "content": [{"type": "text", "text": "hello"}]}])
     text = reply["content"]
-    assert text.startswith("[scripted local model] I see 2 memory lines")
+    assert text.startswith("[scripted local model] I see 2 memory lines.")
     assert "[LongTermMemory] context: yes" in text and "_ltm_context: yes" in text
-    assert '"likes tea"' in text and "name: Ada" in text
+    assert "Memories: likes tea | launch friday." in text and "Speaker profile: name: Ada." in text
     assert ask([{"role": "user", "content": "hello"}])["content"] == (
-        "[scripted local model] I see 0 memory lines; [LongTermMemory] context: no; _ltm_context: no")
+        "[scripted local model] I see 0 memory lines. [LongTermMemory] context: no. _ltm_context: no.")
+
+
+def test_scripted_model_writes_plain_sentences():
+    """What a person reads in the debug chat: "1 memory line", a tool result as a sentence (no raw
+    JSON), prompt values decoded (no literal backslash-n)."""
+    block = "[LongTermMemory] h\nmemory 1 (stored t): \"first line\\nsecond line\""
+    text = ask([{"role": "system", "content": block}, {"role": "user", "content": "hello"}])["content"]
+    assert text.startswith("[scripted local model] I see 1 memory line. "), text
+    assert "Memories: first line second line." in text and "\\n" not in text, text
+    turn = [
+        {"role": "user", "content": "forget episode e9"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "forget", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"ok": false, "error": "not\\nfound", "ids": ["a", "b"]}'},
+    ]
+    assert ask(turn)["content"] == "[scripted local model] done: forget. It failed: error not found; ids a, b."
 
 
 def test_hashing_embedder_is_deterministic_and_normalized():
@@ -157,7 +173,7 @@ def test_scripted_model_sets_a_trait_and_reports_kb_results():
     kb = {"kbs": ["k"], "automatic": [], "explicit": ["the badge is in the drawer"]}
     text = ask([{"role": "system", "content": "KB_RESULTS: " + json.dumps(kb)},
                 {"role": "user", "content": "where? [kb? badge]"}])["content"]
-    assert text.endswith("kb results: 0 automatic, 1 explicit: the badge is in the drawer"), text
+    assert text.endswith("kb results: 0 automatic, 1 explicit: the badge is in the drawer."), text
     assert "kb results" not in ask([{"role": "user", "content": "hi"}])["content"]
 
 
@@ -329,6 +345,39 @@ def test_banner_lines_stand_alone(tmp_path):
     lines = cli.banner(stack).splitlines()
     assert f" Embeddings: {label}" in lines
     assert " WebUI:      http://127.0.0.1:5300/" in lines and " Login:      admin@ltm.local / pw" in lines
+    # LangBot's own words for where to chat (its sidebar says Processors, not pipeline), the admin
+    # step and the new-person-per-visit warning are on the banner, not only in the README.
+    text = cli.banner(stack)
+    assert " Chat:       sidebar Processors -> LongTermMemory (devhost) -> Debug Chat -> Session Type: Group Chat" in lines
+    assert "pipeline" not in text.lower()
+    assert "command_admin_only_in_groups is off here" in text and "new person on every visit" in text
+
+
+def test_the_local_run_lets_group_members_change_memory_and_writes_settings_only_when_they_differ():
+    """LangBot restarts a plugin on every settings write: a second start with the setting in place
+    writes nothing; a differing value is written with every other setting kept."""
+    assert cli.LOCAL_RUN_PLUGIN_SETTINGS == {"command_admin_only_in_groups": False}
+
+    class FakeConfigClient:
+        def __init__(self, config):
+            self.config, self.writes, self.waits = dict(config), [], 0
+
+        def plugin_config(self, author, name):
+            return dict(self.config)
+
+        def set_plugin_config(self, author, name, config):
+            self.writes.append(dict(config))
+            self.config = dict(config)
+
+        def wait_plugin(self, author, name, timeout=60.0):
+            self.waits += 1
+
+    client = FakeConfigClient({"command_admin_only_in_groups": True, "reply_language": "ja_JP"})
+    assert langbot_setup.hold_plugin_settings(client, ("a", "p"), cli.LOCAL_RUN_PLUGIN_SETTINGS) is True
+    assert client.writes == [{"command_admin_only_in_groups": False, "reply_language": "ja_JP"}]
+    assert client.waits == 1
+    assert langbot_setup.hold_plugin_settings(client, ("a", "p"), cli.LOCAL_RUN_PLUGIN_SETTINGS) is False
+    assert len(client.writes) == 1
 
 
 # --------------------------------------------------------------------------- scripts and pytest entry
@@ -837,3 +886,26 @@ def test_minilm_embedder_gives_sentence_transformers_vectors():
         return sum(x * y for x, y in zip(a, b))
 
     assert cos(ours[2], ours[3]) > cos(ours[2], ours[4]) + 0.2  # related texts are near, unrelated far
+
+
+def test_a_pipeline_already_set_up_is_not_written_again():
+    """A second start finds the pipeline configured: no write (LangBot reloads a pipeline on each one)."""
+    from devhost.lbclient import LangBotClient
+
+    stored: dict = {"name": "p", "description": "", "emoji": "x", "config": {"ai": {"runner": {"id": "old"}}}}
+    puts: list = []
+    client = LangBotClient("http://127.0.0.1:9")
+    client.pipeline = lambda uuid: json.loads(json.dumps(stored))  # type: ignore[method-assign]
+
+    def put(path, body=None, **kw):
+        puts.append(path)
+        stored["config"] = body["config"]
+
+    client.put = put  # type: ignore[method-assign]
+    wanted = {"runner_id": "r", "runner_config": {"model": {"primary": "m"}}}
+    client.configure_pipeline("u", **wanted)
+    assert puts == ["/pipelines/u"]
+    client.configure_pipeline("u", **wanted)
+    assert puts == ["/pipelines/u"]
+    client.configure_pipeline("u", runner_id="r", runner_config={"model": {"primary": "other"}})
+    assert puts == ["/pipelines/u", "/pipelines/u"]

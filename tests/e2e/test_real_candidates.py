@@ -129,7 +129,7 @@ def test_a_remember_that_turn_stores_one_episode_and_leaves_no_pending_candidate
         offset = len(_runtime_log(e2e))
         mark = e2e.model_log.mark()
         reply = chat.send(f"Remember that {fact}.")
-        assert "done: remember" in reply and '"ok": true' in reply, reply
+        assert "done: remember" in reply and "It worked" in reply, reply
         calls = [c for r in e2e.model_log.chats_since(mark) for c in (r["reply"].get("tool_calls") or [])]
         assert [c["function"]["name"] for c in calls] == ["remember"], calls
         line = _stored_line_after(e2e, offset)
@@ -139,5 +139,5 @@ def test_a_remember_that_turn_stores_one_episode_and_leaves_no_pending_candidate
         assert listed.count(tag) == 1, listed
         # Said again, the fact is not stored a second time: the tool names the stored episode.
         again = chat.send(f"Remember that {fact}.")
-        assert "already_remembered" in again, again
+        assert "already remembered true" in again, again
         assert chat.send("!memory list").count(tag) == 1

@@ -54,7 +54,19 @@ from .episodes.model import (
 from .episodes.ranking import ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL, MAX_TOP_K, QUERY_RECALL, REVIEW_SEARCH, RecallRecipe
-from .episodes.transfer import BatchDuplicate, BatchSimilar, ImportRecord, ImportResult, load_json, parse_records
+from .episodes.transfer import (
+    BatchDuplicate,
+    BatchSimilar,
+    ImportRecord,
+    ImportResult,
+    ParsedBatch,
+    SkippedRecord,
+    load_json,
+    nothing_stored,
+    parse_batch,
+    parse_items,
+    parse_records,
+)
 from .errors import (
     FencedError,
     HostError,
@@ -156,6 +168,7 @@ __all__ = [
     "NotPermitted",
     "Outcome",
     "OutcomeUnknown",
+    "ParsedBatch",
     "PartialWrite",
     "PersonErasure",
     "PersonRecords",
@@ -177,6 +190,7 @@ __all__ = [
     "SettingOrigin",
     "SettingValue",
     "Skipped",
+    "SkippedRecord",
     "Space",
     "SpaceActivity",
     "SpaceErasure",
@@ -191,8 +205,11 @@ __all__ = [
     "derived_pair_problem",
     "fact_key",
     "load_json",
+    "nothing_stored",
     "now_iso",
     "params",
+    "parse_batch",
+    "parse_items",
     "parse_records",
     "parse_status",
     "parse_statuses",

@@ -33,6 +33,7 @@ AUDIT_OPERATIONS = frozenset({
     "consolidation_stage", "consolidation_unstage", "consolidation_run", "summary_remove", "draft_clear",
     "draft_discard", "kb_register", "kb_register_rollback", "kb_unregister", "kb_data_clear", "migration",
     "storage_migration", "remember_duplicate", "import_duplicate", "document_duplicate",
+    "import_skipped", "document_skipped",
 })
 
 WriteStep = Callable[[Callable[[], Awaitable[None]]], Awaitable[None]]

@@ -165,6 +165,24 @@ def chat_of_session_key(session_key: str) -> Identity | None:
     return chat if chat.session_key == session_key else None
 
 
+def scope_of_user_key(user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope | None:
+    """The memory space an L2 key names, when it is one a KB of this isolation derives (None otherwise):
+    in `session` isolation a chat's key (`<bot uuid>:group_<id>`, `<bot uuid>:person_<id>`, or the
+    session name alone), in `bot` isolation `bot:<bot uuid>`. A bot's space names no chat: its scope
+    key is the space's own key."""
+    mode = Isolation(isolation)
+    if mode is Isolation.BOT:
+        bot_uuid = user_key[len("bot:"):] if user_key.startswith("bot:") else ""
+        if not bot_uuid or id_problem(bot_uuid, "bot_uuid", bot=True):
+            return None
+        return MemoryScope(scope_key=user_key, user_key=user_key, kb_id=kb_id, isolation=mode)
+    chat = chat_of_session_key(user_key)
+    if chat is None:
+        return None
+    scope = MemoryScope.for_identity(chat, mode, kb_id)
+    return scope if scope.user_key == user_key else None
+
+
 def derived_pair_problem(scope_key: str, user_key: str, isolation: Isolation | str) -> str | None:
     """Why `(scope_key, user_key)` is not a pair this plugin derives for one chat (None when it is).
     A surface that takes raw keys (an admin page) checks this before it builds a `MemoryScope`, so

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import ValidationError
-from .timefields import parse_aware
+from .timefields import parse_aware, parse_naive_as_utc
 
 _ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -180,6 +180,13 @@ def aware_time(value: Any, field: str) -> datetime | None:
     if is_blank(value):
         return None
     return parse_aware(value, field)
+
+
+def utc_time(value: Any, field: str) -> datetime | None:
+    """An ISO-8601 time; one without a zone is read as UTC (the official plugin's time parameters)."""
+    if is_blank(value):
+        return None
+    return parse_naive_as_utc(value, field)
 
 
 def time_range(since: Any, until: Any, *, since_field: str = "since", until_field: str = "until"

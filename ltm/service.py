@@ -41,7 +41,7 @@ from .episodes.model import MAX_TAG_CHARS, Episode, EpisodeStatus
 from .episodes.ranking import RecallRecipe, ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL
-from .episodes.transfer import ImportRecord, ImportResult
+from .episodes.transfer import ImportRecord, ImportResult, SkippedRecord
 from .identity import Identity, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
@@ -159,16 +159,26 @@ class MemoryService:
         return await self._m.lifecycle.bulk_delete(scope, criteria)
 
     async def import_episodes(self, scope: MemoryScope, records: list[ImportRecord], *,
-                              keep_senders: bool = True) -> ImportResult:
-        """A batch validated as a whole (see `episodes.transfer.parse_records`): new ids, this space.
-        `keep_senders=False` attributes every record to the importer. Records that repeat a stored fact
-        (or an earlier record of the batch) are not written and are named in the result."""
+                              skipped: Sequence[SkippedRecord] = (), keep_senders: bool = True) -> ImportResult:
+        """A validated batch (see `episodes.transfer.parse_batch`): new ids, this space. `skipped` are the
+        records it refused, named in the result and the audit. `keep_senders=False` attributes every record
+        to the importer. Records that repeat a stored fact (or an earlier record of the batch), or were
+        imported before (their `original_id`), are not written and are named in the result."""
         settings = await self._m.kbs.open(scope)
-        return await self._m.transfer.import_episodes(scope, settings, records, keep_senders=keep_senders)
+        return await self._m.transfer.import_episodes(scope, settings, records, skipped=skipped,
+                                                      keep_senders=keep_senders)
 
-    async def ingest_document(self, scope: MemoryScope, records: list[ImportRecord], document_id: str
-                              ) -> ImportResult:
-        return await self._m.transfer.ingest_document(scope, await self._m.kbs.open(scope), records, document_id)
+    async def ingest_document(self, scope: MemoryScope, records: list[ImportRecord], document_id: str,
+                              skipped: Sequence[SkippedRecord] = ()) -> ImportResult:
+        return await self._m.transfer.ingest_document(scope, await self._m.kbs.open(scope), records, document_id,
+                                                      skipped)
+
+    async def ingest_keyed_document(self, kb_id: str, payload: Any, document_id: str,
+                                    bots: Sequence[str] | None = None) -> list[ImportResult]:
+        """A document in the official plugin's upload form: each record names its memory space by
+        `user_key`, kept only for one of `bots` (see `episodes.transfer.EpisodeTransfer.ingest_keyed`)."""
+        return await self._m.transfer.ingest_keyed(kb_id, await self._m.kbs.open_kb(kb_id), payload, document_id,
+                                                   bots)
 
     async def delete_document(self, kb_id: str, document_id: str) -> int:
         await self._m.kbs.open_kb(kb_id)

@@ -51,6 +51,20 @@ def parse_aware(value: object, field: str) -> datetime:
         raise ValidationError(f"{field} is out of range: it falls outside years 1-9999 in UTC") from None
 
 
+def parse_naive_as_utc(value: object, field: str) -> datetime:
+    """Like `parse_aware`, but a time without a zone is read as UTC. Only for the official plugin's
+    parameter names, which always meant that (an old prompt relies on it); our own names keep refusing
+    a naive time."""
+    if isinstance(value, str) and value.strip():
+        try:
+            moment = _dateparser.isoparse(value.strip())
+        except (ValueError, OverflowError):
+            moment = None
+        if moment is not None and (moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None):
+            value = moment.replace(tzinfo=UTC)
+    return parse_aware(value, field)
+
+
 def normalize_time(value: object, field: str) -> str | None:
     """None/'' stay unknown; anything else must be an aware ISO-8601 time."""
     if value is None or (isinstance(value, str) and not value.strip()):

@@ -434,11 +434,11 @@ async def test_import_bad_input_writes_nothing(harness: PluginHarness) -> None:
 
     malformed = await chat.run('!memory import l2 [{"content": "a"')
     assert "malformed JSON" in malformed and "Usage: !memory import l2" in malformed
-    naive = await chat.run('!memory import l2 [{"content": "ok"}, {"content": "b", "event_at": "2026-05-01T09:00"}]')
-    assert "episode #2: event_at has no timezone" in naive and "nothing was imported" in naive
-    assert "status deleted cannot be imported" in await chat.run(
+    naive = await chat.run('!memory import l2 [{"content": "b", "event_at": "2026-05-01T09:00"}]')
+    assert "Error: no record can be stored: ［0］ event_at has no timezone" in naive
+    assert "［0］ status deleted: a deleted episode is not kept" in await chat.run(
         '!memory import l2 [{"content": "c", "status": "deleted"}]')
-    assert "unknown status" in await chat.run('!memory import l2 [{"content": "c", "status": "gone"}]')
+    assert "［0］ unknown status" in await chat.run('!memory import l2 [{"content": "c", "status": "gone"}]')
     assert '"episodes" must be a list' in await chat.run('!memory import l2 {"episodes": "x"}')
     assert "no episodes" in await chat.run("!memory import l2 []")
     assert "paste the JSON" in await chat.run("!memory import l2")

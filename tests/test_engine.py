@@ -94,18 +94,29 @@ async def test_json_document_import_and_exact_delete(harness):
     "data, message",
     [
         (b"{not json", "malformed JSON"),
-        (json.dumps({"episodes": [{"content": "x"}]}).encode(), "must name its scope"),
-        (_doc([{"content": "ok"}, {"content": "bad", "event_at": "2026-01-01T10:00:00"}]), "episode #2"),
-        (_doc([{"content": "ok"}, {"content": ""}]), "content is required"),
+        (json.dumps({"episodes": [{"content": "x"}]}).encode(), "or name the conversation"),
+        (_doc([{"content": ""}]), "[0] content is required"),
         (_doc({"content": "not a list"}), "must be a list"),
     ],
 )
-async def test_bad_documents_fail_whole_and_write_nothing(harness, data, message):
+async def test_documents_with_nothing_to_store_fail_and_write_nothing(harness, data, message):
     kb = await harness.create_memory_kb()
     harness.host.reset_counts()
     result = await harness.ingest(kb, "doc-bad", "bad.json", data)
     assert result["status"] == "failed" and message in result["error_message"]
     assert harness.host.count(A.VECTOR_UPSERT) == 0
+
+
+async def test_a_record_that_cannot_be_stored_is_skipped_and_the_rest_written(harness):
+    kb = await harness.create_memory_kb()
+    data = _doc([{"content": "ok one"}, {"content": "bad", "event_at": "2026-01-01T10:00:00"}, {"content": ""},
+                 {"content": "ok two"}])
+    result = await harness.ingest(kb, "doc-mixed", "mixed.json", data)
+    assert result["status"] == "completed" and result["chunks_created"] == 2
+    assert [s["index"] for s in result["metadata"]["skipped"]] == [1, 2]
+    assert "event_at has no timezone" in result["metadata"]["skipped"][0]["reason"]
+    scope = await harness.plugin.memory.scope_for(ident("g1"))
+    assert sorted(e.content for e in await harness.plugin.memory.all_episodes(scope)) == ["ok one", "ok two"]
 
 
 async def test_capabilities_offer_document_upload(harness):

@@ -52,7 +52,9 @@ async def test_ltm_context_schema_empty_and_populated(harness, kb):
     blank = {"name": "", "traits": [], "preferences": [], "notes": "", "updated_at": None}
     assert empty.context == {"speaker": {"id": "alice", "name": "Alice"}, "session_profile": blank,
                              "speaker_profile": blank, "episodes": []}
-    assert empty.memory_text == ""  # nothing stored, nothing injected
+    # Nothing stored yet: the block still says who is talking (and when), and nothing else.
+    assert 'current_speaker: "Alice" (id "alice")' in empty.memory_text
+    assert "memory 1" not in empty.memory_text
     await tool(harness, GROUP1, "update_profile", {"scope": "session", "preferences": ["speak English"]},
                sender="alice")
     await tool(harness, GROUP1, "remember", {"content": "release is planned for Friday"}, sender="alice")
@@ -67,6 +69,24 @@ async def test_ltm_context_schema_empty_and_populated(harness, kb):
 async def test_no_sender_means_no_speaker_profile(harness, kb):
     turn = await prompt_turn(harness, GROUP1, "", "", "anyone there")
     assert turn.context["speaker_profile"] is None and turn.context["speaker"] == {"id": "", "name": ""}
+    assert turn.memory_text == ""  # no speaker and nothing stored: nothing to say
+
+
+async def test_a_new_group_chat_learns_who_is_talking_on_every_turn(harness, kb):
+    """Issue 34 point 6: with the memory KB attached the speaker line (and the date line) is injected
+    from the first message of a chat on, before any profile or episode exists, and names whoever speaks."""
+    fresh = Place("group", "brand-new")
+    first = await prompt_turn(harness, fresh, "u-100", "Carol", "hi all")
+    second = await prompt_turn(harness, fresh, "u-200", "", "hello")
+    assert first.system_texts[0] == SYSTEM_PROMPT and len(first.system_texts) == 2
+    assert 'current_speaker: "Carol" (id "u-100")' in first.memory_text
+    assert "Current date and time:" in first.memory_text and " UTC " in first.memory_text
+    assert 'current_speaker: "u-200" (id "u-200")' in second.memory_text and "Carol" not in second.memory_text
+    snap = await harness.plugin.memory.snapshot(await harness.plugin.memory.scope_for(ident("brand-new", bot="bot-1")))
+    assert snap["injected"] is True and snap["episodes"] == []
+    # Not in a pipeline without the memory KB, whoever speaks.
+    elsewhere = await prompt_turn(harness, fresh, "u-100", "Carol", "hi again", pipeline_kbs=["docs-kb"])
+    assert elsewhere.memory_text == ""
 
 
 async def test_explicit_query_scoped_retrieval_of_the_memory_kb_keeps_working(harness, kb):

@@ -26,7 +26,8 @@ from ltm import (
     MemoryScope,
     ProfileImport,
     load_json,
-    parse_records,
+    nothing_stored,
+    parse_batch,
     said_from,
 )
 
@@ -71,9 +72,12 @@ async def import_(call: Call) -> Own:
     payload = as_usage("import", lambda: load_json(raw_json))
     if layer == "l1":  # validated whole before any write
         return profiles_imported(call.scope, await call.memory.import_profiles(call.scope, payload))
-    # The whole batch is validated before anything is written (parse_records raises on the first bad record).
-    records = as_usage("import", lambda: parse_records(payload, source="import"))
-    result = await call.memory.import_episodes(call.scope, records, keep_senders=call.is_admin)
+    # Validated before anything is written; a record this plugin cannot store is skipped and named.
+    batch = as_usage("import", lambda: parse_batch(payload, source="import"))
+    if not batch.records:  # nothing would change: a refusal, like any other
+        raise UsageError("import", inert(nothing_stored(batch.skipped).message))
+    result = await call.memory.import_episodes(call.scope, batch.records, skipped=batch.skipped,
+                                               keep_senders=call.is_admin)
     return imported(call.scope, result, _foreign_user_keys(payload, call.scope.user_key), senders_kept=call.is_admin)
 
 
@@ -155,6 +159,9 @@ SAY = Catalogue({
     "transfer.imported_from": ("{original} -> {id}", "{original} -> {id}"),
     "transfer.imported_new": ("new: {id}", "新：{id}"),
     "transfer.more": ("… and {count} more (!memory list)", "……另有 {count} 条（!memory list）"),
+    "transfer.skipped": ("Not imported, this plugin cannot store them: {count} (index in the array: reason):",
+                         "未导入，本插件无法保存：{count}（数组中的索引：原因）："),
+    "transfer.skipped_one": ("[{index}]: {reason}", "[{index}]：{reason}"),
     "transfer.duplicates": ("Already remembered, not imported: {count} (record -> the episode that holds the fact):",
                             "已记住、未导入：{count}（记录 -> 已保存该事实的情景记忆）："),
     "transfer.duplicate": ("{record} -> {id}", "{record} -> {id}"),
@@ -256,8 +263,15 @@ def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *
 
 
 def _not_imported(result: ImportResult) -> list[Own]:
-    """Records the import did not write because the fact is stored already, and near-identical ones."""
+    """Records the import did not write: ones this plugin cannot store (by their index in the array),
+    ones whose fact is stored already, and near-identical ones."""
     out: list[Own] = []
+    if result.skipped:
+        out.append(SAY("transfer.skipped", count=counted(len(result.skipped), RECORDS)))
+        for record in result.skipped[:IMPORT_PREVIEW]:
+            out.append(SAY("transfer.skipped_one", index=record.index, reason=clip(record.reason, 160)))
+        if len(result.skipped) > IMPORT_PREVIEW:
+            out.append(SAY("transfer.more_duplicates", count=len(result.skipped) - IMPORT_PREVIEW))
     if result.duplicates:
         out.append(SAY("transfer.duplicates", count=counted(len(result.duplicates), RECORDS)))
         for dup in result.duplicates[:IMPORT_PREVIEW]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ltm import Episode, Profile, Validity, fact_key, utc_now
+from ltm import Episode, EpisodeStatus, Profile, Validity, fact_key, utc_now
 
 
 def profile_text(profile: Profile) -> str:
@@ -37,11 +37,13 @@ def fact_view(profile: Profile, list_field: Any, key: Any) -> dict[str, Any] | N
 
 def episode_for_model(episode: Episode, now: datetime | None = None) -> dict[str, Any]:
     """What `recall_memory` returns per episode (T2): the public view with the speaker as one
-    object; status, when it last changed and source are left out because recall returns active episodes
-    only. A fact whose validity ended says so (`"validity": "expired"`), and so does one that starts later."""
+    object; when its status last changed and its source are left out, and its status too while it is
+    active (what recall returns unless asked for another status). A fact whose validity ended says so
+    (`"validity": "expired"`), and so does one that starts later."""
     view = episode.to_public()
     view["sender"] = {"id": view.pop("sender_id"), "name": view.pop("sender_name")}
-    view.pop("status")
+    if episode.status is EpisodeStatus.ACTIVE:
+        view.pop("status")
     view.pop("status_changed_at", None)
     view.pop("source")
     validity = episode.validity_at(now or utc_now())

@@ -118,7 +118,9 @@ class MemoryInjector(EventListener):
             snapshot["errors"].append(f"context: {exc}")
             log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)
         has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
-        if scope is not None and (has_profiles or episodes):
+        # The speaker line (and the date line) go in on every turn whose speaker is known, even before
+        # anything is stored: in a new group chat it is the only way the model learns who is talking.
+        if scope is not None and (has_profiles or episodes or speaker_id or speaker_name):
             message = render_system_message(speaker_id, speaker_name, session_profile, speaker_profile, episodes,
                                             utc_now())
             ctx.event.default_prompt.append(Message(role="system", content=message))

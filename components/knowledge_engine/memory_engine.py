@@ -28,10 +28,10 @@ from ltm import (
     Episode,
     LTMError,
     MemoryService,
-    ValidationError,
     clean_host_text,
     load_json,
-    parse_records,
+    nothing_stored,
+    parse_batch,
     redact_for_log,
 )
 from ltm.langbot import identity_from_retrieval, identity_from_scope_spec
@@ -115,22 +115,24 @@ class MemoryEngine(KnowledgeEngine):
         return RetrievalResponse(results=entries, total_found=len(entries))
 
     async def ingest(self, context: IngestionContext) -> IngestionResult:
+        """Our form names one conversation (`{"scope": ..., "episodes": [...]}`, or the upload's `scope`);
+        the official plugin's form names a memory space per record (`user_key`). Either way a record this
+        plugin cannot store is skipped and reported by its index; the rest is written."""
         meta = context.file_object.metadata
         document_id = meta.document_id
+        kb_id = context.get_collection_id()
+        memory: MemoryService = self.plugin.memory
         try:
             data = await self.plugin.get_knowledge_file_stream(context.file_object.storage_path)
             payload = load_json(data)
             spec = payload.get("scope") if isinstance(payload, dict) else None
             identity = identity_from_scope_spec(spec) or identity_from_scope_spec((meta.extra or {}).get("scope"))
             if identity is None:
-                raise ValidationError(
-                    'the file must name its scope: {"scope": {"bot_uuid": "...", "session_name": "group_123"}, '
-                    '"episodes": [...]}'
-                )
-            records = parse_records(payload, source="document", default_source_ref=f"document:{document_id}")
-            memory: MemoryService = self.plugin.memory
-            scope = await memory.scope_for(identity, context.get_collection_id())
-            written = await memory.ingest_document(scope, records, document_id)
+                results = await memory.ingest_keyed_document(kb_id, payload, document_id, await self._bots())
+            else:
+                batch = parse_batch(payload, source="document", default_source_ref=f"document:{document_id}")
+                scope = await memory.scope_for(identity, kb_id)
+                results = [await memory.ingest_document(scope, batch.records, document_id, batch.skipped)]
         except LTMError as exc:
             log.warning("[LongTermMemory] document import failed document=%s: %s", document_id, exc)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED, error_message=exc.message)
@@ -138,12 +140,35 @@ class MemoryEngine(KnowledgeEngine):
             log.exception("[LongTermMemory] document import failed document=%s", document_id)
             return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED,
                                    error_message=f"could not import the document: {type(exc).__name__}")
-        # Records that repeat a stored fact are not written (audited as document_duplicate); the host shows
-        # the count of what this document created.
-        log.info("[LongTermMemory] document import document=%s records=%d duplicates=%d similar=%d", document_id,
-                 len(written.episodes), len(written.duplicates), len(written.similar))
-        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED,
-                               chunks_created=len(written.episodes))
+        written = sum(len(r.episodes) for r in results)
+        skipped = [s for r in results for s in r.skipped]
+        # Records that repeat a stored fact are not written (audited as document_duplicate); skipped ones are
+        # audited as document_skipped. The host shows the count of what this document created.
+        log.info("[LongTermMemory] document import document=%s spaces=%d records=%d duplicates=%d skipped=%d",
+                 document_id, len(results), written, sum(len(r.duplicates) for r in results), len(skipped))
+        report = [{"index": s.index, "reason": s.reason} for s in skipped]
+        if skipped and not written and not any(r.duplicates for r in results):
+            # Nothing could be stored: the host shows a failed document's message, so it says why.
+            message = nothing_stored(skipped).message
+            if identity is None:
+                message += ('; or name the conversation: {"scope": {"bot_uuid": "...", "session_name": "group_123"}, '
+                            '"episodes": [...]}')
+            return IngestionResult(document_id=document_id, status=DocumentStatus.FAILED,
+                                   error_message=message[:1000], metadata={"skipped": report})
+        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED, chunks_created=written,
+                               metadata={"skipped": report} if report else {})
+
+    async def _bots(self) -> list[str] | None:
+        """The bot uuids this LangBot has (a record keyed to any other bot is not stored); None when the
+        host does not say, and then the key's form alone decides."""
+        try:
+            found = await self.plugin.get_bots()
+        except Exception as exc:  # noqa: BLE001 - an older host or a failed call: the check is skipped
+            log.warning("[LongTermMemory] bot list not available for a document import: %s", type(exc).__name__)
+            return None
+        # The SDK says list[str]; LangBot 4.11.2 sends each bot as a dict with its uuid.
+        return [str(b.get("uuid")) if isinstance(b, dict) else str(b) for b in found or []
+                if isinstance(b, str) or (isinstance(b, dict) and b.get("uuid"))]
 
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         removed = await self.plugin.memory.delete_document(kb_id, document_id)

@@ -26,7 +26,9 @@ _VECTOR, _SPEAKER, _VERBATIM = "vector", "speaker", "verbatim"  # what found a w
 
 @dataclass(frozen=True)
 class RecallFilters:
-    """Optional recall filters (E8). Times are aware datetimes in UTC."""
+    """Optional recall filters (E8), all of which must hold. Times are aware datetimes in UTC; `until`
+    is exclusive. `speaker` is an id or a name; `speaker_id` an exact id, `speaker_name` a name (the
+    official plugin's two filters); `sources` any of these stored sources."""
 
     speaker: str = ""
     since: datetime | None = None
@@ -34,6 +36,10 @@ class RecallFilters:
     time_field: str = "timestamp"
     tags: tuple[str, ...] = ()
     statuses: tuple[EpisodeStatus, ...] = (EpisodeStatus.ACTIVE,)
+    speaker_id: str = ""
+    speaker_name: str = ""
+    importance_min: int = 1
+    sources: tuple[str, ...] = ()
 
     def accepts(self, episode: Episode) -> bool:
         if episode.status not in self.statuses:
@@ -42,6 +48,14 @@ class RecallFilters:
             wanted = self.speaker.casefold()
             if wanted not in (episode.sender_id.casefold(), episode.sender_name.casefold()):
                 return False
+        if self.speaker_id and episode.sender_id != self.speaker_id:
+            return False
+        if self.speaker_name and episode.sender_name.casefold() != self.speaker_name.casefold():
+            return False
+        if episode.importance < self.importance_min:
+            return False
+        if self.sources and episode.source not in self.sources:
+            return False
         if self.tags and not set(self.tags) & set(episode.tags):
             return False
         if self.since or self.until:
@@ -76,6 +90,10 @@ class Recaller:
             return []
         moment = now or utc_now()
         accepts = _accepting(filters, recipe, moment)
+        # The space index does not hold a record's source: its partial records pass that one test here and
+        # meet it once read whole (`_resolve`), so with a source filter every candidate is ranked before the
+        # cut, never fewer than top_k for want of it.
+        loose = _accepting(replace(filters, sources=()), recipe, moment) if filters.sources else accepts
         text = (query or "").strip()
         if len(text) == _UUID_LEN and text.count("-") == 4:
             episode = await self._store.get(scope.kb_id, scope.user_key, text)
@@ -104,15 +122,19 @@ class Recaller:
             self._store.heal(scope.kb_id, scope.user_key, since, window.unknown)
         lexical: dict[str, float] | None = None
         if recipe.uses_lexical and index is not None:
-            lexical = self._lexical(index, scope, text, recipe, accepts, window)
-        accepted = [c for c in window.candidates.values() if accepts(c.episode)]
+            lexical = self._lexical(index, scope, text, recipe, loose, window)
+        accepted = [c for c in window.candidates.values()
+                    if (loose if c.episode.episode_id in window.partial else accepts)(c.episode)]
         # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
         # and read whole (a summary's sources are named only in the whole record).
         wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe
+        if filters.sources:
+            wide = replace(recipe, top_k=max(1, len(accepted)))
         ranked = rank(accepted, text, wide, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
         ranked = await self._resolve(scope, ranked, window, filters, since)
         if recipe.fold_summary_sources:
-            ranked = fold_summary_sources(ranked)[: recipe.top_k]
+            ranked = fold_summary_sources(ranked)
+        ranked = ranked[: recipe.top_k]
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
                  scope.scope_key, scope.user_key, len(accepted), len(ranked))
         return ranked

@@ -1,9 +1,16 @@
 """Moving episodes in and out of a space: export, import batches, JSON documents (C, E10).
 
-An import is validated as a whole before anything is written (the first bad record
-fails it with its position). Writes then go through the write gate in batches;
+An import is validated before anything is written. A record this plugin cannot store (status
+`deleted`, over a limit, a credential, a wrong type, an id repeated in the batch) is skipped and
+named by its index in the array with its reason (`SkippedRecord`); the rest is written, so an
+export of the official plugin, whose bare `export l2` includes deleted records, imports as it is.
+Writes then go through the write gate in batches;
 each applied batch is audited at once, so a failure part-way is reported as a
 partial import naming what was stored (`PartialWrite`).
+
+A record whose `original_id` is already held in the space (as the `original_id` of an imported
+record, or as an episode's own id) was imported before: it is not written again, so importing one
+export twice writes nothing new the second time.
 
 A KB document's index (`doc:<kb>:<document>`) is written BEFORE its episodes and
 names every id the document will create, so deleting the document always finds
@@ -20,8 +27,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from .. import params
@@ -29,10 +37,12 @@ from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, document_key
 from ..errors import ValidationError
 from ..guards import refuse_secrets
-from ..identity import MemoryScope, clean_id
+from ..host_values import escape_bot_uuid
+from ..identity import Isolation, MemoryScope, clean_id, scope_of_user_key
 from ..kb_settings import KBSettings
+from ..secrets import redact_for_log, secret_kind
 from ..spaces import Space
-from ..timefields import normalize_time
+from ..timefields import format_utc, normalize_time, parse_naive_as_utc
 from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
@@ -52,6 +62,7 @@ from .store import EpisodeStore
 log = logging.getLogger("LongTermMemory")
 RECORD_REMEMBERED = Phrase("audit.record_remembered", "record #{position} already remembered: not written")
 IMPORTED = Phrase("audit.episode_imported", "imported ({status})")
+RECORD_SKIPPED = Phrase("audit.record_skipped", "record at index {index} not imported: {reason}")
 DOCUMENT_DELETED = Phrase("audit.document_deleted", "document {document_id} deleted")
 
 MAX_IMPORT_RECORDS = 5000
@@ -64,6 +75,7 @@ class ImportRecord:
     """One validated episode of an import batch."""
 
     draft: EpisodeDraft
+    index: int = 0  # its place in the array as given (0-based)
     status: EpisodeStatus = EpisodeStatus.ACTIVE
     timestamp: str | None = None
     sender_id: str | None = None
@@ -93,10 +105,26 @@ class BatchSimilar:
 
 
 @dataclass(frozen=True)
+class SkippedRecord:
+    """A record of a batch that this plugin cannot store: not written. The reason names the field and
+    the rule, never the record's text."""
+
+    index: int  # 0-based, in the array as given
+    reason: str
+
+
+@dataclass(frozen=True)
+class ParsedBatch:
+    records: list[ImportRecord]  # each knows its index in the array
+    skipped: list[SkippedRecord]
+
+
+@dataclass(frozen=True)
 class ImportResult:
     episodes: list[Episode]  # what was written, in batch order
     duplicates: list[BatchDuplicate] = field(default_factory=list)
     similar: list[BatchSimilar] = field(default_factory=list)
+    skipped: list[SkippedRecord] = field(default_factory=list)
 
 
 def load_json(text: str | bytes) -> Any:
@@ -130,19 +158,45 @@ def episode_list(payload: Any) -> list[Any]:
     return payload
 
 
-def parse_records(payload: Any, *, source: str = "import", default_source_ref: str | None = None
-                  ) -> list[ImportRecord]:
-    items = episode_list(payload)
+def parse_batch(payload: Any, *, source: str = "import", default_source_ref: str | None = None) -> ParsedBatch:
+    """Every record that can be stored, and every one that cannot with its reason (skip and report)."""
+    return parse_items(episode_list(payload), source=source, default_source_ref=default_source_ref)
+
+
+def parse_items(items: Sequence[Any], *, source: str, default_source_ref: str | None = None,
+                indexes: Sequence[int] | None = None) -> ParsedBatch:
+    """`indexes`: each item's place in the array the caller was given, when it passes on only some."""
     if not items:
         raise ValidationError("the import has no episodes")
     records: list[ImportRecord] = []
+    skipped: list[SkippedRecord] = []
     seen_ids: set[str] = set()
-    for position, item in enumerate(items, start=1):
+    for number, item in enumerate(items):
+        index = indexes[number] if indexes is not None else number
         try:
-            records.append(_parse_one(item, source, default_source_ref, seen_ids))
+            records.append(replace(_parse_one(item, source, default_source_ref, seen_ids), index=index))
         except ValidationError as exc:
-            raise ValidationError(f"episode #{position}: {exc.message}; nothing was imported") from None
-    return records
+            # A message may quote a few characters of a bad value: never one that looks like a credential.
+            reason = exc.message if not secret_kind(exc.message) else "a field looks like a credential"
+            skipped.append(SkippedRecord(index, reason))
+    return ParsedBatch(records, skipped)
+
+
+def nothing_stored(skipped: Sequence[SkippedRecord], shown: int = 3) -> ValidationError:
+    """The refusal of a batch none of whose records can be stored: each (the first few) by its index."""
+    listed = "; ".join(f"[{r.index}] {r.reason}" for r in skipped[:shown])
+    more = f"; and {len(skipped) - shown} more" if len(skipped) > shown else ""
+    return ValidationError(f"no record can be stored: {listed}{more}")
+
+
+def parse_records(payload: Any, *, source: str = "import", default_source_ref: str | None = None
+                  ) -> list[ImportRecord]:
+    """The strict form: the first record that cannot be stored fails the whole batch."""
+    batch = parse_batch(payload, source=source, default_source_ref=default_source_ref)
+    if batch.skipped:
+        first = batch.skipped[0]
+        raise ValidationError(f"episode #{first.index + 1}: {first.reason}; nothing was imported")
+    return batch.records
 
 
 def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids: set[str]) -> ImportRecord:
@@ -155,18 +209,17 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     draft = EpisodeDraft.parse(raw, source=item_source)
     status = parse_status(item.get("status") or "active")
     if status not in _IMPORTABLE:
-        raise ValidationError(f"status {status.value} cannot be imported")
+        raise ValidationError(f"status {status.value}: a deleted episode is not kept by this plugin")
     original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=params.MAX_ID_CHARS,
                               required=False) or None
-    if original_id:
-        if original_id in seen_ids:
-            raise ValidationError(f"duplicate id {original_id}")
-        seen_ids.add(original_id)
+    if original_id and original_id in seen_ids:
+        raise ValidationError("its id is the id of an earlier record of this import")
     supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=params.MAX_ID_CHARS)
     sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
     sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
-    refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or "")])
-    return ImportRecord(
+    refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or ""),
+                    ("the id", original_id or "")])
+    record = ImportRecord(
         draft=draft,
         status=status,
         timestamp=normalize_time(item.get("timestamp"), "timestamp"),
@@ -179,6 +232,55 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
         superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
         status_changed_at=normalize_time(item.get("status_changed_at"), "status_changed_at"),
     )
+    if original_id:  # only a record that is kept claims its id
+        seen_ids.add(original_id)
+    return record
+
+
+UNNAMED_SPACE = "imported"  # the official upload's user_key for a record that names none
+
+
+def keyed_items(payload: Any) -> tuple[list[Any], list[str]]:
+    """An upload in the official plugin's form: a list of records (or one record), each naming its memory
+    space by `user_key`; an export's envelope (`{"user_key", "episodes"}`) gives every record its key.
+    Returns the records and the key each names ("" when it is not a string)."""
+    default: Any = UNNAMED_SPACE
+    if isinstance(payload, dict) and "episodes" in payload:
+        default = payload.get("user_key") or UNNAMED_SPACE
+        items = episode_list(payload)
+    else:
+        items = episode_list([payload] if isinstance(payload, dict) else payload)
+    keys = []
+    for item in items:
+        key = item.get("user_key") or default if isinstance(item, dict) else default
+        keys.append(key.strip() if isinstance(key, str) else "")
+    return [_naive_stamp_as_utc(item) for item in items], keys
+
+
+def _naive_stamp_as_utc(item: Any) -> Any:
+    """The official upload read a `timestamp` without a zone as UTC, and its files rely on it; any other
+    time field keeps our rule (a zone is required)."""
+    if not isinstance(item, dict) or not isinstance(item.get("timestamp"), str) or not item["timestamp"].strip():
+        return item
+    try:
+        stamp = format_utc(parse_naive_as_utc(item["timestamp"], "timestamp"))
+    except ValidationError:
+        return item  # refused with its reason when the record is read
+    return {**item, "timestamp": stamp}
+
+
+def _no_space(key: str, isolation: Isolation) -> str:
+    shown = redact_for_log(key, 60) or "(none)"
+    if isolation is Isolation.BOT:
+        return f"user_key {shown!r} is not a memory space of this knowledge base (bot isolation: bot:<bot uuid>)"
+    return (f"user_key {shown!r} is not a memory space of this knowledge base (session isolation: "
+            "<bot uuid>:group_<id> or <bot uuid>:person_<id>)")
+
+
+def _bot_of(scope: MemoryScope) -> str:
+    if scope.identity is not None:
+        return scope.identity.bot_uuid
+    return scope.user_key.removeprefix("bot:")
 
 
 def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
@@ -211,6 +313,12 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
     return episodes
 
 
+def _audit_skipped(tx: WriteTx, operation: str, skipped: Sequence[SkippedRecord], document_id: str = "") -> None:
+    for record in skipped:
+        tx.noted(operation, "episode", "", RECORD_SKIPPED(index=record.index, reason=record.reason),
+                 index=record.index, document_id=document_id)
+
+
 def _audit_import(operation: str, document_id: str | None) -> Any:
     def audit(tx: WriteTx, e: Episode) -> None:
         tx.applied(operation, "episode", e.episode_id, IMPORTED(status=STATUS_LABEL[e.status]()),
@@ -228,92 +336,177 @@ class EpisodeTransfer:
         self._duplicates = duplicates or DuplicateFinder(store)
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
-                              operation: str = "import", keep_senders: bool = True) -> ImportResult:
-        if not records:
+                              skipped: Sequence[SkippedRecord] = (), operation: str = "import",
+                              keep_senders: bool = True) -> ImportResult:
+        """`records` are written (one gated write), `skipped` ones were refused by `parse_batch` and are
+        named in the result and the audit; a batch whose every record was skipped writes nothing."""
+        if not records and not skipped:
             raise ValidationError("the import has no episodes")
+        if not records:
+            return ImportResult([], skipped=list(skipped))
         episodes = materialize(scope, records, None, keep_senders)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
-            result, vectors = await self._sift(tx, scope, settings, episodes, f"{operation}_duplicate")
+            result, vectors = await self._sift(tx, scope, settings, episodes, records, f"{operation}_duplicate")
+            _audit_skipped(tx, f"{operation}_skipped", skipped)
             await write_episodes(tx, self._store, settings, result.episodes, _audit_import(operation, None),
                                  vectors=vectors)
-        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d", scope.scope_key,
-                 scope.user_key, len(result.episodes), len(result.duplicates))
-        return result
+        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d skipped=%d", scope.scope_key,
+                 scope.user_key, len(result.episodes), len(result.duplicates), len(skipped))
+        return replace(result, skipped=list(skipped))
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
-                              document_id: str) -> ImportResult:
-        episodes = materialize(scope, records, document_id, keep_senders=True)
-        key = document_key(scope.kb_id, document_id)
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "document_import") as tx:
-            result, vectors = await self._sift(tx, scope, settings, episodes, "document_duplicate")
-            # Only what this document creates: deleting it never removes a record it merely repeated.
-            index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
-                     "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
-            await tx.call("storage write", lambda: self._json.set(key, index))
-            await write_episodes(tx, self._store, settings, result.episodes,
-                                 _audit_import("document_import", document_id), vectors=vectors)
+                              document_id: str, skipped: Sequence[SkippedRecord] = ()) -> ImportResult:
+        [result] = await self.ingest_parts(settings, [(scope, records)], document_id, skipped)
         return result
 
+    async def ingest_keyed(self, kb_id: str, settings: KBSettings, payload: Any, document_id: str,
+                           bots: Collection[str] | None = None) -> list[ImportResult]:
+        """An upload in the official plugin's form (`keyed_items`): each record goes to the memory space its
+        `user_key` names when this KB derives that space (`scope_of_user_key`) for one of `bots` (the host's
+        bot uuids as it gives them; None: not known); any other key (the official default "imported",
+        another bot's, a chat key in bot isolation) is skipped and reported, never written elsewhere.
+        The first result carries every skipped record."""
+        items, keys = keyed_items(payload)
+        batch = parse_items(items, source="document", default_source_ref=f"document:{document_id}")
+        skipped = list(batch.skipped)
+        ours = {escape_bot_uuid(b) for b in bots} if bots is not None else None
+        grouped: dict[str, tuple[MemoryScope, list[ImportRecord]]] = {}
+        for record in batch.records:
+            key = keys[record.index]
+            held = grouped.get(key)
+            scope = held[0] if held else scope_of_user_key(key, kb_id, settings.isolation)
+            if scope is None:
+                skipped.append(SkippedRecord(record.index, _no_space(key, settings.isolation)))
+            elif ours is not None and _bot_of(scope) not in ours:
+                skipped.append(SkippedRecord(record.index, f"user_key {redact_for_log(key, 60)!r} names a bot "
+                                                           "this LangBot does not have"))
+            else:
+                grouped.setdefault(key, (scope, []))[1].append(record)
+        skipped.sort(key=lambda r: r.index)
+        if not grouped:
+            return [ImportResult([], skipped=skipped)]
+        return await self.ingest_parts(settings, list(grouped.values()), document_id, skipped)
+
+    async def ingest_parts(self, settings: KBSettings, parts: Sequence[tuple[MemoryScope, Sequence[ImportRecord]]],
+                           document_id: str, skipped: Sequence[SkippedRecord] = ()) -> list[ImportResult]:
+        """A document's records, one gated write per memory space it names (an upload in the official
+        plugin's form may name several). Before a part's records are written, the document's index names
+        them and every part written before, so deleting the document finds them all. The file's skipped
+        records are audited in the first part's space."""
+        written: list[dict[str, Any]] = []
+        results: list[ImportResult] = []
+        for number, (scope, records) in enumerate(parts):
+            episodes = materialize(scope, records, document_id, keep_senders=True)
+            key = document_key(scope.kb_id, document_id)
+            async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "document_import") as tx:
+                result, vectors = await self._sift(tx, scope, settings, episodes, records, "document_duplicate")
+                if number == 0:
+                    _audit_skipped(tx, "document_skipped", skipped, document_id=document_id)
+                # Only what this document creates: deleting it never removes a record it merely repeated.
+                part = {"user_key": scope.user_key, "scope_key": scope.scope_key,
+                        "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
+                index = {"parts": [*written, part]} if written else part
+                await tx.call("storage write", partial(self._json.set, key, index))
+                await write_episodes(tx, self._store, settings, result.episodes,
+                                     _audit_import("document_import", document_id), vectors=vectors)
+            written.append(part)
+            results.append(replace(result, skipped=list(skipped) if number == 0 else []))
+        return results
+
     async def _sift(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
-                    operation: str) -> tuple[ImportResult, list[list[float]]]:
+                    records: Sequence[ImportRecord], operation: str) -> tuple[ImportResult, list[list[float]]]:
         """The batch without its duplicates (each audited), links re-pointed, and the kept records'
-        vectors (one embedding pass for the check and the write)."""
-        vectors = await self._store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
-        active = [i for i, e in enumerate(episodes) if e.is_active]
-        findings = await self._duplicates.against_space(
-            scope.kb_id, scope.user_key, settings.embedding_model_uuid,
-            [Probe(episodes[i].content, episodes[i].sender_id, vectors[i]) for i in active], batch=True)
-        first_of: dict[tuple[str, str], int] = {}
+        vectors (one embedding pass for the check and the write). A record imported before (its
+        `original_id` is held in the space) is a duplicate whatever its status, and is not embedded."""
+        positions = [r.index + 1 for r in records]
         held_by: dict[str, str] = {}  # id of a record not written -> the id that holds its fact
         duplicates: list[BatchDuplicate] = []
+
+        def not_written(i: int, existing_id: str, in_batch: bool) -> None:
+            episode = episodes[i]
+            duplicates.append(BatchDuplicate(positions[i], episode.original_id, existing_id, in_batch))
+            held_by[episode.episode_id] = existing_id
+            tx.noted(operation, "episode", existing_id, RECORD_REMEMBERED(position=positions[i]),
+                     position=positions[i], original_id=episode.original_id or "", in_batch=in_batch)
+
+        imported = await self._imported_before(scope, episodes)
+        for i, episode in enumerate(episodes):
+            if episode.original_id and episode.original_id in imported:
+                not_written(i, imported[episode.original_id], False)
+        fresh = [i for i, e in enumerate(episodes) if e.episode_id not in held_by]
+        embedded = await self._store.embed(settings.embedding_model_uuid, [episodes[i].content for i in fresh])
+        vector_of = dict(zip(fresh, embedded))
+        active = [i for i in fresh if episodes[i].is_active]
+        findings = await self._duplicates.against_space(
+            scope.kb_id, scope.user_key, settings.embedding_model_uuid,
+            [Probe(episodes[i].content, episodes[i].sender_id, vector_of[i]) for i in active], batch=True)
+        first_of: dict[tuple[str, str], int] = {}
         similar: list[BatchSimilar] = []
         for i, finding in zip(active, findings):
             episode = episodes[i]
             batch_key = (episode.sender_id, fact_key(episode.content))
             earlier = first_of.get(batch_key) if batch_key[1] else None
             if finding.same is not None and finding.same.episode is not None:
-                duplicates.append(BatchDuplicate(i + 1, episode.original_id, finding.same.episode.episode_id, False))
+                not_written(i, finding.same.episode.episode_id, False)
             elif earlier is not None:
-                duplicates.append(BatchDuplicate(i + 1, episode.original_id, episodes[earlier].episode_id, True))
+                not_written(i, episodes[earlier].episode_id, True)
             else:
                 if batch_key[1]:
                     first_of[batch_key] = i
                 ids = tuple(m.episode.episode_id for m in finding.similar if m.episode is not None)
                 if ids:
-                    similar.append(BatchSimilar(i + 1, episode.episode_id, ids))
-                continue
-            held_by[episode.episode_id] = duplicates[-1].existing_id
-            tx.noted(operation, "episode", duplicates[-1].existing_id, RECORD_REMEMBERED(position=i + 1),
-                     position=i + 1,
-                     original_id=episode.original_id or "", in_batch=duplicates[-1].in_batch)
-        kept = [(_relinked(e, held_by), v) for e, v in zip(episodes, vectors) if e.episode_id not in held_by]
+                    similar.append(BatchSimilar(positions[i], episode.episode_id, ids))
+        kept = [(_relinked(episodes[i], held_by), vector_of[i]) for i in fresh if episodes[i].episode_id not in held_by]
+        duplicates.sort(key=lambda d: d.position)
         return ImportResult([e for e, _ in kept], duplicates, similar), [v for _, v in kept]
 
-    async def document_scope(self, kb_id: str, document_id: str) -> tuple[MemoryScope, list[str]] | None:
+    async def _imported_before(self, scope: MemoryScope, episodes: Sequence[Episode]) -> dict[str, str]:
+        """Ids a batch names that the space already holds: an imported record's `original_id`, or an
+        episode's own id (an export of this space imported back) -> the stored episode's id."""
+        if not any(e.original_id for e in episodes):
+            return {}
+        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+        held: dict[str, str] = {}
+        for stored in listing.episodes:
+            held.setdefault(stored.episode_id, stored.episode_id)
+            if stored.original_id:
+                held.setdefault(stored.original_id, stored.episode_id)
+        return held
+
+    async def document_parts(self, kb_id: str, document_id: str) -> list[tuple[MemoryScope, list[str]]]:
+        """Each memory space a document wrote into, with the ids it created there."""
         index = await self._json.get(document_key(kb_id, document_id))
-        if not isinstance(index, dict) or not index.get("user_key") or not index.get("scope_key"):
-            return None
-        scope = MemoryScope.stored(str(index["scope_key"]), str(index["user_key"]), kb_id,
-                                   str(index.get("isolation") or "session"))
-        return scope, [str(i) for i in index.get("ids") or []]
+        if not isinstance(index, dict):
+            return []
+        raw = index["parts"] if isinstance(index.get("parts"), list) else [index]
+        parts = []
+        for part in raw:
+            if isinstance(part, dict) and part.get("user_key") and part.get("scope_key"):
+                scope = MemoryScope.stored(str(part["scope_key"]), str(part["user_key"]), kb_id,
+                                           str(part.get("isolation") or "session"))
+                parts.append((scope, [str(i) for i in part.get("ids") or []]))
+        return parts
 
     async def delete_document(self, kb_id: str, document_id: str) -> int:
         """Remove exactly the records one ingested document created (E10), and first whatever was derived
-        from them (K5; in bot isolation the space, and so the cascade, covers every chat of the bot)."""
-        found = await self.document_scope(kb_id, document_id)
-        if found is None:
-            return 0
-        scope, ids = found
-        async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), "document_delete") as tx:
-            present = await self._present(kb_id, scope.user_key, ids)
-            if present:
-                # K5: summaries built from the document's records, and drafts quoting them, go first.
-                await self._derived.before_change(tx, scope, present, removed=True)
-                await tx.call("vector delete", lambda: self._store.delete(kb_id, scope.user_key, present))
-                for episode_id in present:
-                    tx.applied("document_delete", "episode", episode_id, DOCUMENT_DELETED(document_id=document_id))
-            await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
-        return len(present)
+        from them (K5; in bot isolation the space, and so the cascade, covers every chat of the bot).
+        One gated write per space; the index goes with the last, so a stop part-way is finished later."""
+        parts = await self.document_parts(kb_id, document_id)
+        removed = 0
+        for number, (scope, ids) in enumerate(parts):
+            async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), "document_delete") as tx:
+                present = await self._present(kb_id, scope.user_key, ids)
+                if present:
+                    # K5: summaries built from the document's records, and drafts quoting them, go first.
+                    await self._derived.before_change(tx, scope, present, removed=True)
+                    await tx.call("vector delete", partial(self._store.delete, kb_id, scope.user_key, present))
+                    for episode_id in present:
+                        tx.applied("document_delete", "episode", episode_id,
+                                   DOCUMENT_DELETED(document_id=document_id))
+                if number == len(parts) - 1:
+                    await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
+            removed += len(present)
+        return removed
 
     async def _present(self, kb_id: str, user_key: str, ids: list[str]) -> list[str]:
         """Which of `ids` are stored: one enumeration of the space (single gets beyond its limit)."""
@@ -346,4 +539,5 @@ def _relinked(episode: Episode, held_by: dict[str, str]) -> Episode:
 
 
 __all__ = ["MAX_SENDER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer", "ImportRecord", "ImportResult",
-           "episode_list", "load_json", "parse_records"]
+           "ParsedBatch", "SkippedRecord", "episode_list", "load_json", "nothing_stored", "parse_batch", "parse_items",
+           "parse_records"]

@@ -164,6 +164,18 @@ def test_ltm_context_reaches_the_runner(e2e):
         assert "_ltm_context: yes" in reply, reply
 
 
+def test_a_chat_with_no_memory_yet_is_told_who_is_speaking(e2e):
+    """Issue 34 point 6: before anything is stored, the model's request already names the current
+    speaker (and the date), because the memory KB is attached to the pipeline."""
+    with e2e.chat("person") as chat:
+        _, requests = turn(e2e, chat, "hi, this is my very first message here")
+        assert requests, "the message must reach the model"
+        block = ltm_block(requests[0])
+        speaker = next((line for line in block.splitlines() if line.startswith("current_speaker:")), "")
+        assert f'(id "{chat.sender_id}")' in speaker, system_texts(requests[0])
+        assert "Current date and time:" in block and "memory 1 (" not in block, block
+
+
 # --------------------------------------------------------------------------- !memory command
 def test_memory_command_list_show_forget_health(e2e):
     fact = f"the lab key is kept at desk {unique('m')}"

@@ -30,6 +30,7 @@ from . import params
 from ._audit import AuditPage
 from ._fences import Fence
 from ._gate import WriteGate
+from .bundle.importer import MigrationReport
 from .candidates.queue import CandidatePage
 from .candidates.records import Candidate, CandidateStatus
 from .candidates.review import CandidateRun
@@ -187,6 +188,14 @@ class MemoryService:
     async def export_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
         await self._m.kbs.open(scope)
         return await self._m.transfer.export(scope, statuses)
+
+    # ------------------------------------------------------------------ migration from the official plugin
+    async def migrate_bundle(self, data: str | bytes, *, bots: Sequence[str] | None, dry_run: bool
+                             ) -> MigrationReport:
+        """A migration bundle (`ltm/bundle/`) into every chat it names; `dry_run` writes nothing and
+        says per chat what would be written, what is here already and what would be skipped and why.
+        `bots`: the bot uuids this LangBot has (None when the host cannot say)."""
+        return await self._m.bundles.run(data, bots=bots, dry_run=dry_run)
 
     # ------------------------------------------------------------------ consolidation (K)
     async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None,

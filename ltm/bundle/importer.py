@@ -212,10 +212,11 @@ class BundleImport:
             return
         batch = parse_items(chat.episodes, source="import")
         count.skipped = [{"at": s.index, "reason": s.reason} for s in batch.skipped]
-        if dry_run:
-            held = await self._transfer.held_ids(scope, batch.records)
-            count.already = sum(1 for r in batch.records if r.original_id in held)
-            count.write = len(batch.records) - count.already
+        held = await self._transfer.held_ids(scope, batch.records)
+        fresh = [r for r in batch.records if r.original_id not in held]
+        count.already = len(batch.records) - len(fresh)
+        count.write = len(fresh)
+        if dry_run or not fresh:  # a bundle imported before: not even an audit note is written again
             return
         result = await self._transfer.import_episodes(scope, settings, batch.records, skipped=batch.skipped,
                                                       operation=OPERATION)

@@ -147,3 +147,15 @@ async def test_another_installations_bundle_and_hostile_keys(harness, kb, tmp_pa
     report = (await _migrate(harness, bundle, dry_run=True)).to_dict()
     hostile = [c for c in report["chats"] if c["key"].endswith(("\u202e1", "\u0000")) or c["key"].startswith("chats[")]
     assert len(hostile) == 2 and all(c["problem"] for c in hostile)
+
+
+async def test_a_bundle_uploaded_to_the_memory_kb_imports_into_every_chat(harness, kb, tmp_path):
+    harness.host.bots = [oi.BOT]
+    data = json.dumps(extract(tmp_path, "chroma")).encode("utf-8")
+    result = await harness.ingest(kb, "doc-bundle", "bundle.json", data)
+    assert result["status"] == "completed" and result["chunks_created"] == 5, result
+    assert result["metadata"]["migration"]["profiles"]["write"] == 3
+    scope3 = await harness.plugin.memory.scope_for(ident("3", bot=oi.BOT))
+    assert [e.content for e in await harness.plugin.memory.all_episodes(scope3)] == ["group 3 picks the venue by vote"]
+    again = await harness.ingest(kb, "doc-bundle-2", "bundle.json", data)
+    assert again["chunks_created"] == 0 and again["metadata"]["migration"]["episodes"]["already"] == 5

@@ -100,5 +100,5 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
-        bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue),
+        bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
     )

@@ -190,12 +190,15 @@ class MemoryService:
         return await self._m.transfer.export(scope, statuses)
 
     # ------------------------------------------------------------------ migration from the official plugin
-    async def migrate_bundle(self, data: str | bytes, *, bots: Sequence[str] | None, dry_run: bool
-                             ) -> MigrationReport:
+    async def host_bots(self) -> list[str] | None:
+        """The bot uuids this LangBot has; None when the host cannot say."""
+        return await self._m.bundles.host_bots()
+
+    async def migrate_bundle(self, data: str | bytes, *, dry_run: bool) -> MigrationReport:
         """A migration bundle (`ltm/bundle/`) into every chat it names; `dry_run` writes nothing and
         says per chat what would be written, what is here already and what would be skipped and why.
-        `bots`: the bot uuids this LangBot has (None when the host cannot say)."""
-        return await self._m.bundles.run(data, bots=bots, dry_run=dry_run)
+        The host's bot list decides which chats (and whether the bundle) belong to this installation."""
+        return await self._m.bundles.run(data, dry_run=dry_run)
 
     # ------------------------------------------------------------------ consolidation (K)
     async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None,

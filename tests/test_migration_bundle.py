@@ -52,10 +52,10 @@ def test_the_extractor_reads_every_chat_from_each_store_and_changes_nothing(tmp_
     assert again["chats"] == bundle["chats"]
 
 
-async def _migrate(harness, bundle: Any, *, dry_run: bool, bots: list[str] | None = None) -> dict[str, Any]:
+async def _migrate(harness, bundle: Any, *, dry_run: bool, bots: list[str] | None = None) -> Any:
+    harness.host.bots = [oi.BOT] if bots is None else bots  # what the host answers when asked for its bots
     data = bundle if isinstance(bundle, (str, bytes)) else json.dumps(bundle)
-    return await harness.plugin.memory.migrate_bundle(data, bots=[oi.BOT] if bots is None else bots,
-                                                      dry_run=dry_run)
+    return await harness.plugin.memory.migrate_bundle(data, dry_run=dry_run)
 
 
 async def test_a_bundle_dry_runs_then_imports_into_every_chat_and_a_second_import_writes_nothing(

@@ -19,7 +19,6 @@ the import itself (that check embeds the text), so the dry run's count is an upp
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +33,7 @@ from ..identity import Identity, Isolation, MemoryScope, chat_of_session_key, sc
 from ..kb_overrides import SettingsOverrides
 from ..kb_registry import KnowledgeBaseRegistry
 from ..kb_settings import KBSettings
+from ..ports import HostDirectory
 from ..profiles.book import ProfileBook
 from ..spaces import Space
 from .official_records import NO_EQUIVALENT, SETTING_EQUIVALENTS, audit_entry, candidate
@@ -90,7 +90,9 @@ class MigrationReport:
 
 class BundleImport:
     def __init__(self, gate: WriteGate, audit: AuditLog, kbs: KnowledgeBaseRegistry, overrides: SettingsOverrides,
-                 profiles: ProfileBook, transfer: EpisodeTransfer, queue: CandidateQueue) -> None:
+                 profiles: ProfileBook, transfer: EpisodeTransfer, queue: CandidateQueue,
+                 directory: HostDirectory) -> None:
+        self._directory = directory
         self._gate = gate
         self._audit = audit
         self._kbs = kbs
@@ -99,9 +101,13 @@ class BundleImport:
         self._transfer = transfer
         self._queue = queue
 
-    async def run(self, data: str | bytes, *, bots: Collection[str] | None, dry_run: bool) -> MigrationReport:
+    async def host_bots(self) -> list[str] | None:
+        return await self._directory.bot_ids()
+
+    async def run(self, data: str | bytes, *, dry_run: bool) -> MigrationReport:
         bundle = read_bundle(data)
         kb_id = await self._kbs_id()
+        bots = await self._directory.bot_ids()
         ours = {escape_bot_uuid(b) for b in bots} if bots is not None else None
         if ours is not None and bundle.bots and not ours & {escape_bot_uuid(b) for b in bundle.bots}:
             raise ValidationError(f"this bundle comes from another LangBot installation: none of its "

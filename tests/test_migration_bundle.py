@@ -159,3 +159,23 @@ async def test_a_bundle_uploaded_to_the_memory_kb_imports_into_every_chat(harnes
     assert [e.content for e in await harness.plugin.memory.all_episodes(scope3)] == ["group 3 picks the venue by vote"]
     again = await harness.ingest(kb, "doc-bundle-2", "bundle.json", data)
     assert again["chunks_created"] == 0 and again["metadata"]["migration"]["episodes"]["already"] == 5
+
+
+async def test_the_console_dry_runs_by_default_then_imports(harness, kb, tmp_path):
+    harness.host.bots = [oi.BOT]
+    text = json.dumps(extract(tmp_path, "chroma"))
+
+    async def console(body: dict[str, Any]) -> dict[str, Any]:
+        response = await harness.page_api("console", "/migrate", "POST", body)
+        assert response["error"] is None, response
+        return response["data"]
+
+    bad = await console({"bundle": ""})
+    assert bad["ok"] is False and "migration bundle" in bad["error"]
+    dry = await console({"bundle": text})
+    assert dry["dry_run"] is True and dry["totals"]["episodes"]["write"] == 5
+    scope1 = await harness.plugin.memory.scope_for(ident("1", bot=oi.BOT))
+    assert await harness.plugin.memory.all_episodes(scope1) == []
+    done = await console({"bundle": text, "dry_run": False})
+    assert done["dry_run"] is False and done["totals"]["episodes"]["write"] == 5
+    assert len(await harness.plugin.memory.all_episodes(scope1)) == 3

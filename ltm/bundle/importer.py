@@ -40,7 +40,7 @@ from .official_records import NO_EQUIVALENT, SETTING_EQUIVALENTS, audit_entry, c
 from .reading import Bundle, ChatPart, read_bundle
 
 log = logging.getLogger("LongTermMemory")
-OPERATION = "migration"
+OPERATION = "official_migration"
 
 
 @dataclass

@@ -179,3 +179,24 @@ async def test_the_console_dry_runs_by_default_then_imports(harness, kb, tmp_pat
     done = await console({"bundle": text, "dry_run": False})
     assert done["dry_run"] is False and done["totals"]["episodes"]["write"] == 5
     assert len(await harness.plugin.memory.all_episodes(scope1)) == 3
+
+
+async def test_a_bot_isolated_installation_moves_its_shared_episodes_and_its_isolation(harness, kb, tmp_path):
+    """The official KB in bot isolation keeps one episode space per bot (`bot:<uuid>`); the bundle's
+    isolation becomes this KB's override while it is empty, and the shared episodes land in the bot's space."""
+    bundle = extract(tmp_path, "chroma")
+    bundle["settings"]["isolation"] = "bot"
+    shared = [e for c in bundle["chats"] if c["key"].startswith(oi.BOT) for e in c["episodes"]]
+    for c in bundle["chats"]:
+        c["episodes"] = []
+    bundle["chats"].append({"key": f"bot:{oi.BOT}", "episodes": shared})
+    dry = (await _migrate(harness, bundle, dry_run=True)).to_dict()
+    assert next(s for s in dry["settings"] if s["name"] == "isolation")["action"] == "set"
+    assert next(c for c in dry["chats"] if c["key"] == f"bot:{oi.BOT}")["episodes"]["write"] == 5
+    await _migrate(harness, bundle, dry_run=False)
+    memory = harness.plugin.memory
+    assert (await memory.settings()).value("isolation").value == "bot"
+    scope3 = await memory.scope_for(ident("3", bot=oi.BOT))
+    assert scope3.user_key == f"bot:{oi.BOT}"
+    assert len(await memory.all_episodes(scope3)) == 5  # every chat of the bot sees the shared space
+    assert (await memory.export_profiles(await memory.scope_for(ident("1", bot=oi.BOT))))["speaker_profiles"]["u1"]

@@ -24,7 +24,7 @@
     call('/migrate', { bundle: text, dry_run: dryRun }).then(function (res) {
       state.report = res;
       state.dryOf = dryRun ? text : null;
-      if (!dryRun) { toast(t('migrate.done')); C.loadOverview(); }
+      if (!dryRun) { toast(t('migrate.done')); C.loadOverview(); C.loadTab('settings'); }  // overrides changed
     }, function (err) { state.error = err; })
       .then(function () { state.busy = false; renderPanel('settings'); });
   }
@@ -41,7 +41,7 @@
   function report(r) {
     return h('div', { class: 'stack', id: 'migrate-report', 'data-dry-run': String(r.dry_run) },
       alertBox(r.dry_run ? 'info' : 'ok', r.dry_run ? t('migrate.dryTitle') : t('migrate.doneTitle')),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'migrate-chats' },
+      h('div', { class: 'table-wrap' }, h('table', { class: 'settings', id: 'migrate-chats' },
         h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('migrate.chat')),
           PARTS.map(function (p) { return h('th', { scope: 'col' }, t('migrate.part.' + p)); }))),
         h('tbody', null, r.chats.map(function (c) {
@@ -50,7 +50,7 @@
           c.problem ? h('td', { colspan: PARTS.length, class: 'muted' }, t('migrate.notImported'))
             : PARTS.map(function (p) { return cell(c[p]); }));
         })))),
-      h('div', { class: 'table-wrap' }, h('table', { id: 'migrate-settings' },
+      h('div', { class: 'table-wrap' }, h('table', { class: 'settings', id: 'migrate-settings' },
         h('thead', null, h('tr', null, ['migrate.setting', 'migrate.value', 'migrate.action'].map(function (k) {
           return h('th', { scope: 'col' }, t(k));
         }))),
@@ -68,6 +68,7 @@
       h('div', { class: 'row' },
         h('input', { type: 'file', id: 'migrate-file', accept: '.json,application/json', 'aria-label': t('migrate.file'),
           onchange: function (e) { choose(e.target); } }),
+        state.name ? h('span', { class: 'mono small', id: 'migrate-name' }, state.name) : null,
         h('button', { type: 'button', class: 'btn', id: 'migrate-dry', disabled: !ready, onclick: function () { run(true); } },
           t('migrate.dryRun')),
         h('button', { type: 'button', class: 'btn primary', id: 'migrate-write',

@@ -126,7 +126,7 @@ def _statuses() -> tuple[Any, ...]:
     (lambda text: text[: len(text) // 2], "malformed JSON"),
     (lambda text: text.replace('"version": 1', '"version": 2', 1), "version 2 of the migration bundle"),
     (lambda text: text.replace('"format": "ltm-official-migration"', '"format": "other"'), "not a migration bundle"),
-    (lambda text: text + " " * (17 * 1024 * 1024), "at most 16 MiB"),
+    (lambda text: text + " " * (17 * 1024 * 1024), "at most 8 MiB"),
 ])
 async def test_a_bad_bundle_is_refused_whole_and_changes_nothing(harness, kb, tmp_path, mangle, message):
     from ltm import ValidationError

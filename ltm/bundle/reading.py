@@ -22,15 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import params
-from ..episodes.transfer import load_json
+from ..episodes.transfer import MAX_IMPORT_BYTES, load_json
 from ..errors import ValidationError
 
 BUNDLE_FORMAT = "ltm-official-migration"
 BUNDLE_VERSION = 1
 OFFICIAL_PLUGIN = "langbot-team/LongTermMemory"
-# A bundle larger than this is refused before it is parsed. The official plugin kept at most 1,000
-# audit entries and 1,000 candidates per chat; 16 MiB holds thousands of chats' profiles and episodes.
-MAX_BUNDLE_BYTES = 16 * 1024 * 1024
+# A bundle larger than this is refused before it is parsed: the limit of every JSON import here (a KB
+# upload reads the file with the same reader). A larger installation is exported in parts (--chat).
+MAX_BUNDLE_BYTES = MAX_IMPORT_BYTES
 MAX_CHATS = 5000
 PARTS = ("profiles", "episodes", "audit", "candidates")
 

@@ -176,7 +176,7 @@ class BundleImport:
                               "nor a bot's episode space (bot:<bot uuid>)")
             return report
         bot = identity.bot_uuid if identity is not None else chat.key.removeprefix("bot:")
-        if ours is not None and bot not in ours:
+        if ours is not None and bot and bot not in ours:  # a chat keyed without a bot names none to check
             report.problem = "its bot is not one this LangBot has"
             return report
         if identity is None:

@@ -10,6 +10,8 @@ Nothing here knows how a surface shows its results.
 from . import params
 from ._audit import AUDIT_OPERATIONS, AuditPage
 from ._fences import Fence
+from .bundle.importer import MigrationReport
+from .bundle.reading import is_bundle
 
 # ---- candidate extraction (Q)
 from .candidates import (
@@ -163,6 +165,7 @@ __all__ = [
     "Level",
     "MemoryScope",
     "MemoryService",
+    "MigrationReport",
     "NoKnowledgeBase",
     "NotFound",
     "NotPermitted",
@@ -204,6 +207,7 @@ __all__ = [
     "clean_tags",
     "derived_pair_problem",
     "fact_key",
+    "is_bundle",
     "load_json",
     "nothing_stored",
     "now_iso",

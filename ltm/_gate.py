@@ -112,6 +112,10 @@ class WriteTx:
         """An audit-only entry (e.g. fences cleared as a side effect)."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
 
+    def carried(self, entry: AuditEntry) -> None:
+        """An entry of another log carried over as it was, with its own time and speaker (a migration)."""
+        self.entries.append(entry)
+
     @property
     def applied_targets(self) -> list[str]:
         return list(self._net)

@@ -15,6 +15,7 @@ from ._audit import AuditLog
 from ._fences import FenceRegistry
 from ._gate import WriteGate
 from ._storage import JsonStore
+from .bundle.importer import BundleImport
 from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
@@ -58,6 +59,7 @@ class MemoryParts:
     candidates: CandidateReview
     people: PersonRegistry
     activity: SpaceActivityReader
+    bundles: BundleImport
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -86,14 +88,17 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     duplicates = DuplicateFinder(episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, derived, duplicates)
     listing = EpisodeListing(episodes)
+    overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
+    transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
-        kbs=kbs, overrides=SettingsOverrides(gate, kbs, diagnostics, episodes), recaller=Recaller(episodes),
+        kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
         listing=listing, drafts=drafts, lifecycle=lifecycle,
-        transfer=EpisodeTransfer(gate, episodes, store, derived, duplicates),
+        transfer=transfer,
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
+        bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
     )

@@ -166,6 +166,10 @@ class LanguageModel(Protocol):
 class HostDirectory(Protocol):
     async def knowledge_base_ids(self) -> list[str]: ...
 
+    async def bot_ids(self) -> list[str] | None:
+        """The bots this LangBot has; None when the host cannot say (then nothing is decided by it)."""
+        ...
+
 
 @dataclass(frozen=True)
 class HostPorts:

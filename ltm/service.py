@@ -30,6 +30,7 @@ from . import params
 from ._audit import AuditPage
 from ._fences import Fence
 from ._gate import WriteGate
+from .bundle.importer import MigrationReport
 from .candidates.queue import CandidatePage
 from .candidates.records import Candidate, CandidateStatus
 from .candidates.review import CandidateRun
@@ -187,6 +188,17 @@ class MemoryService:
     async def export_episodes(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
         await self._m.kbs.open(scope)
         return await self._m.transfer.export(scope, statuses)
+
+    # ------------------------------------------------------------------ migration from the official plugin
+    async def host_bots(self) -> list[str] | None:
+        """The bot uuids this LangBot has; None when the host cannot say."""
+        return await self._m.bundles.host_bots()
+
+    async def migrate_bundle(self, data: str | bytes, *, dry_run: bool) -> MigrationReport:
+        """A migration bundle (`ltm/bundle/`) into every chat it names; `dry_run` writes nothing and
+        says per chat what would be written, what is here already and what would be skipped and why.
+        The host's bot list decides which chats (and whether the bundle) belong to this installation."""
+        return await self._m.bundles.run(data, dry_run=dry_run)
 
     # ------------------------------------------------------------------ consolidation (K)
     async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None,

@@ -502,6 +502,9 @@ class InMemoryDirectory:
     async def knowledge_base_ids(self) -> list[str]:
         return await self._host.run(Call("directory.knowledge_base_ids"), self._ids_now)
 
+    async def bot_ids(self) -> list[str] | None:
+        return None  # this host has no bot list
+
 
 # ---------------------------------------------------------------------------------------------- bundle
 @dataclass(frozen=True)

@@ -278,7 +278,7 @@ CROSSED_PAIRS = {
 }
 
 
-SPACELESS_ROUTES = {"/overview", "/derive", "/settings", "/settings/set", "/settings/reset", "/person/find",
+SPACELESS_ROUTES = {"/overview", "/derive", "/settings", "/settings/set", "/settings/reset", "/migrate", "/person/find",
                     "/person/export", "/person/erase"}
 
 

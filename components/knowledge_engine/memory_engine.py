@@ -29,6 +29,7 @@ from ltm import (
     LTMError,
     MemoryService,
     clean_host_text,
+    is_bundle,
     load_json,
     nothing_stored,
     parse_batch,
@@ -125,6 +126,8 @@ class MemoryEngine(KnowledgeEngine):
         try:
             data = await self.plugin.get_knowledge_file_stream(context.file_object.storage_path)
             payload = load_json(data)
+            if is_bundle(payload):
+                return await self._migrate(data, document_id)
             spec = payload.get("scope") if isinstance(payload, dict) else None
             identity = identity_from_scope_spec(spec) or identity_from_scope_spec((meta.extra or {}).get("scope"))
             if identity is None:
@@ -158,17 +161,20 @@ class MemoryEngine(KnowledgeEngine):
         return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED, chunks_created=written,
                                metadata={"skipped": report} if report else {})
 
+    async def _migrate(self, data: bytes, document_id: str) -> IngestionResult:
+        """A migration bundle (scripts/export_official.py) imports into every chat it names. Its records
+        belong to their chats, not to this document: deleting the document does not undo the migration."""
+        report = await self.plugin.memory.migrate_bundle(data, dry_run=False)
+        totals = report.totals()
+        log.info("[LongTermMemory] migration bundle document=%s totals=%s", document_id, totals)
+        return IngestionResult(document_id=document_id, status=DocumentStatus.COMPLETED,
+                               chunks_created=totals.get("episodes", {}).get("write", 0),
+                               metadata={"migration": totals})
+
     async def _bots(self) -> list[str] | None:
         """The bot uuids this LangBot has (a record keyed to any other bot is not stored); None when the
         host does not say, and then the key's form alone decides."""
-        try:
-            found = await self.plugin.get_bots()
-        except Exception as exc:  # noqa: BLE001 - an older host or a failed call: the check is skipped
-            log.warning("[LongTermMemory] bot list not available for a document import: %s", type(exc).__name__)
-            return None
-        # The SDK says list[str]; LangBot 4.11.2 sends each bot as a dict with its uuid.
-        return [str(b.get("uuid")) if isinstance(b, dict) else str(b) for b in found or []
-                if isinstance(b, str) or (isinstance(b, dict) and b.get("uuid"))]
+        return await self.plugin.memory.host_bots()
 
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         removed = await self.plugin.memory.delete_document(kb_id, document_id)

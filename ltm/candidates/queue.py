@@ -47,6 +47,7 @@ ORIGIN = {o: Phrase(f"origin.{o.value}", o.value) for o in CandidateOrigin}
 ERASED = Phrase("audit.candidate_erased", "{status} {what} candidate erased")
 REDACTED = Phrase("audit.candidate_redacted",
                   "text of the accepted {what} candidate removed: its episode {applied_id} was deleted")
+ADOPTED = Phrase("audit.candidate_migrated", "candidate migrated from the official plugin ({what}, {status})")
 CANDIDATE_STATUS = {s: Phrase(f"candidate.status.{s.value}", s.value) for s in CandidateStatus}
 
 log = logging.getLogger("LongTermMemory")
@@ -217,6 +218,26 @@ class CandidateQueue:
             log.info("[LongTermMemory] candidate queue of scope=%s: %d decided candidate(s) dropped to make room",
                      scope.scope_key, dropped)
         return ProposeResult(added, refused, duplicates, dropped)
+
+    async def adopt(self, scope: MemoryScope, incoming: Sequence[Candidate], operation: str
+                    ) -> tuple[list[Candidate], int]:
+        """Candidates carried over from elsewhere (a migration), each with its own id, status and times;
+        one whose id the queue holds is not added again. Returns (added, refused for lack of room)."""
+        async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
+            record = await self._read(scope)
+            taken = record.ids()
+            fresh = [c for c in incoming if c.candidate_id not in taken]
+            if not fresh:
+                return [], 0
+            kept, _dropped, fits = make_room(record.items, len(fresh))
+            added = fresh[:fits]
+            record.items = kept + added
+            await tx.call("storage write", partial(self._write, scope, record))
+            for candidate in added:
+                tx.applied(operation, "candidate", candidate.candidate_id,
+                           ADOPTED(what=candidate.describe(), status=CANDIDATE_STATUS[candidate.status]()),
+                           source_ref=candidate.source_ref)
+        return added, len(fresh) - fits
 
     async def redact_applied(self, tx: WriteTx, scope: MemoryScope, episode_ids: set[str]) -> int:
         """Accepted candidates of this scope that became one of `episode_ids` lose their text and quote,

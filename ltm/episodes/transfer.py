@@ -461,6 +461,16 @@ class EpisodeTransfer:
         duplicates.sort(key=lambda d: d.position)
         return ImportResult([e for e, _ in kept], duplicates, similar), [v for _, v in kept]
 
+    async def held_ids(self, scope: MemoryScope, records: Sequence[ImportRecord]) -> set[str]:
+        """The ids of `records` the space already holds (what a dry run of an import reports as already
+        imported); a read only."""
+        ids = {r.original_id for r in records if r.original_id}
+        if not ids:
+            return set()
+        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+        held = {e.episode_id for e in listing.episodes} | {e.original_id for e in listing.episodes if e.original_id}
+        return ids & held
+
     async def _imported_before(self, scope: MemoryScope, episodes: Sequence[Episode]) -> dict[str, str]:
         """Ids a batch names that the space already holds: an imported record's `original_id`, or an
         episode's own id (an export of this space imported back) -> the stored episode's id."""

@@ -94,6 +94,16 @@ class HostKnowledgeBases:
         kbs = await host_call("knowledge base list", self._plugin.list_knowledge_bases())
         return [str(kb.get("uuid")) for kb in kbs or [] if isinstance(kb, dict) and kb.get("uuid")]
 
+    async def bot_ids(self) -> list[str] | None:
+        try:
+            found = await self._plugin.get_bots()
+        except Exception as exc:  # noqa: BLE001 - an older host or a failed call: nothing is decided by the list
+            log.warning("[LongTermMemory] bot list not available: %s", type(exc).__name__)
+            return None
+        # The SDK says list[str]; LangBot 4.11.2 sends each bot as a dict with its uuid.
+        return [str(b.get("uuid")) if isinstance(b, dict) else str(b) for b in found or []
+                if isinstance(b, str) or (isinstance(b, dict) and b.get("uuid"))]
+
 
 def langbot_ports(plugin: Any) -> HostPorts:
     """Every port over one LangBot plugin object (its methods are the host API)."""

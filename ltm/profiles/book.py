@@ -166,15 +166,22 @@ class ProfileBook:
         raw = await self._store.get(ProfileRef(ProfileTarget.SPEAKER, sender_id).key(scope_key))
         return None if raw is None else Profile.from_dict(raw)
 
-    async def import_profiles(self, scope: MemoryScope, payload: Any) -> ProfileImport:
+    async def import_profiles(self, scope: MemoryScope, payload: Any, *, dry_run: bool = False) -> ProfileImport:
         """What `export` produced (or the official plugin's L1 export, `official_transfer.py`), checked
         before any write; each profile it carries with content replaces that profile of this session
         (empty ones are left alone: an import never erases). A profile already stored exactly so is not
-        written again, so importing one file twice changes nothing the second time."""
+        written again, so importing one file twice changes nothing the second time. `dry_run`: what would
+        be written and what is unchanged, and nothing is written."""
         limits = self._limits()
         found = parse_official_export(payload, limits) if is_official_export(payload) else parse_import(payload, limits)
         written: list[tuple[ProfileTarget, str, Profile]] = []
         unchanged: list[tuple[ProfileTarget, str, Profile]] = []
+        if dry_run:
+            for ref_target, sender_id, profile in found.profiles:
+                stored = await self._store.get(ProfileRef(ref_target, sender_id).key(scope.scope_key))
+                same = Profile.from_dict(stored).to_dict() == profile.to_dict()
+                (unchanged if same else written).append((ref_target, sender_id, profile))
+            return replace(found, profiles=written, unchanged=tuple(unchanged))
         async with self._gate.write(scope, Space.l1(scope.scope_key), "profile_import") as tx:
             for ref_target, sender_id, profile in found.profiles:
                 ref = ProfileRef(ref_target, sender_id)

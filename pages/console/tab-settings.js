@@ -76,7 +76,8 @@
           h('thead', null, h('tr', null, ['settings.name', 'settings.value', 'settings.origin', 'settings.change'].map(function (k) {
             return h('th', { scope: 'col' }, t(k));
           }))),
-          h('tbody', null, d.settings.map(function (item) { return row(view, item); }))))) : null);
+          h('tbody', null, d.settings.map(function (item) { return row(view, item); }))))) : null,
+      d && C.migrateSection ? C.migrateSection() : null);
   }
 
   C.defineTab('settings', {

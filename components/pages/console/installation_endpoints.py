@@ -127,3 +127,15 @@ async def settings_reset(memory: MemoryService, body: Body) -> Result:
     change = await memory.reset_setting(body.get("name"))
     return {"changed": change.changed, "setting": change.after.to_dict(), "before": change.before,
             **settings_view(await memory.settings())}
+
+
+# --------------------------------------------------------------------------- migration from the official plugin
+@ROUTES("/migrate")
+async def migrate(memory: MemoryService, body: Body) -> Result:
+    """A migration bundle (the file's text) into every chat it names; a dry run unless `dry_run` is false."""
+    allowed(body, {"bundle", "dry_run"})
+    bundle = body.get("bundle")
+    if not isinstance(bundle, str) or not bundle.strip():
+        raise ValidationError("bundle must be the text of a migration bundle (scripts/export_official.py)")
+    dry_run = params.flag(body.get("dry_run"), "dry_run", default=True)
+    return (await memory.migrate_bundle(bundle, dry_run=dry_run)).to_dict()

@@ -1,0 +1,1 @@
+"""Moving a whole official-plugin installation over: the migration bundle and its import."""

@@ -1,0 +1,296 @@
+"""Export everything the official LongTermMemory plugin (langbot-team/LongTermMemory) kept in one LangBot
+installation into one migration bundle, for this plugin's Memory Console (Settings tab, "Migrate") or a
+memory KB upload. It only reads: the official data is never changed.
+
+Run it on the LangBot host with LangBot's own Python, from anywhere:
+
+    python scripts/export_official.py --langbot-dir /path/to/langbot --out bundle.json
+
+It needs nothing LangBot does not already have: the standard library, PyYAML (LangBot reads its
+config with it), the driver of LangBot's database (sqlite3, or asyncpg for PostgreSQL) and the client
+of its vector store (chromadb, qdrant-client or pyseekdb). It lives in scripts/ rather than in the
+plugin because it runs beside LangBot, not inside the plugin's runtime, and must not import the plugin.
+
+What it reads (LangBot 4.11.2): `data/config.yaml` (`database.use`, `vdb.use`); plugin storage rows
+(table `binary_storages`, owner_type "plugin", owner "langbot-team/LongTermMemory"): `ps:<scope key>`,
+`pp:<scope key>:<sender id>`, `audit:<scope key>`, `candidates:<scope key>`, `kb_configs`; the
+memory KB (table `knowledge_bases`, engine "langbot-team/LongTermMemory") and its collection
+(`lb_<uuid5 of instance, workspace and KB>`, or the KB's `collection_id` for a pre-tenancy one);
+the bots (table `bots`), whose uuids let the importer recognise this installation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import sqlite3
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+PLUGIN = "langbot-team/LongTermMemory"
+BUNDLE_FORMAT = "ltm-official-migration"
+BUNDLE_VERSION = 1
+PAGE = 500
+# Metadata LangBot adds to every vector row; not the plugin's.
+HOST_KEYS = ("_langbot_instance_uuid", "_langbot_workspace_uuid", "_langbot_knowledge_base_uuid")
+
+
+class ExportError(Exception):
+    pass
+
+
+# --------------------------------------------------------------------------- LangBot's database
+def _sqlite_rows(path: Path, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    if not path.is_file():
+        raise ExportError(f"LangBot's database {path} does not exist (database.sqlite.path in data/config.yaml)")
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)  # read-only: nothing can change
+    try:
+        return db.execute(sql, args).fetchall()
+    finally:
+        db.close()
+
+
+def _postgres_rows(config: dict[str, Any], sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    import asyncpg  # LangBot's own PostgreSQL driver
+
+    async def fetch() -> list[tuple[Any, ...]]:
+        url = str(config.get("url") or "").replace("postgresql+asyncpg://", "postgresql://")
+        if url:
+            conn = await asyncpg.connect(url)
+        else:
+            conn = await asyncpg.connect(host=config.get("host", "127.0.0.1"), port=int(config.get("port", 5432)),
+                                         user=config.get("user", "postgres"), password=config.get("password", ""),
+                                         database=config.get("database", "postgres"))
+        try:
+            numbered = sql
+            for n in range(1, len(args) + 1):
+                numbered = numbered.replace("?", f"${n}", 1)
+            return [tuple(r) for r in await conn.fetch(numbered, *args)]
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
+class Database:
+    def __init__(self, root: Path, config: dict[str, Any]) -> None:
+        db = config.get("database") or {}
+        self.kind = str(db.get("use") or "sqlite")
+        self._root = root
+        self._config = db
+
+    def rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+        if self.kind == "postgresql":
+            return _postgres_rows(self._config.get("postgresql") or {}, sql, args)
+        path = Path(str((self._config.get("sqlite") or {}).get("path") or "data/langbot.db"))
+        return _sqlite_rows(path if path.is_absolute() else self._root / path, sql, args)
+
+
+# --------------------------------------------------------------------------- the vector store
+def collection_name(instance_uuid: str, workspace_uuid: str, kb_uuid: str) -> str:
+    """LangBot 4.11.2's physical collection of a knowledge base (pkg/vector/mgr.py)."""
+    return "lb_" + uuid.uuid5(uuid.NAMESPACE_URL,
+                              f"langbot:knowledge-vector:{instance_uuid}:{workspace_uuid}:{kb_uuid}").hex
+
+
+def _local(root: Path, value: Any, default: str) -> str:
+    path = Path(str(value or default))
+    return str(path if path.is_absolute() else root / path)
+
+
+def vector_rows(root: Path, config: dict[str, Any], collection: str) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(row id, metadata, document) of every row of the collection."""
+    vdb = config.get("vdb") or {}
+    use = str(vdb.get("use") or "chroma")
+    if use == "chroma":
+        import chromadb
+
+        client = chromadb.PersistentClient(path=_local(root, None, "data/chroma"))
+        if collection not in [c if isinstance(c, str) else c.name for c in client.list_collections()]:
+            return
+        yield from _paged(client.get_collection(collection).get)
+    elif use == "seekdb":
+        import pyseekdb
+
+        cfg = vdb.get("seekdb") or {}
+        if cfg.get("mode", "embedded") == "embedded":
+            client = pyseekdb.Client(path=_local(root, cfg.get("path"), "data/seekdb"),
+                                     database=cfg.get("database", "langbot"))
+        else:
+            client = pyseekdb.Client(host=cfg.get("host", "localhost"), port=int(cfg.get("port", 2881)),
+                                     database=cfg.get("database", "langbot"), user=cfg.get("user", "root"),
+                                     password=cfg.get("password", ""))
+        if not client.has_collection(collection):
+            return
+        yield from _paged(client.get_collection(collection, embedding_function=None).get)
+    elif use == "qdrant":
+        from qdrant_client import QdrantClient
+
+        cfg = vdb.get("qdrant") or {}
+        if cfg.get("path"):  # a local copy of the store (LangBot itself connects by url or host)
+            client = QdrantClient(path=_local(root, cfg.get("path"), ""))
+        elif cfg.get("url"):
+            client = QdrantClient(url=cfg["url"], api_key=cfg.get("api_key") or None)
+        else:
+            client = QdrantClient(host=cfg.get("host", "localhost"), port=int(cfg.get("port", 6333)),
+                                  api_key=cfg.get("api_key") or None)
+        try:
+            if not client.collection_exists(collection):
+                return
+            offset = None
+            while True:
+                points, offset = client.scroll(collection_name=collection, limit=PAGE, offset=offset,
+                                               with_payload=True, with_vectors=False)
+                for point in points:
+                    payload = dict(point.payload or {})
+                    yield str(point.id), payload, str(payload.get("content") or "")
+                if offset is None:
+                    return
+        finally:
+            client.close()
+    else:
+        raise ExportError(f"vdb.use is {use!r}: this extractor reads chroma, qdrant and seekdb (the stores the "
+                          "official plugin supports)")
+
+
+def _paged(get: Any) -> Iterator[tuple[str, dict[str, Any], str]]:
+    offset = 0
+    while True:
+        got = get(include=["metadatas", "documents"], limit=PAGE, offset=offset)
+        ids = got.get("ids") or []
+        metas = got.get("metadatas") or [None] * len(ids)
+        docs = got.get("documents") or [None] * len(ids)
+        for row_id, meta, doc in zip(ids, metas, docs):
+            yield str(row_id), dict(meta or {}), str(doc or "")
+        if len(ids) < PAGE:
+            return
+        offset += PAGE
+
+
+def episode_record(row_id: str, meta: dict[str, Any], document: str) -> dict[str, Any]:
+    """A row in the shape of the official `!memory export l2` record."""
+    tags = [t.strip() for t in str(meta.get("tags") or "").split(",") if t.strip()]
+    try:
+        importance = int(str(meta.get("importance") or "2"))
+    except ValueError:
+        importance = 2
+    record = {"id": row_id, "content": str(meta.get("content") or document), "tags": tags,
+              "importance": importance, "timestamp": str(meta.get("timestamp") or "") or None,
+              "sender_id": str(meta.get("sender_id") or ""), "sender_name": str(meta.get("sender_name") or ""),
+              "source": str(meta.get("source") or "agent"), "status": str(meta.get("status") or "active")}
+    if meta.get("superseded_by"):
+        record["superseded_by"] = str(meta["superseded_by"])
+    return record
+
+
+# --------------------------------------------------------------------------- the bundle
+def _json(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value).decode("utf-8")
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[str] | None = None
+           ) -> dict[str, Any]:
+    db = Database(root, config)
+    storage: dict[str, Any] = {}
+    for key, value in db.rows("SELECT key, value FROM binary_storages WHERE owner_type = ? AND owner = ?",
+                              "plugin", plugin):
+        try:
+            storage[str(key)] = _json(value)
+        except (ValueError, UnicodeDecodeError):
+            print(f"export: storage key {key!r} is not JSON; left out", file=sys.stderr)
+    kbs = db.rows("SELECT uuid, workspace_uuid, collection_id, legacy_vector_collection, creation_settings, "
+                  "retrieval_settings FROM knowledge_bases WHERE knowledge_engine_plugin_id = ?", plugin)
+    configs = storage.get("kb_configs") if isinstance(storage.get("kb_configs"), dict) else {}
+    kb = next((k for k in kbs if k[0] in configs), kbs[0] if kbs else None)
+    workspaces = dict(db.rows("SELECT uuid, instance_uuid FROM workspaces"))
+    bots = sorted(str(b[0]) for b in db.rows("SELECT uuid FROM bots"))
+    settings: dict[str, Any] = {}
+    grouped: dict[str, dict[str, list[Any]]] = {}
+
+    def chat(key: str) -> dict[str, list[Any]]:
+        return grouped.setdefault(key, {"profiles": [], "episodes": [], "audit": [], "candidates": []})
+
+    fingerprint_parts = [plugin]
+    unplaced = 0
+    if kb is not None:
+        kb_uuid, workspace_uuid, collection_id, legacy, creation, retrieval = kb
+        settings = dict(configs.get(kb_uuid) or _json(creation) or {})
+        retrieval = _json(retrieval) or {}
+        if isinstance(retrieval, dict) and retrieval:
+            settings["retrieval"] = retrieval
+        instance_uuid = str(workspaces.get(workspace_uuid) or "")
+        fingerprint_parts += [instance_uuid, str(workspace_uuid), str(kb_uuid)]
+        name = str(collection_id) if legacy and collection_id else collection_name(instance_uuid, workspace_uuid,
+                                                                                     kb_uuid)
+        for row_id, meta, document in vector_rows(root, config, name):
+            user_key = str(meta.get("user_key") or "")
+            if meta.get("source") == "health_probe" or user_key.startswith("ltm-health:"):
+                continue  # the official health check's throwaway records
+            if not user_key:
+                unplaced += 1
+                continue
+            chat(user_key)["episodes"].append(episode_record(row_id, {k: v for k, v in meta.items()
+                                                                      if k not in HOST_KEYS}, document))
+    scope_keys = {k.split(":", 1)[1] for k in storage if k.startswith(("ps:", "audit:", "candidates:"))}
+    for key, value in sorted(storage.items()):
+        if key.startswith("ps:") and isinstance(value, dict):
+            chat(key[3:])["profiles"].append({"type": "session", "scope_key": key[3:], "profile": value})
+        elif key.startswith("pp:") and isinstance(value, dict):
+            rest = key[3:]
+            known = [s for s in scope_keys if rest.startswith(s + ":")]
+            scope_key = max(known, key=len) if known else rest.rsplit(":", 1)[0]
+            sender = rest[len(scope_key) + 1:]
+            chat(scope_key)["profiles"].append({"type": "speaker", "scope_key": scope_key, "sender_id": sender,
+                                                "profile": value})
+        elif key.startswith("audit:") and isinstance(value, list):
+            chat(key[6:])["audit"].extend(value)
+        elif key.startswith("candidates:") and isinstance(value, list):
+            chat(key[11:])["candidates"].extend(value)
+    keys = sorted(k for k in grouped if chats is None or k in chats)
+    return {
+        "format": BUNDLE_FORMAT, "version": BUNDLE_VERSION,
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "source": {"plugin": plugin, "fingerprint": hashlib.sha256("|".join(fingerprint_parts).encode()).hexdigest(),
+                   "kb_id": str(kb[0]) if kb else "", "bots": bots, "database": db.kind,
+                   "vector_store": str((config.get("vdb") or {}).get("use") or "chroma"),
+                   "episodes_without_space": unplaced},
+        "settings": settings,
+        "chats": [{"key": k, **grouped[k]} for k in keys],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--langbot-dir", default=".", help="LangBot's working directory (holds data/)")
+    parser.add_argument("--config", help="LangBot's config file (default: <langbot-dir>/data/config.yaml)")
+    parser.add_argument("--out", required=True, help="where to write the bundle (JSON)")
+    parser.add_argument("--chat", action="append", help="only this chat's key (repeat for several)")
+    args = parser.parse_args(argv)
+    root = Path(args.langbot_dir)
+    config_path = Path(args.config) if args.config else root / "data" / "config.yaml"
+    try:
+        import yaml  # LangBot reads its config with PyYAML, so its Python has it
+
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+        bundle = export(root, config, chats=set(args.chat) if args.chat else None)
+    except (OSError, ExportError, sqlite3.Error) as exc:
+        print(f"export: {exc}", file=sys.stderr)
+        return 1
+    Path(args.out).write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
+    for item in bundle["chats"]:
+        print(f"{item['key']}: {len(item['profiles'])} profiles, {len(item['episodes'])} episodes, "
+              f"{len(item['audit'])} audit entries, {len(item['candidates'])} candidates", file=sys.stderr)
+    print(f"export: {len(bundle['chats'])} chats -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,6 +31,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
+from ltm.episodes import lexical  # noqa: E402
 from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
 from tests.stores import CORE_STORES, SLICE_STORES, full_matrix_stores  # noqa: E402
 
@@ -94,6 +95,15 @@ async def supported_host(supported_backend_name: str, tmp_path: Path
         yield fake
     finally:
         await fake.close()
+
+
+@pytest.fixture(autouse=True)
+def _index_saves_soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big space's word index is saved `SAVE_DELAY` (30 s) after its last write (ltm/episodes/lexical.py),
+    and a test that waits for the background work (`word_indexes_built`) would sleep through that delay:
+    half a minute per test for nothing. Here the delay is half a second; a test about the delay itself
+    sets `save_delay` on its index (tests/unit/test_saved_index.py)."""
+    monkeypatch.setattr(lexical, "SAVE_DELAY", 0.5)
 
 
 @pytest.fixture

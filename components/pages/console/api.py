@@ -51,7 +51,9 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
     if memory is None:
         return _fail("the memory service is not initialized", "unavailable")
     try:
-        refuse_credentials(body)  # before any field is parsed (a parser's message quotes its input)
+        # Before any field is parsed (a parser's message quotes its input); a vetted field is checked by the
+        # core record by record.
+        refuse_credentials({name: value for name, value in body.items() if name not in route.vetted})
         data = await route.handler(memory, body)
     except LTMError as exc:
         log.info("[LongTermMemory] console %s refused: %s", path, exc.code)

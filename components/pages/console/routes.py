@@ -26,6 +26,9 @@ class Endpoint:
     path: str
     handler: Handler
     read_only: bool = False
+    # Fields whose content the core vets item by item (a migration bundle: a record holding a credential is
+    # skipped and reported, the rest imported), so the request-wide credential refusal leaves them out.
+    vetted: frozenset[str] = frozenset()
 
 
 class Endpoints(Declarations[Endpoint]):
@@ -34,8 +37,9 @@ class Endpoints(Declarations[Endpoint]):
     def __init__(self) -> None:
         super().__init__("console endpoint")
 
-    def __call__(self, path: str, *, read_only: bool = False) -> Callable[[Handler], Handler]:
-        return self.decorator((path,), lambda handler: Endpoint(path, handler, read_only))
+    def __call__(self, path: str, *, read_only: bool = False, vetted: frozenset[str] = frozenset()
+                 ) -> Callable[[Handler], Handler]:
+        return self.decorator((path,), lambda handler: Endpoint(path, handler, read_only, vetted))
 
     def add(self, path: str, handler: Handler, *, read_only: bool = False) -> None:
         """An endpoint built by a helper (`spaces.one_record`) rather than written as a function."""

@@ -281,10 +281,10 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ writes (the store calls these)
     @contextlib.asynccontextmanager
-    async def writing(self, kb_id: str, user_keys: Iterable[str]) -> AsyncIterator[None]:
+    async def writing(self, kb_id: str, user_keys: Iterable[str], *, deleting: bool = False) -> AsyncIterator[None]:
         """Around one store write to these spaces: counts it as started (no build, load or save that
-        overlaps it is kept) and marks each space's saved index stale first (HostError: nothing may be
-        written)."""
+        overlaps it is kept) and marks each space's saved index stale first, or, when the write
+        deletes records, removes it (its pages hold their words) (HostError: nothing may be written)."""
         started: list[SpaceKey] = []
         try:
             for user_key in dict.fromkeys(user_keys):
@@ -294,7 +294,7 @@ class LexicalIndexes:
                     self._inflight[key] += 1
                     started.append(key)
                     if self._pages is not None:
-                        await self._pages.mark_stale(kb_id, user_key)
+                        await (self._pages.discard if deleting else self._pages.mark_stale)(kb_id, user_key)
             yield
         finally:
             for key in started:

@@ -26,6 +26,7 @@ from ._storage import (
     document_prefix,
     draft_kb_prefix,
     draft_log_kb_prefix,
+    layout_marker_key,
     lineage_kb_prefix,
     word_index_kb_prefix,
 )
@@ -226,7 +227,7 @@ class KnowledgeBaseRegistry:
             # Everything that holds the KB's records or their words goes inside this write: the saved word
             # indexes (pages of records' text) and the injection snapshots that quote its memories, too.
             keys = [key for prefix in (document_prefix(kb_id), draft_kb_prefix(kb_id), draft_log_kb_prefix(kb_id),
-                                       lineage_kb_prefix(kb_id), word_index_kb_prefix(kb_id))
+                                       lineage_kb_prefix(kb_id), word_index_kb_prefix(kb_id), layout_marker_key(kb_id))
                     for key in await self._store.keys(prefix)] + await self._snapshots_of(kb_id)
             left = 0
             for key in keys:

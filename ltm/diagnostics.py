@@ -116,6 +116,7 @@ class Diagnostics:
         self._directory = directory
         self._injected: dict[tuple[str, str], float] = {}
         self._noted: set[str] = set()
+        self.deleted: dict[str, None] = {}  # episode ids deleted by this process, newest last (`QuotedSnapshots`)
 
     # ------------------------------------------------------------------ health (H)
     async def health(self, found: tuple[str, KBSettings] | None, scope: MemoryScope | None,
@@ -193,7 +194,12 @@ class Diagnostics:
 
     # ------------------------------------------------------------------ injection snapshots (I5)
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
-        """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way."""
+        """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way. A
+        turn that recalled an episode deleted meanwhile does not keep its words here (`QuotedSnapshots`)."""
+        episodes = snapshot.get("episodes")
+        if self.deleted and isinstance(episodes, list) and quoted_ids(snapshot) & self.deleted.keys():
+            snapshot = {**snapshot, "episodes": [e for e in episodes if not (isinstance(e, dict)
+                                                                             and str(e.get("id")) in self.deleted)]}
         await self._store.set(snapshot_key(scope.scope_key), snapshot)
 
     async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
@@ -288,9 +294,12 @@ class QuotedSnapshots:
     share the space are read (as `ForgottenCandidates` does), and only on a delete: never on a turn.
     Runs before the summaries themselves are removed (their lineage is read here)."""
 
-    def __init__(self, store: JsonStore, lineage: Lineage) -> None:
+    KEEP_DELETED = 10_000  # ids remembered for turns that recalled them just before they were deleted
+
+    def __init__(self, store: JsonStore, lineage: Lineage, deleted: dict[str, None] | None = None) -> None:
         self._store = store
         self._lineage = lineage
+        self._deleted = deleted if deleted is not None else {}
 
     async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
                             removed: bool) -> None:
@@ -299,6 +308,11 @@ class QuotedSnapshots:
         ids = set(episode_ids)
         ids |= {s for s, sources in (await self._lineage(scope.kb_id, scope.user_key)).items()
                 if ids.intersection(sources)}
+        for episode_id in ids:  # a turn that recalled one before this delete saves its snapshot without it
+            self._deleted.pop(episode_id, None)
+            self._deleted[episode_id] = None
+        while len(self._deleted) > self.KEEP_DELETED:
+            del self._deleted[next(iter(self._deleted))]
         for key in sorted(await self._store.keys(SNAPSHOT_PREFIX)):
             chat = scope_of_key(key)
             if chat is None or not (chat == scope.user_key

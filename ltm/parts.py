@@ -82,7 +82,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     drafts = DraftBook(store, episodes)
     queue = CandidateQueue(gate, store)
     # A snapshot quoting a deleted episode (or a summary of it) goes first, while the lineage is still there.
-    derived = DerivedInOrder(QuotedSnapshots(store, drafts.lineage), drafts, ForgottenCandidates(queue, store))
+    derived = DerivedInOrder(QuotedSnapshots(store, drafts.lineage, diagnostics.deleted), drafts,
+                             ForgottenCandidates(queue, store))
     # One fact, one record: every write path and the candidate check ask the same finder.
     duplicates = DuplicateFinder(episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, derived, duplicates)

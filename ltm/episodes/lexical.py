@@ -16,7 +16,8 @@ each space: whole-space word candidates and listing order with **no host call pe
   partial index would silently recall less. Each page is re-checked for the space, as every read
   is (`EpisodeStore._own`).
 - Kept current by the store's own writes (`EpisodeStore.upsert_batch`, `delete`): `writing()` runs
-  before each (the saved head is marked stale first; the write counts as started), then a write
+  before each (the saved head is marked stale first, or, before a delete, the saved index is removed,
+  since its pages hold the deleted records' words; the write counts as started), then a write
   that succeeded is applied, and one that failed or whose outcome is unknown drops the space's index
   (rebuilt at the next use); removing a KB drops all of its indexes, saved ones too. A write during
   a build makes it stale (offsets shift under it): it is not kept and is tried again once. A write

@@ -80,7 +80,8 @@ class World:
         memory = h.plugin.memory
         scope = await memory.scope_for(Identity.from_host(launcher_type="group", launcher_id="g2", bot_uuid="bot-1"))
         await index_space(memory, scope)
-        await memory.parts.episodes.word_indexes_built()
+        await memory.parts.episodes.save_word_indexes()  # now, not 30 s after the last write
+        assert any(k.startswith("v2/wordindex/") and ERIN_SAYS["g2"].encode() in v for k, v in h.host.storage.items())
         return self
 
     @property

@@ -6,22 +6,30 @@ them. Entries live in plugin storage (never in the vector DB) in fixed-size chun
 head record holds the count, chunk n holds entries n*CHUNK .. n*CHUNK+CHUNK-1. An append
 rewrites only the last chunk and the small head record, so its cost does not grow with
 the log. A chat reads the merge of its own logs, newest first.
+
+Entries hold ids, names and counts, never memory text (a `remember` entry does not carry the
+episode's tags either: they are words of the memory). A person's erasure leaves no trace here either:
+`scrub` rewrites, in the logs of the spaces erased, every entry that names that sender id (as who
+acted, as the target, in a field) so that it names "(erased)" instead, with no display name. The
+entry itself stays (what happened, when, to which record id), so the log still accounts for every
+change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from ._storage import JsonStore, KeyedLocks, audit_chunk_key, audit_head_key
+from ._storage import AUDIT_PREFIX, JsonStore, KeyedLocks, audit_chunk_key, audit_head_key, audit_log_ids
 from .timefields import now_iso, parse_stored
 from .wording import Said
 
 CHUNK = 50
 MAX_SUMMARY_CHARS = 200
+ERASED_PERSON = "(erased)"  # what an entry names instead of an erased person's sender id
 
 # Every operation an audit entry can name. The surfaces show each one by a readable name from their
 # dictionaries (`op.<operation>`); tests/test_vocabulary.py checks that every operation the code
@@ -139,6 +147,29 @@ class AuditLog:
             result.extend(await self._store.get(audit_chunk_key(log_id, index), []))
         return result[:total]
 
+    async def log_ids(self) -> list[str]:
+        """Every audit log of the installation."""
+        return audit_log_ids(await self._store.keys(AUDIT_PREFIX))
+
+    async def scrub(self, log_id: str, sender_id: str, records: Collection[str], step: WriteStep | None = None) -> int:
+        """A person's erasure: every entry of the log that names `sender_id` names ERASED_PERSON instead (and
+        loses the display name), and an entry about one of `records` (their erased episodes) loses any tags
+        an older version recorded. Under the log's lock, so no append is lost; only changed chunks are
+        written. Returns how many entries changed."""
+        run = step or _direct
+        changed = 0
+        async with self._locks.hold(log_id):
+            for index in range(-(-await self.count(log_id) // CHUNK)):
+                chunk = await self._store.get(audit_chunk_key(log_id, index), [], keep=False)
+                if not isinstance(chunk, list):
+                    continue
+                new = [without_person(e, sender_id, records) for e in chunk]
+                count = sum(1 for before, after in zip(chunk, new, strict=True) if before is not after)
+                if count:
+                    await run(partial(self._store.set, audit_chunk_key(log_id, index), new))
+                    changed += count
+        return changed
+
     async def merged_page(self, log_ids: Sequence[str], page: int, page_size: int = 10) -> AuditPage:
         """Newest first over several logs (a chat's own space and the spaces it shares): by time, then in
         the order the logs are given. Each log is in time order already (its appends are serialized), so
@@ -173,6 +204,30 @@ class AuditLog:
         for log_id in dict.fromkeys(log_ids):
             merged.extend(await self.export(log_id))
         return sorted(merged, key=_moment)
+
+
+def without_person(entry: Any, sender_id: str, records: Collection[str]) -> Any:
+    """`entry` naming ERASED_PERSON wherever it named `sender_id` (the same object when it never did)."""
+    if not isinstance(entry, dict):
+        return entry
+    new = {key: _replaced(value, sender_id) for key, value in entry.items()}
+    if entry.get("sender_id") == sender_id:
+        new["sender_name"] = ""  # the display name the person had when they acted
+    meta = new.get("meta")
+    if isinstance(meta, dict) and "tags" in meta and (entry.get("target_id") in records
+                                                      or entry.get("sender_id") == sender_id):
+        new["meta"] = {k: v for k, v in meta.items() if k != "tags"}
+    return new if new != entry else entry
+
+
+def _replaced(value: Any, sender_id: str) -> Any:
+    if isinstance(value, str):
+        return ERASED_PERSON if value == sender_id else value
+    if isinstance(value, list):
+        return [_replaced(v, sender_id) for v in value]
+    if isinstance(value, dict):
+        return {k: _replaced(v, sender_id) for k, v in value.items()}
+    return value
 
 
 def _moment(entry: dict[str, Any]) -> datetime:

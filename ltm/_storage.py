@@ -111,6 +111,9 @@ def space_of_write_mark_key(key: str) -> str:
     return unescape(key[len(WRITE_MARK_PREFIX):])
 
 
+SNAPSHOT_PREFIX = _key("snapshot", "")
+
+
 def snapshot_key(scope_key: str) -> str:
     return _key("snapshot", escape(scope_key))
 
@@ -209,6 +212,10 @@ def word_index_page_key(kb_id: str, user_key: str, generation: int, page: int) -
 
 def word_index_kb_prefix(kb_id: str) -> str:
     return _key("wordindex", escape(kb_id), "")
+
+
+def word_index_space_prefix(kb_id: str, user_key: str) -> str:
+    return _key("wordindex", escape(kb_id), escape(user_key), "")
 
 
 def scope_of_key(key: str) -> str | None:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import enum
 import logging
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ._fences import FenceRegistry
 from ._gate import WriteTx
-from ._storage import JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
+from ._storage import SNAPSHOT_PREFIX, JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
 from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, user_key_for_session_key
 from .kb_settings import EffectiveSettings, KBSettings, shown_value
@@ -54,6 +56,7 @@ class HealthItem:
 
 
 SNAPSHOT_DROPPED = Phrase("audit.snapshot_dropped", "injection snapshot removed: it showed this person")
+SNAPSHOT_QUOTED = Phrase("audit.snapshot_quoted", "injection snapshot removed: it quoted a deleted memory")
 # Every line the health check can say (ltm/wording.py).
 _SAYS = {key: Phrase(f"health.{key}", english) for key, english in {
     "no_kb": "no memory knowledge base configured",
@@ -113,6 +116,7 @@ class Diagnostics:
         self._directory = directory
         self._injected: dict[tuple[str, str], float] = {}
         self._noted: set[str] = set()
+        self.deleted: dict[str, None] = {}  # episode ids deleted by this process, newest last (`QuotedSnapshots`)
 
     # ------------------------------------------------------------------ health (H)
     async def health(self, found: tuple[str, KBSettings] | None, scope: MemoryScope | None,
@@ -190,7 +194,12 @@ class Diagnostics:
 
     # ------------------------------------------------------------------ injection snapshots (I5)
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
-        """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way."""
+        """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way. A
+        turn that recalled an episode deleted meanwhile does not keep its words here (`QuotedSnapshots`)."""
+        episodes = snapshot.get("episodes")
+        if self.deleted and isinstance(episodes, list) and quoted_ids(snapshot) & self.deleted.keys():
+            snapshot = {**snapshot, "episodes": [e for e in episodes if not (isinstance(e, dict)
+                                                                             and str(e.get("id")) in self.deleted)]}
         await self._store.set(snapshot_key(scope.scope_key), snapshot)
 
     async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
@@ -204,8 +213,7 @@ class Diagnostics:
             return False
         raw_speaker = snapshot.get("speaker")
         speaker: dict[str, Any] = raw_speaker if isinstance(raw_speaker, dict) else {}
-        quoted = {str(e.get("id")) for e in snapshot.get("episodes") or [] if isinstance(e, dict)}
-        return str(speaker.get("id") or "") == sender_id or bool(quoted & episode_ids)
+        return str(speaker.get("id") or "") == sender_id or bool(quoted_ids(snapshot) & episode_ids)
 
     async def drop_snapshot(self, tx: WriteTx, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
         """Inside the scope's L1 write (a person's erasure, audited there): delete the injection snapshot
@@ -267,6 +275,55 @@ class Diagnostics:
             if any(r.space == user_key for r in page.records):
                 return user_key
         return None
+
+
+def quoted_ids(snapshot: dict[str, Any]) -> set[str]:
+    """The ids of the episodes (summaries included) an injection snapshot quotes."""
+    episodes = snapshot.get("episodes")
+    return {str(e.get("id")) for e in episodes if isinstance(e, dict)} if isinstance(episodes, list) else set()
+
+
+Lineage = Callable[[str, str], Awaitable[dict[str, list[str]]]]
+
+
+class QuotedSnapshots:
+    """Deleted memories leave no words in injection snapshots (I5, K5). A snapshot quotes what it
+    injected, in full; before episodes are deleted (forget on any surface, a bulk delete, a document's
+    removal, a person's erasure), every snapshot of a chat of that space that quotes one of them, or a
+    summary built from them, is deleted in the same L2 write and audited in its log. Only chats that can
+    share the space are read (as `ForgottenCandidates` does), and only on a delete: never on a turn.
+    Runs before the summaries themselves are removed (their lineage is read here)."""
+
+    KEEP_DELETED = 10_000  # ids remembered for turns that recalled them just before they were deleted
+
+    def __init__(self, store: JsonStore, lineage: Lineage, deleted: dict[str, None] | None = None) -> None:
+        self._store = store
+        self._lineage = lineage
+        self._deleted = deleted if deleted is not None else {}
+
+    async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
+                            removed: bool) -> None:
+        if not removed or not episode_ids:
+            return  # an archived or superseded episode is still kept: a snapshot quoting it may stay
+        ids = set(episode_ids)
+        ids |= {s for s, sources in (await self._lineage(scope.kb_id, scope.user_key)).items()
+                if ids.intersection(sources)}
+        for episode_id in ids:  # a turn that recalled one before this delete saves its snapshot without it
+            self._deleted.pop(episode_id, None)
+            self._deleted[episode_id] = None
+        while len(self._deleted) > self.KEEP_DELETED:
+            del self._deleted[next(iter(self._deleted))]
+        for key in sorted(await self._store.keys(SNAPSHOT_PREFIX)):
+            chat = scope_of_key(key)
+            if chat is None or not (chat == scope.user_key
+                                    or user_key_for_session_key(chat, Isolation.BOT) == scope.user_key):
+                continue
+            snapshot = await self._store.get(key)
+            if not (isinstance(snapshot, dict) and snapshot.get("kb_id") == scope.kb_id
+                    and snapshot.get("user_key") == scope.user_key and quoted_ids(snapshot) & ids):
+                continue
+            await tx.call("storage delete", partial(self._store.delete, key))
+            tx.applied(tx.operation, "snapshot", chat, SNAPSHOT_QUOTED())
 
 
 def settings_item(described: EffectiveSettings) -> HealthItem:

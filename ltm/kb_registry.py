@@ -21,11 +21,14 @@ from ._fences import FenceRegistry
 from ._gate import WriteGate, WriteTx
 from ._storage import (
     KB_CONFIGS_KEY,
+    SNAPSHOT_PREFIX,
     JsonStore,
     document_prefix,
     draft_kb_prefix,
     draft_log_kb_prefix,
+    layout_marker_key,
     lineage_kb_prefix,
+    word_index_kb_prefix,
 )
 from .episodes.store import EpisodeStore
 from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, UnrecordedChange, ValidationError
@@ -221,8 +224,11 @@ class KnowledgeBaseRegistry:
             except LTMError as exc:
                 log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc.code)
             await self._clear_orphan_fences(tx, keep=next(iter((await self._record())["order"]), ""))
+            # Everything that holds the KB's records or their words goes inside this write: the saved word
+            # indexes (pages of records' text) and the injection snapshots that quote its memories, too.
             keys = [key for prefix in (document_prefix(kb_id), draft_kb_prefix(kb_id), draft_log_kb_prefix(kb_id),
-                                       lineage_kb_prefix(kb_id)) for key in await self._store.keys(prefix)]
+                                       lineage_kb_prefix(kb_id), word_index_kb_prefix(kb_id), layout_marker_key(kb_id))
+                    for key in await self._store.keys(prefix)] + await self._snapshots_of(kb_id)
             left = 0
             for key in keys:
                 try:
@@ -238,6 +244,15 @@ class KnowledgeBaseRegistry:
                 raise config_error
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
         return known
+
+    async def _snapshots_of(self, kb_id: str) -> list[str]:
+        """The injection snapshots that quote memories of `kb_id` (a snapshot names the KB it recalled from)."""
+        found = []
+        for key in await self._store.keys(SNAPSHOT_PREFIX):
+            snapshot = await self._store.get(key)
+            if isinstance(snapshot, dict) and snapshot.get("kb_id") == kb_id:
+                found.append(key)
+        return found
 
     async def _rewrite_config(self, new: dict[str, Any]) -> None:
         await _resend(partial(self._store.set, KB_CONFIGS_KEY, new))

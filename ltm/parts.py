@@ -20,7 +20,7 @@ from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
 from .consolidation import Consolidator, DraftBook
-from .diagnostics import Diagnostics
+from .diagnostics import Diagnostics, QuotedSnapshots
 from .episodes.duplicates import DuplicateFinder
 from .episodes.lifecycle import DerivedInOrder, EpisodeLifecycle
 from .episodes.listing import EpisodeListing
@@ -83,7 +83,9 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     # and an accepted candidate loses its words before the episode it became is deleted.
     drafts = DraftBook(store, episodes)
     queue = CandidateQueue(gate, store)
-    derived = DerivedInOrder(drafts, ForgottenCandidates(queue, store))
+    # A snapshot quoting a deleted episode (or a summary of it) goes first, while the lineage is still there.
+    derived = DerivedInOrder(QuotedSnapshots(store, drafts.lineage, diagnostics.deleted), drafts,
+                             ForgottenCandidates(queue, store))
     # One fact, one record: every write path and the candidate check ask the same finder.
     duplicates = DuplicateFinder(episodes)
     lifecycle = EpisodeLifecycle(gate, episodes, derived, duplicates)
@@ -98,7 +100,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
-        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue),
+        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue,
+                              audit),
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
     )

@@ -164,8 +164,11 @@ async def test_a_speaker_sees_and_erases_their_own_memory_in_one_chat(harness: P
     # Bob, who is no admin, erases only his own records, never Alice's or Carol's.
     bob = open_chat(harness, "g2", sender_id="u2", privilege=1)
     assert (await bob.run("!memory forget-me --confirm")).startswith("Nothing is kept about you in this chat.")
-    entries = [e for e in await world.g2a.audit_entries() if e["operation"] == "person_erase"]
-    assert entries and {e["sender_id"] for e in entries} == {"u1"}
+    # Her erasure is audited in the chat, and the log no longer names her, not even as who asked.
+    entries = await world.g2a.audit_entries()
+    erased = [e for e in entries if e["operation"] == "person_erase"]
+    assert erased and {(e["sender_id"], e["sender_name"]) for e in erased} == {("(erased)", "")}
+    assert "u1" not in {e["sender_id"] for e in entries} and "Alice" not in json.dumps(entries)
 
 
 @pytest.mark.plugin_config({"self_service_erasure_everywhere": True})

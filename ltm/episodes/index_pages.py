@@ -20,6 +20,14 @@ and it is kept from doing even that:
   (`lexical.py`); a record the store has and the index does not, or with another status, makes
   it stale. So does any id a later fetch finds missing or changed.
 
+- **No deleted record's words stay behind.** Pages hold each record's text, speaker and tags. Before
+  the plugin deletes records of a space (`EpisodeStore.delete`: a forget, a bulk delete, a document's
+  removal, a person's erasure), `discard` deletes the space's head and every page it ever saved (an
+  abandoned save's unnamed pages too), inside the same call, so the delete reports done only once no
+  saved page holds the deleted text; the next save writes the index afresh. A page is written under
+  the lock writers take first, so no page of an older save can land after that. Cost: one key listing
+  and a few deletes per delete, nothing per turn; a restart before the next save rebuilds the space.
+
 - **Records, not postings.** A page row holds what the index keeps of a record (`rows_of`); a load
   posts every row again with this process's `tokenize`, so a tokenizer change (new stems, stopwords)
   can never leave postings made by the old rules. `FORMAT` versions the row layout: a head of
@@ -36,7 +44,13 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._storage import JsonStore, word_index_head_key, word_index_kb_prefix, word_index_page_key
+from .._storage import (
+    JsonStore,
+    word_index_head_key,
+    word_index_kb_prefix,
+    word_index_page_key,
+    word_index_space_prefix,
+)
 from ..errors import HostError, HostFailure, OutcomeUnknown
 from .model import Episode, EpisodeStatus, FactTime, partial_episode
 from .space_index import SpaceIndex
@@ -105,6 +119,17 @@ class IndexPages:
             raise HostError(f"the saved word index of this memory space could not be marked out of date "
                             f"({exc.message}); nothing was written, try again") from None
 
+    async def discard(self, kb_id: str, user_key: str) -> None:
+        """Before records of the space are deleted: its saved head and every page (they hold the records'
+        words). Raises HostError when that could not be made sure (the caller then deletes nothing)."""
+        try:
+            keys = await self._store.keys(word_index_space_prefix(kb_id, user_key))
+            for key in sorted(keys, key=lambda k: not k.endswith("/head")):  # the head first: nothing reads on
+                await self._store.delete(key)
+        except HostFailure as exc:
+            raise HostError(f"the saved word index of this memory space could not be removed before the delete "
+                            f"({exc.message}); nothing was deleted, try again") from None
+
     async def save(self, kb_id: str, user_key: str, rows: list[list[object]], still_current: Callable[[], bool],
                    guard: asyncio.Lock) -> bool:
         """Write `rows` (a snapshot of the index) as a new generation and make it the clean head, if
@@ -118,10 +143,11 @@ class IndexPages:
         pages = max(1, -(-len(rows) // PAGE_ROWS))
         for number in range(pages):
             chunk = rows[number * PAGE_ROWS : (number + 1) * PAGE_ROWS]
-            if not still_current():
-                return False  # pages already written stay unnamed; the next save overwrites them
-            await self._store.set(word_index_page_key(kb_id, user_key, generation, number),
-                                  {"generation": generation, "page": number, "rows": chunk}, keep=False)
+            async with guard:  # a delete's `discard` never runs while a page of an older snapshot is landing
+                if not still_current():
+                    return False  # pages already written stay unnamed; the next save (or a delete) removes them
+                await self._store.set(word_index_page_key(kb_id, user_key, generation, number),
+                                      {"generation": generation, "page": number, "rows": chunk}, keep=False)
         async with guard:
             if not still_current():
                 return False

@@ -16,7 +16,8 @@ each space: whole-space word candidates and listing order with **no host call pe
   partial index would silently recall less. Each page is re-checked for the space, as every read
   is (`EpisodeStore._own`).
 - Kept current by the store's own writes (`EpisodeStore.upsert_batch`, `delete`): `writing()` runs
-  before each (the saved head is marked stale first; the write counts as started), then a write
+  before each (the saved head is marked stale first, or, before a delete, the saved index is removed,
+  since its pages hold the deleted records' words; the write counts as started), then a write
   that succeeded is applied, and one that failed or whose outcome is unknown drops the space's index
   (rebuilt at the next use); removing a KB drops all of its indexes, saved ones too. A write during
   a build makes it stale (offsets shift under it): it is not kept and is tried again once. A write
@@ -281,10 +282,10 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ writes (the store calls these)
     @contextlib.asynccontextmanager
-    async def writing(self, kb_id: str, user_keys: Iterable[str]) -> AsyncIterator[None]:
+    async def writing(self, kb_id: str, user_keys: Iterable[str], *, deleting: bool = False) -> AsyncIterator[None]:
         """Around one store write to these spaces: counts it as started (no build, load or save that
-        overlaps it is kept) and marks each space's saved index stale first (HostError: nothing may be
-        written)."""
+        overlaps it is kept) and marks each space's saved index stale first, or, when the write
+        deletes records, removes it (its pages hold their words) (HostError: nothing may be written)."""
         started: list[SpaceKey] = []
         try:
             for user_key in dict.fromkeys(user_keys):
@@ -294,7 +295,7 @@ class LexicalIndexes:
                     self._inflight[key] += 1
                     started.append(key)
                     if self._pages is not None:
-                        await self._pages.mark_stale(kb_id, user_key)
+                        await (self._pages.discard if deleting else self._pages.mark_stale)(kb_id, user_key)
             yield
         finally:
             for key in started:

@@ -253,7 +253,7 @@ class EpisodeLifecycle:
                 await self._derived.before_change(tx, scope, [t.episode_id for t in targets], removed=False)
             await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
                 "remember", "episode", e.episode_id,
-                STORED(chars=len(e.content), importance=e.importance), tags=list(e.tags),
+                STORED(chars=len(e.content), importance=e.importance),  # no tags: they are memory text
                 **({"similar": [m.episode_id for m in similar]} if similar else {})),
                 vectors=vectors[:1])
             if targets:

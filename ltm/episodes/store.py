@@ -185,7 +185,7 @@ class EpisodeStore:
     async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        async with self._lexical.writing(kb_id, [user_key]):
+        async with self._lexical.writing(kb_id, [user_key], deleting=True):  # no saved page keeps their words
             try:
                 await self._index.delete(kb_id, user_key, episode_ids)
             except BaseException:

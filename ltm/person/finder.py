@@ -10,7 +10,10 @@ Erasing goes space by space, each inside its own gated write, so each is seriali
 space's other writes, refused while it is fenced (the fenced space is reported and the others go
 on) and audited in that space's own log: L2 first (the person's episodes, and first whatever was
 derived from them, K5), then L1 (their speaker profile, the candidates of their messages, an
-injection snapshot that shows them or quotes their episodes).
+injection snapshot that shows them or quotes their episodes). Last, the audit logs of the spaces
+searched (every log of the installation when erasing everywhere) stop naming them (`AuditLog.scrub`):
+entries stay, with "(erased)" where their sender id was. It runs on every erase that is not a dry run,
+even one that found nothing left, so running an interrupted erase again finishes it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
+from .._audit import AuditLog
 from .._fences import FenceRegistry
 from .._gate import WriteGate
 from ..candidates.queue import CandidateQueue
@@ -25,7 +29,7 @@ from ..consolidation.records import DraftBook
 from ..diagnostics import Diagnostics, KnownSpaces
 from ..episodes.lifecycle import DeleteCriteria, EpisodeLifecycle
 from ..episodes.store import EpisodeStore
-from ..errors import FencedError, LTMError, ValidationError
+from ..errors import FencedError, HostFailure, LTMError, ValidationError
 from ..identity import Identity, Isolation, MemoryScope, clean_id, user_key_for_session_key
 from ..kb_registry import KnowledgeBaseRegistry
 from ..profiles.book import ProfileBook
@@ -55,8 +59,9 @@ def chat_spaces(scope: MemoryScope) -> KnownSpaces:
 class PersonRegistry:
     def __init__(self, gate: WriteGate, fences: FenceRegistry, kbs: KnowledgeBaseRegistry, diagnostics: Diagnostics,
                  episodes: EpisodeStore, lifecycle: EpisodeLifecycle, drafts: DraftBook, profiles: ProfileBook,
-                 candidates: CandidateQueue) -> None:
+                 candidates: CandidateQueue, audit: AuditLog) -> None:
         self._gate = gate
+        self._audit = audit
         self._kbs = kbs
         self._fences = fences
         self._diagnostics = diagnostics
@@ -83,8 +88,31 @@ class PersonRegistry:
     async def erase_sender(self, sender_id: object, *, dry_run: bool, chat: MemoryScope | None = None,
                            actor: Identity | None = None) -> PersonErasure:
         found = await self.find_sender(sender_id, chat)
-        _, isolation = await self._kb()
-        return await self.erase(found, isolation, dry_run=dry_run, actor=actor)
+        kb_id, isolation = await self._kb()
+        result = await self.erase(found, isolation, dry_run=dry_run, actor=actor)
+        if dry_run:
+            return result
+        logs = (await self._audit.log_ids() if chat is None
+                else [Space.l1(chat.scope_key).key, *([Space.l2(kb_id, chat.user_key).key] if kb_id else [])])
+        records = {i for s in found.spaces for i in (*(e.episode_id for e in s.episodes), *s.summaries)}
+        return replace(result, spaces=result.spaces + await self._scrub_audit(logs, found.sender_id, records))
+
+    async def _scrub_audit(self, logs: list[str], sender_id: str, records: set[str]) -> tuple[SpaceErasure, ...]:
+        """The audit logs stop naming the person; a log that could not be rewritten is reported as failed
+        (the erase can be run again)."""
+        failed: list[SpaceErasure] = []
+        scrubbed = 0
+        for log_id in logs:
+            try:
+                scrubbed += await self._audit.scrub(log_id, sender_id, records)
+            except HostFailure as exc:
+                space = Space.from_key(log_id) or Space.installation()
+                log.warning("[LongTermMemory] person erase: audit log %s not rewritten: %s", log_id, exc.code)
+                key = space.user_key if space.kind is SpaceKind.L2 else space.scope_key or log_id
+                failed.append(SpaceErasure(space.kind, key, Outcome.FAILED, {}, exc.message, exc.code))
+        log.info("[LongTermMemory] person erase: %d audit entries no longer name the person (%d logs)", scrubbed,
+                 len(logs))
+        return tuple(failed)
 
     async def find(self, kb_id: str, isolation: Isolation, sender_id: str, spaces: KnownSpaces) -> PersonRecords:
         """Every record of `sender_id` in `spaces`, all statuses (a read: nothing waits for it)."""
@@ -96,7 +124,7 @@ class PersonRegistry:
             ids = {e.episode_id for e in theirs}
             lineage = await self._drafts.lineage(kb_id, user_key) if ids else {}
             summaries = tuple(sorted(s for s, sources in lineage.items() if s not in ids and ids & set(sources)))
-            quoted |= ids
+            quoted |= ids | set(summaries)  # a snapshot may quote a summary of them (built with another's words)
             space = PersonSpace(SpaceKind.L2, user_key, spaces.l2[user_key], theirs, summaries,
                                 fenced=await self._fences.get(Space.l2(kb_id, user_key)) is not None,
                                 truncated=listing.truncated)
@@ -119,7 +147,7 @@ class PersonRegistry:
         erase). A fenced space is reported and not written; a failure in one space does not stop the
         others. `actor`: the chat identity that asked (None for an operator's page), named in the audit."""
         outcomes: list[SpaceErasure] = []
-        quoted = {e.episode_id for s in found.spaces for e in s.episodes}
+        quoted = {i for s in found.spaces for i in (*(e.episode_id for e in s.episodes), *s.summaries)}
         for space in sorted(found.spaces, key=lambda s: s.kind is not SpaceKind.L2):  # L2 first
             if dry_run:
                 outcomes.append(SpaceErasure(space.kind, space.key, Outcome.FENCED if space.fenced else Outcome.PLANNED,
@@ -129,7 +157,7 @@ class PersonRegistry:
                                 found.kb_id, isolation, actor)
             try:
                 counts = (await self._erase_l2(scope, found.sender_id, space) if space.kind is SpaceKind.L2
-                          else await self._erase_l1(scope, found.sender_id, quoted))
+                          else await self._erase_l1(scope, found.sender_id, quoted, space))
             except FencedError as exc:
                 outcomes.append(SpaceErasure(space.kind, space.key, Outcome.FENCED, {}, exc.message, exc.code))
                 continue
@@ -150,12 +178,17 @@ class PersonRegistry:
         deleted = await self._lifecycle.bulk_delete(scope, DeleteCriteria(speaker=sender_id), operation="person_erase")
         return {"episodes": len(deleted), "summaries": len(space.summaries) if deleted else 0}
 
-    async def _erase_l1(self, scope: MemoryScope, sender_id: str, quoted: set[str]) -> dict[str, int]:
+    async def _erase_l1(self, scope: MemoryScope, sender_id: str, quoted: set[str],
+                        space: PersonSpace) -> dict[str, int]:
         async with self._gate.write(scope, Space.l1(scope.scope_key), "person_erase") as tx:
             profile = await self._profiles.erase_speaker(tx, scope.scope_key, sender_id)
             candidates = await self._candidates.erase_speaker(tx, scope, sender_id)
             snapshot = await self._diagnostics.drop_snapshot(tx, scope, sender_id, quoted)
-        return {"speaker_profiles": int(profile), "candidates": len(candidates), "snapshots": int(snapshot)}
+        # A snapshot found quoting their episodes may already be gone with them (the L2 step deletes every
+        # snapshot quoting a deleted episode, audited there): it counts as erased either way, since after
+        # this write no snapshot of the chat shows them or quotes them.
+        return {"speaker_profiles": int(profile), "candidates": len(candidates),
+                "snapshots": int(snapshot or space.snapshot)}
 
     @staticmethod
     def _scope(scope_key: str, user_key: str, kb_id: str, isolation: Isolation,

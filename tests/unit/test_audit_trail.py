@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,6 +26,14 @@ async def test_every_change_adds_one_entry_with_who_and_where(memory: MemoryServ
     assert (entry["scope_key"], entry["user_key"]) == (alice.scope_key, alice.user_key)
     assert (entry["sender_id"], entry["sender_name"]) == ("alice", "Alice")
     assert entry["time"].endswith("Z") and "remember me" not in entry["summary"]
+
+
+async def test_an_entry_holds_no_memory_text_not_even_its_tags(memory: MemoryService, alice: MemoryScope) -> None:
+    """Issue 35, finding 4: a `remember` entry recorded the episode's tags, words of the memory that an
+    erasure then left behind. Tags are memory text: no entry carries them."""
+    await remember(memory, alice, "the zebracorn sleeps upstairs", tags=["quokka-den"])
+    (entry,) = await memory.audit_export(alice)
+    assert "quokka" not in json.dumps(entry) and "zebracorn" not in json.dumps(entry)
 
 
 async def test_audit_pages_are_newest_first_and_export_is_oldest_first(memory: MemoryService,

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ltm import MemoryScope, MemoryService, OutcomeUnknown, ValidationError
+from ltm._audit import ERASED_PERSON
 from ltm.spaces import Space
 from testhost.memory_ports import InMemoryPorts, ModelRequest
 from tests.unit.support import KB, audit_ops, fenced, ident, memory_with_kb, remember
@@ -127,8 +128,9 @@ async def test_erase_removes_exactly_that_person_cascades_and_audits_each_space(
     # Each chat's own logs (its L1 and L2 space) record what went there, and the cascade.
     erased = {key: {i for op, i in await audit_ops(world.memory, world.scopes[key]) if op == "person_erase"}
               for key in ("g1", "g2", "p")}
-    assert erased["g1"] == world.alice_in["g1"] | {"alice", "bot-1:group_g1"}  # + profile, snapshot
-    assert erased["p"] == world.alice_in["p"] | {"alice"}
+    # + her profile (the log names it "(erased)" now, not her id) and the snapshot
+    assert erased["g1"] == world.alice_in["g1"] | {ERASED_PERSON, "bot-1:group_g1"}
+    assert erased["p"] == world.alice_in["p"] | {ERASED_PERSON}
     assert erased["g2"] - world.alice_in["g2"] and world.alice_in["g2"] <= erased["g2"]  # + the candidate
     assert ("summary_remove", world.summary) in await audit_ops(world.memory, world.scopes["g1"])
     pending = await world.memory.candidate_page(world.scopes["g2"], all_statuses=True)
@@ -160,5 +162,8 @@ async def test_one_chat_only_erases_that_chats_spaces(world: World, fake: InMemo
     await world.memory.erase_person("alice", dry_run=False, chat=g2, actor=g2.identity)
     left = await world.memory.find_person("alice")
     assert {s.key for s in left.spaces} == {"bot-1:group_g1", "bot-1:person_p-alice"}
+    # Audited in the chat's logs, which no longer name her, not even as who asked; the other chats' logs,
+    # where her records stay, still do.
     entries = [e for e in await world.memory.audit_export(g2) if e["operation"] == "person_erase"]
-    assert entries and {e["sender_id"] for e in entries} == {"alice"}
+    assert entries and {e["sender_id"] for e in entries} == {ERASED_PERSON}
+    assert "alice" in {e["sender_id"] for e in await world.memory.audit_export(await world.scope("g1", "alice"))}

@@ -12,6 +12,7 @@ import pytest
 from ltm import MemoryScope, MemoryService
 from ltm.episodes import index_pages, space_index
 from ltm.episodes.lexical import LexicalIndexes
+from ltm.episodes.lifecycle import DeleteCriteria
 from ltm.episodes.model import EpisodeStatus
 from ltm.episodes.ranking import tokenize
 from ltm.errors import HostError, OutcomeUnknown
@@ -27,6 +28,10 @@ def lexical(memory: MemoryService) -> LexicalIndexes:
     return memory.parts.episodes._lexical  # white-box on purpose: what was built, loaded, saved
 
 
+def saved_keys(fake: InMemoryPorts) -> list[str]:
+    return [k for k in fake.store.data if k.startswith("v2/wordindex/")]
+
+
 def head_key(fake: InMemoryPorts) -> str:
     (key,) = [k for k in fake.store.data if k.startswith("v2/wordindex/") and k.endswith("/head")]
     return key
@@ -37,7 +42,7 @@ async def filled(fake: InMemoryPorts) -> tuple[MemoryService, MemoryScope, list[
     scope = await memory.scope_for(ident())
     items = [{"content": f"note {n} about the quarterly budget", "sender_id": "bob", "sender_name": "Bob"}
              for n in range(SIZE)]
-    items.append({"content": "the zebracorn stickers are in the top drawer", "sender_id": "bob"})
+    items.append({"content": "the zebracorn stickers are in the top drawer", "sender_id": "bob", "tags": ["drawer"]})
     episodes = await import_many(memory, scope, items)
     await index_space(memory, scope)  # built from the store, then saved at once
     return memory, scope, episodes
@@ -79,7 +84,10 @@ async def test_a_change_after_the_save_makes_the_saved_index_stale(fake: InMemor
         await first.archive(scope, target.episode_id)
     else:
         await first.forget(scope, target.episode_id)
-    assert kv_json(fake, head_key(fake))["state"] == "stale"
+    if change == "forget":  # a delete removes the saved index (its pages hold the record's words)
+        assert saved_keys(fake) == []
+    else:
+        assert kv_json(fake, head_key(fake))["state"] == "stale"
     memory = await restarted(fake, scope)
     assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)  # read from the store again
     hits = [h.episode.episode_id for h in await memory.recall(scope, "zebracorn", recipe=top(5))]
@@ -181,12 +189,67 @@ async def test_a_record_the_store_lost_is_never_recalled_or_listed(fake: InMemor
     assert target.episode_id not in {e.episode_id for e in page.episodes} and page.total == SIZE
 
 
-async def test_removing_the_kb_removes_its_saved_indexes(fake: InMemoryPorts) -> None:
+async def test_removing_the_kb_removes_its_saved_indexes_before_it_reports_done(fake: InMemoryPorts) -> None:
     memory, scope, _ = await filled(fake)
-    assert any(k.startswith("v2/wordindex/") for k in fake.store.data)
+    assert saved_keys(fake)
     await memory.unregister_kb(scope.kb_id)
+    assert saved_keys(fake) == []  # inside the removal, not by a clean-up that a stop could cut short
     await lexical(memory).settled()
-    assert not any(k.startswith("v2/wordindex/") for k in fake.store.data)
+    assert saved_keys(fake) == []
+
+
+def words_in_storage(fake: InMemoryPorts, words: str) -> list[str]:
+    return [k for k, v in fake.store.data.items() if words.encode() in v]
+
+
+@pytest.mark.parametrize("how", ["forget", "bulk delete", "person erase"])
+async def test_a_delete_leaves_no_saved_page_holding_the_deleted_words(fake: InMemoryPorts, how: str) -> None:
+    """Issue 35, finding 3: the saved pages held a deleted record's text until the next save (30 s after
+    the write), or for good when the plugin stopped first. Now the delete removes them before it returns,
+    abandoned saves' unnamed pages included, and the next save writes the rest again."""
+    _, scope, episodes = await filled(fake)
+    target = episodes[-1]
+    head = kv_json(fake, head_key(fake))
+    orphan = head_key(fake).removesuffix("head") + f"{head['generation'] + 1}/0"  # a save cut short left it
+    fake.store.data[orphan] = fake.store.data[saved_page(fake)]
+    assert words_in_storage(fake, "zebracorn stickers")
+    first = MemoryService(fake.ports)  # the next process, before it has used the space
+    lexical(first).save_delay = 3600.0  # it stops before its next save
+    if how == "forget":
+        await first.forget(scope, target.episode_id)
+    elif how == "bulk delete":
+        await first.bulk_delete(scope, DeleteCriteria(tag="drawer"))
+    else:
+        await first.erase_person("bob", dry_run=False)
+    assert words_in_storage(fake, "zebracorn stickers") == []
+    assert saved_keys(fake) == []
+    memory = await restarted(fake, scope)  # the next process builds the space from the store
+    assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)
+    assert await word_hit(memory, scope) != ["the zebracorn stickers are in the top drawer"]
+
+
+async def test_the_next_save_after_a_delete_holds_the_other_records(fake: InMemoryPorts) -> None:
+    first, scope, episodes = await filled(fake)
+    lexical(first).save_delay = 0.0
+    await first.forget(scope, episodes[-1].episode_id)
+    await lexical(first).settled()
+    assert kv_json(fake, head_key(fake))["state"] == "clean"
+    assert words_in_storage(fake, "zebracorn stickers") == []
+    memory = await restarted(fake, scope)
+    assert lexical(memory).loads == 1
+    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    assert index is not None and len(index) == SIZE
+
+
+@pytest.mark.parametrize("fault", [HostError("refused"), OutcomeUnknown("no answer")])
+async def test_a_delete_is_refused_when_the_saved_pages_cannot_be_removed(fake: InMemoryPorts,
+                                                                          fault: Exception) -> None:
+    first, scope, episodes = await filled(fake)
+    before = fake.state().index
+    fake.faults.fail("store.delete", fault, where=lambda call: call.args["key"].startswith("v2/wordindex/"))
+    with pytest.raises(HostError):
+        await first.forget(scope, episodes[-1].episode_id)
+    assert fake.state().index == before  # the record is still there: the caller may try again
 
 
 async def test_small_spaces_are_not_saved(fake: InMemoryPorts) -> None:

@@ -289,27 +289,45 @@ async def test_a_tokenizer_change_needs_no_rebuild_the_load_tokenizes_again(fake
 
 
 async def test_writes_while_the_saved_index_loads_are_replayed_not_rebuilt(fake: InMemoryPorts) -> None:
-    """A restart: the first turn starts loading the saved pages, and the bot remembers and forgets before
-    the load is done. The writes are replayed onto the loaded index (the plugin is the only writer), so
-    the space is whole at once instead of being paged out of the store again."""
-    _, scope, episodes = await filled(fake)
+    """A restart: the first turn starts loading the saved pages, and the bot remembers before the load is
+    done. The write is replayed onto the loaded index (the plugin is the only writer), so the space is
+    whole at once instead of being paged out of the store again. (A delete is different: it removes the
+    saved pages first, so no page keeps deleted words, and the index is then built from the store: the
+    next test.)"""
+    _, scope, _ = await filled(fake)
     page = fake.faults.pause("store.get", where=lambda call: call.args["key"] == saved_page(fake))
     memory = MemoryService(fake.ports)
     lexical(memory).save_delay = 0.0
     await memory.recall(scope, "zebracorn")  # starts the load in the background, does not wait for it
     await page.wait_reached()
     added = await remember(memory, scope, "a zebracorn lamp for the hallway")
-    await memory.forget(scope, episodes[-1].episode_id)
     page.release()
     await lexical(memory).settled()
     assert (lexical(memory).loads, lexical(memory).builds) == (1, 0)
     index = lexical(memory).loaded(scope.kb_id, scope.user_key)
-    assert index is not None and added.episode_id in index and episodes[-1].episode_id not in index
+    assert index is not None and added.episode_id in index
     assert await word_hit(memory, scope) == ["a zebracorn lamp for the hallway"]
     assert kv_json(fake, head_key(fake))["state"] == "clean"  # saved again after the replayed writes
     again = await restarted(fake, scope)
     assert (lexical(again).loads, lexical(again).builds) == (1, 0)
     assert added.episode_id in (lexical(again).loaded(scope.kb_id, scope.user_key) or ())
+
+
+async def test_a_delete_while_the_saved_index_loads_removes_the_pages_and_builds_from_the_store(
+        fake: InMemoryPorts) -> None:
+    _, scope, episodes = await filled(fake)
+    page = fake.faults.pause("store.get", where=lambda call: call.args["key"] == saved_page(fake))
+    memory = MemoryService(fake.ports)
+    lexical(memory).save_delay = 3600.0  # no save after the delete within the test
+    await memory.recall(scope, "zebracorn")
+    await page.wait_reached()
+    await memory.forget(scope, episodes[-1].episode_id)
+    assert not [k for k in fake.store.data if k.startswith("v2/wordindex/")]  # no page keeps its words
+    page.release()
+    await lexical(memory).settled()
+    assert lexical(memory).builds == 1
+    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    assert index is not None and episodes[-1].episode_id not in index and len(index) == len(episodes) - 1
 
 
 async def test_a_write_in_doubt_while_the_saved_index_loads_makes_it_a_build(fake: InMemoryPorts) -> None:

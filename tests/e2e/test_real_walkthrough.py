@@ -61,9 +61,10 @@ def _open_group_chat(page: Any, base: str, processors: str, debug_chat: str, gro
     page.get_by_text(processors, exact=True).first.click(timeout=90000)  # the WebUI loads slowly on 2 busy cores
     page.get_by_text(langbot_setup.PIPELINE_NAME, exact=True).first.click(timeout=60000)
     _dismiss_overlays(page)
-    page.get_by_text(debug_chat, exact=True).first.click(timeout=30000)
-    page.get_by_role("button", name=group_chat).first.click(timeout=30000)
-    page.locator("textarea:visible:enabled").last.wait_for(timeout=30000)
+    # The processor's page renders its tabs after its own requests: on 2 busy cores that took over 30 s once.
+    page.get_by_text(debug_chat, exact=True).first.click(timeout=90000)
+    page.get_by_role("button", name=group_chat).first.click(timeout=60000)
+    page.locator("textarea:visible:enabled").last.wait_for(timeout=60000)
 
 
 def _open_group_chat_by_address(page: Any, base: str, pipeline_uuid: str, group_chat: str) -> None:

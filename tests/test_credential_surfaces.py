@@ -35,6 +35,9 @@ from testhost import PluginHarness
 from tests.chat import BOT, Chat, Place, open_chat
 from tests.proof_support import console_space, scope_key
 
+# One of issue 35's three proofs: it also runs on SeekDB and pgvector in the default run (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
 ROOT = Path(__file__).resolve().parents[1]
 G1 = Place("group", "g1")
 G1_KEY = scope_key(G1)

@@ -27,6 +27,9 @@ from tests.test_candidates import responded
 from tests.test_consolidation import ON, one_statement, preview_id
 from tests.test_crash_marker import Killer, relaunch
 
+# One of issue 35's three proofs: it also runs on SeekDB and pgvector in the default run (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
+
 ERIN, ERIN_NAME = "erin-7f3a", "Erinys Quartermaine"
 G1, G2, PRIVATE = Place("group", "g1"), Place("group", "g2"), Place("person", "p-erin")
 FILLERS = 205  # g2 above 200 records: its word index is saved in plugin storage

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
@@ -36,6 +37,9 @@ from ltm import timefields
 from ltm.timefields import format_utc, parse_stored
 from testhost import PluginHarness
 from tests.chat import Chat, Place, open_chat, prompt_turn
+
+# One of issue 35's three proofs: it also runs on SeekDB and pgvector in the default run (tests/stores.py).
+pytestmark = pytest.mark.stores_slice
 
 EXAMPLES = int(os.environ.get("LTM_EXPIRY_EXAMPLES", "25"))
 STEPS = int(os.environ.get("LTM_EXPIRY_STEPS", "10"))

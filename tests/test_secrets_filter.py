@@ -268,6 +268,8 @@ NEGATIVES: list[str] = [
     "the secret is out",
     "He passed the exam in 2024",
     "I enabled 2FA in 2024",
+    "5b1c82fa-4321-4abc-9def-0123456789ab",  # an episode id whose hex holds "2fa" then digits
+    "forget 0e1d12fa-7734-4c1e-8a55-1f3b9c2d4e6f please",
     "the verification code expires in 10 minutes",
     "pin 3 photos to the board",
     "PIN policy: 4 to 8 digits",

@@ -63,6 +63,8 @@ def _otp(text: str, pos: int) -> str | None:
     prev, prev2 = text[pos - 1:pos], text[max(0, pos - 2):max(0, pos - 1)]
     if prev.isalpha() and not (prev in "tThH" and not prev2.isalpha()):  # TOTP and HOTP, not "potpourri"
         return None
+    if prev.isdigit():  # inside a hex id ("5b1c82fa-4321-..."): an episode id is no one-time code
+        return None
     match = _OTP.match(text, pos)
     return ONE_TIME_CODE if match and not looks_like_year(match.group("code")) else None
 

@@ -13,6 +13,7 @@ import re
 
 from .kinds import CARD_CODE, CARD_NUMBER
 from .rules import IGNORECASE, RuleSet
+from .values import inside_an_id
 
 _CARD_CODE = re.compile(r"(?<![A-Za-z])(?:cvv2?|cvc2?|csc)(?![A-Za-z])[^0-9\n]{0,8}[0-9]{3,4}(?![0-9])", IGNORECASE)
 _FULL_NUMBER = r"[^0-9\n]{0,12}[0-9](?:[ -]?[0-9]){11,18}(?![ -]?[0-9])"
@@ -103,6 +104,8 @@ def _grouped_like_a_card(candidate: str) -> bool:
 def _card_number_found(text: str, low: str) -> bool:
     for match in _CARD_CANDIDATE.finditer(text):
         candidate = match.group(0)
+        if inside_an_id(text, match.start(), match.end()):
+            continue
         digits = _GROUPING.sub("", candidate)
         if len(set(digits)) == 1 or not _grouped_like_a_card(candidate):
             continue

@@ -13,7 +13,7 @@ import re
 
 from .kinds import CARD_CODE, ONE_TIME_CODE, PIN
 from .rules import IGNORECASE, VERBOSE, RuleSet
-from .values import looks_like_year
+from .values import inside_an_id, looks_like_year
 
 _PIN = re.compile(
     r"""(?<![A-Za-z])(?P<pin>pin)(?:\s?(?:code|number|no\.?)|码|号)?(?![A-Za-z])
@@ -66,7 +66,9 @@ def _otp(text: str, pos: int) -> str | None:
     if prev.isdigit():  # inside a hex id ("5b1c82fa-4321-..."): an episode id is no one-time code
         return None
     match = _OTP.match(text, pos)
-    return ONE_TIME_CODE if match and not looks_like_year(match.group("code")) else None
+    if not match or looks_like_year(match.group("code")) or inside_an_id(text, pos, match.end()):
+        return None
+    return ONE_TIME_CODE
 
 
 _ZH_OTP_WORDS = ("验证", "校验", "动态", "短信", "确认", "登录", "动态密")

@@ -72,3 +72,13 @@ def looks_random(raw: str) -> bool:
 
 def looks_like_year(digits: str) -> bool:
     return len(digits) == 4 and 1900 <= int(digits) <= 2099
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def inside_an_id(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` lies inside a UUID (this plugin's episode ids, quoted back by a tool call or
+    a console request): its digit runs are random hex, never a card number or a one-time code. One random
+    id in about 20,000 held a Luhn-valid 13-digit run ("…-6244-4763-8124-7c…")."""
+    return any(m.start() <= start and end <= m.end() for m in _UUID.finditer(text))

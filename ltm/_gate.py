@@ -1,9 +1,9 @@
 """The one write gate: every change to memory goes through `WriteGate.write`.
 
-    async with gate.write(scope, space, "remember") as tx:
+    async with gate.write(scope, space, Operation.REMEMBER) as tx:
         ...validate under the lock...
         await tx.call("vector upsert", lambda: index.upsert(...))
-        tx.applied("remember", "episode", episode_id, STORED(chars=120, importance=3))
+        tx.applied(Operation.REMEMBER, "episode", episode_id, STORED(chars=120, importance=3))
 
 In that one construct the gate
 1. serializes writes per memory space (a process-local lock; F1),
@@ -43,6 +43,7 @@ from ._fences import FenceRegistry
 from ._storage import KeyedLocks
 from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, StateError, UnrecordedChange
 from .identity import Isolation, MemoryScope
+from .operations import Operation
 from .ports import stop_watching, watch_writes
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
 from .wording import Phrase, Said
@@ -53,7 +54,7 @@ T = TypeVar("T")
 class WriteTx:
     """One gated write: its host calls and what it applied."""
 
-    def __init__(self, scope: MemoryScope | None, space: Space, operation: str,
+    def __init__(self, scope: MemoryScope | None, space: Space, operation: Operation,
                  mark: Callable[[], Awaitable[None]] | None = None, target: str = "") -> None:
         self.scope = scope
         self.space = space
@@ -88,7 +89,7 @@ class WriteTx:
         finally:
             stop_watching(token)
 
-    def entry(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> AuditEntry:
+    def entry(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> AuditEntry:
         scope = self.scope
         return AuditEntry(
             operation=operation, target_type=target_type, target_id=target_id,
@@ -98,17 +99,17 @@ class WriteTx:
             query_id=scope.query_id if scope else None, summary=summary, meta=meta,
         )
 
-    def applied(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
+    def applied(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """A change that reached the store: audited, and counted as applied."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
         self._net[f"{target_type}:{target_id}"] = operation
 
-    def reverted(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
+    def reverted(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """A change undone inside this write: audited, and no longer counted as applied."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
         self._net.pop(f"{target_type}:{target_id}", None)
 
-    def noted(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
+    def noted(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """An audit-only entry (e.g. fences cleared as a side effect)."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
 
@@ -184,7 +185,7 @@ class WriteGate:
         self._isolation: dict[str, Isolation] = {}  # each memory KB's effective isolation, as last read
 
     @contextlib.asynccontextmanager
-    async def write(self, scope: MemoryScope | None, space: Space, operation: str, *,
+    async def write(self, scope: MemoryScope | None, space: Space, operation: Operation, *,
                     enforce_fence: bool = True, target: str = "") -> AsyncIterator[WriteTx]:
         """`enforce_fence=False` only for the operations that resolve a fence: clearing it and
         removing the knowledge base it belongs to (F4). A `target` goes into the marker and any fence."""
@@ -251,7 +252,7 @@ class WriteGate:
         return self._barriers.setdefault(kb_id, _KbBarrier())
 
     @contextlib.asynccontextmanager
-    async def _write(self, scope: MemoryScope | None, space: Space, operation: str,
+    async def _write(self, scope: MemoryScope | None, space: Space, operation: Operation,
                      enforce_fence: bool, target: str) -> AsyncIterator[WriteTx]:
         async with self._locks.hold(space.key):
             if enforce_fence:
@@ -380,10 +381,10 @@ class WriteGate:
             targets.append(Space.installation())
         cleared: list[str] = []
         for space in targets:
-            async with self.write(scope, space, "fence_clear", enforce_fence=False) as tx:
+            async with self.write(scope, space, Operation.FENCE_CLEAR, enforce_fence=False) as tx:
                 if await self._fences.get(space) is not None:
                     await tx.call("storage delete", partial(self._fences.clear, space))
-                    tx.applied("fence_clear", "fence", space.key, FENCE_CLEARED(space=space.key))
+                    tx.applied(Operation.FENCE_CLEAR, "fence", space.key, FENCE_CLEARED(space=space.key))
                     cleared.append(space.key)
         return cleared
 

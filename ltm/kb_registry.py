@@ -32,6 +32,7 @@ from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, Unrecorde
 from .identity import ISOLATION, Identity, Isolation, MemoryScope
 from .kb_settings import EffectiveSettings, KBSettings, describe, effective
 from .migrations.layout import LayoutMigrations
+from .operations import Operation
 from .ports import PROBE_TEXT, DescribedIndex, HostDirectory, StoreProfile, VectorIndex
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
@@ -116,7 +117,7 @@ class KnowledgeBaseRegistry:
         settings = KBSettings.parse(raw_settings)
         attempted, previous = False, {}
         try:
-            async with self._gate.write(None, Space.installation(), "kb_register") as tx:
+            async with self._gate.write(None, Space.installation(), Operation.KB_REGISTER) as tx:
                 record = await self._record()
                 previous = copy.deepcopy(record)
                 others = [k for k in record["order"] if k != kb_id]
@@ -128,7 +129,7 @@ class KnowledgeBaseRegistry:
                 for old in stale:
                     # A registration LangBot rolled back, or a removal that stopped part-way: the KB is gone on
                     # the host, so its record must not block a new memory KB.
-                    tx.noted("kb_unregister", "knowledge_base", old, STALE_DROPPED())
+                    tx.noted(Operation.KB_UNREGISTER, "knowledge_base", old, STALE_DROPPED())
                 await self._clear_orphan_fences(tx, keep=kb_id)
                 new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
                 attempted = True
@@ -136,7 +137,7 @@ class KnowledgeBaseRegistry:
                 self._cache = new
                 self._gate.kb_registered(kb_id)
                 self._gate.kb_isolation(kb_id, settings.isolation)
-                tx.applied("kb_register", "knowledge_base", kb_id,
+                tx.applied(Operation.KB_REGISTER, "knowledge_base", kb_id,
                            REGISTERED(isolation=ISOLATION[settings.isolation]()))
         except BaseException as exc:
             if not attempted:
@@ -160,13 +161,13 @@ class KnowledgeBaseRegistry:
         if kb_id not in previous.get("kbs", {}):
             self._gate.mark_removed(kb_id)
         try:
-            async with self._gate.write(None, Space.installation(), "kb_register", enforce_fence=False) as tx:
+            async with self._gate.write(None, Space.installation(), Operation.KB_REGISTER, enforce_fence=False) as tx:
                 self._cache = None  # the failed write may or may not have landed: read what is stored
                 if await self._record() == previous:
                     return True
                 await tx.call("storage write", partial(self._rewrite_config, previous))
                 self._cache = previous
-                tx.applied("kb_register_rollback", "knowledge_base", kb_id, WITHDRAWN(reason=reason))
+                tx.applied(Operation.KB_REGISTER_ROLLBACK, "knowledge_base", kb_id, WITHDRAWN(reason=reason))
             return True
         except LTMError as exc:
             log.error("[LongTermMemory] registration of kb=%s could not be withdrawn (%s)", kb_id, exc.code)
@@ -184,7 +185,7 @@ class KnowledgeBaseRegistry:
                     log.warning("[LongTermMemory] fence of removed kb=%s not cleared yet: %s", fence.space.kb_id,
                                 exc.code)
                     continue
-                tx.noted("fence_clear", "fence", fence.space.key, ORPHAN_FENCE_CLEARED())
+                tx.noted(Operation.FENCE_CLEAR, "fence", fence.space.key, ORPHAN_FENCE_CLEARED())
 
     async def unregister(self, kb_id: str) -> bool:
         """Delete the KB's vectors, document indexes, consolidation drafts and lineage, fences and config
@@ -197,11 +198,11 @@ class KnowledgeBaseRegistry:
 
     async def _unregister(self, kb_id: str) -> bool:
         async with self._gate.removing_kb(kb_id), \
-                self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False,
+                self._gate.write(None, Space.installation(), Operation.KB_UNREGISTER, enforce_fence=False,
                                  target=kb_id) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
-            tx.applied("kb_unregister", "knowledge_base", kb_id, REMOVED())
+            tx.applied(Operation.KB_UNREGISTER, "knowledge_base", kb_id, REMOVED())
             config_error: HostFailure | None = None
             if known:
                 # The configuration goes first: whatever stops the clean-up below, the removed KB is no
@@ -231,7 +232,7 @@ class KnowledgeBaseRegistry:
                     left += 1  # a refusal: the key of a removed KB is never read again
                     log.warning("[LongTermMemory] storage key of removed kb=%s not deleted: %s", kb_id, exc.code)
             if keys:
-                tx.noted("kb_data_clear", "knowledge_base", kb_id,
+                tx.noted(Operation.KB_DATA_CLEAR, "knowledge_base", kb_id,
                          DATA_CLEARED_LEFT(count=len(keys) - left, left=left) if left
                          else DATA_CLEARED(count=len(keys)))
             if config_error is not None:
@@ -262,7 +263,7 @@ class KnowledgeBaseRegistry:
     async def _interrupted_removal(self) -> str:
         """The KB a removal was removing when its outcome became unknown (the installation's fence)."""
         fence = await self._fences.get(Space.installation())
-        return fence.target if fence is not None and fence.operation == "kb_unregister" else ""
+        return fence.target if fence is not None and fence.operation == Operation.KB_UNREGISTER else ""
 
     async def memory_kb(self) -> tuple[str, KBSettings] | None:
         record = await self._record()

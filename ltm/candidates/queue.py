@@ -31,6 +31,7 @@ from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, KeyedLocks, candidates_key
 from ..errors import NotFound, ValidationError
 from ..identity import MemoryScope
+from ..operations import Operation
 from ..spaces import Space
 from ..timefields import now_iso
 from ..wording import Phrase
@@ -181,7 +182,7 @@ class CandidateQueue:
         """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""
         if not new:
             return ProposeResult([])
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "candidate_propose") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CANDIDATE_PROPOSE) as tx:
             record = await self._read(scope)
             pending = {c.same_as_key for c in record.items if c.is_pending}
             fresh: list[Candidate] = []
@@ -206,7 +207,7 @@ class CandidateQueue:
                 record.last_refused_at = now_iso()
             await tx.call("storage write", partial(self._write, scope, record))
             for candidate in added:
-                tx.applied("candidate_propose", "candidate", candidate.candidate_id,
+                tx.applied(Operation.CANDIDATE_PROPOSE, "candidate", candidate.candidate_id,
                            PROPOSED(what=candidate.describe(), origin=ORIGIN[candidate.origin](), rule=candidate.rule),
                            kind=candidate.kind.value, origin=candidate.origin.value, rule=candidate.rule,
                            source_ref=candidate.source_ref)
@@ -233,7 +234,7 @@ class CandidateQueue:
             record.items = [c.without_text() if c.candidate_id in chosen else c for c in record.items]
             await tx.call("storage write", partial(self._write, scope, record))
             for candidate in hits:
-                tx.applied("candidate_redact", "candidate", candidate.candidate_id,
+                tx.applied(Operation.CANDIDATE_REDACT, "candidate", candidate.candidate_id,
                            REDACTED(what=candidate.describe(), applied_id=candidate.applied_id or ""),
                            applied_id=candidate.applied_id)
         return len(hits)
@@ -247,7 +248,7 @@ class CandidateQueue:
         async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
             if await episode_there():
                 return accepted
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "candidate_redact") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CANDIDATE_REDACT) as tx:
             record = await self._read(scope)
             current = record.find(accepted.candidate_id)
             if current is None or current.applied_id != accepted.applied_id:
@@ -255,7 +256,7 @@ class CandidateQueue:
             redacted = current.without_text()
             record.items = [redacted if c.candidate_id == current.candidate_id else c for c in record.items]
             await tx.call("storage write", partial(self._write, scope, record))
-            tx.applied("candidate_redact", "candidate", current.candidate_id,
+            tx.applied(Operation.CANDIDATE_REDACT, "candidate", current.candidate_id,
                        REDACTED(what=current.describe(), applied_id=current.applied_id or ""),
                        applied_id=current.applied_id)
         return redacted
@@ -274,7 +275,7 @@ class CandidateQueue:
             raise ValidationError(f"candidate {candidate.candidate_id} stands for a message that looked like a "
                                   "credential; there is nothing to apply. Reject it to dismiss it")
 
-    async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: str, *,
+    async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: Operation, *,
                      by: str, applied_type: str | None = None, applied_id: str | None = None,
                      applied_existing: bool = False) -> Candidate:
         """Mark a pending candidate accepted or rejected, audited as `operation`."""

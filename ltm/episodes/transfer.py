@@ -31,6 +31,7 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..kb_settings import KBSettings
+from ..operations import DUPLICATE_OF, Operation
 from ..spaces import Space
 from ..timefields import normalize_time
 from ..wording import Phrase
@@ -211,7 +212,7 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
     return episodes
 
 
-def _audit_import(operation: str, document_id: str | None) -> Any:
+def _audit_import(operation: Operation, document_id: str | None) -> Any:
     def audit(tx: WriteTx, e: Episode) -> None:
         tx.applied(operation, "episode", e.episode_id, IMPORTED(status=STATUS_LABEL[e.status]()),
                    original_id=e.original_id or "", document_id=document_id or "")
@@ -228,12 +229,12 @@ class EpisodeTransfer:
         self._duplicates = duplicates or DuplicateFinder(store)
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
-                              operation: str = "import", keep_senders: bool = True) -> ImportResult:
+                              operation: Operation = Operation.IMPORT, keep_senders: bool = True) -> ImportResult:
         if not records:
             raise ValidationError("the import has no episodes")
         episodes = materialize(scope, records, None, keep_senders)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
-            result, vectors = await self._sift(tx, scope, settings, episodes, f"{operation}_duplicate")
+            result, vectors = await self._sift(tx, scope, settings, episodes, DUPLICATE_OF[operation])
             await write_episodes(tx, self._store, settings, result.episodes, _audit_import(operation, None),
                                  vectors=vectors)
         log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d", scope.scope_key,
@@ -244,18 +245,18 @@ class EpisodeTransfer:
                               document_id: str) -> ImportResult:
         episodes = materialize(scope, records, document_id, keep_senders=True)
         key = document_key(scope.kb_id, document_id)
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "document_import") as tx:
-            result, vectors = await self._sift(tx, scope, settings, episodes, "document_duplicate")
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), Operation.DOCUMENT_IMPORT) as tx:
+            result, vectors = await self._sift(tx, scope, settings, episodes, Operation.DOCUMENT_DUPLICATE)
             # Only what this document creates: deleting it never removes a record it merely repeated.
             index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
                      "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
             await tx.call("storage write", lambda: self._json.set(key, index))
             await write_episodes(tx, self._store, settings, result.episodes,
-                                 _audit_import("document_import", document_id), vectors=vectors)
+                                 _audit_import(Operation.DOCUMENT_IMPORT, document_id), vectors=vectors)
         return result
 
     async def _sift(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
-                    operation: str) -> tuple[ImportResult, list[list[float]]]:
+                    operation: Operation) -> tuple[ImportResult, list[list[float]]]:
         """The batch without its duplicates (each audited), links re-pointed, and the kept records'
         vectors (one embedding pass for the check and the write)."""
         vectors = await self._store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
@@ -304,14 +305,15 @@ class EpisodeTransfer:
         if found is None:
             return 0
         scope, ids = found
-        async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), "document_delete") as tx:
+        async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), Operation.DOCUMENT_DELETE) as tx:
             present = await self._present(kb_id, scope.user_key, ids)
             if present:
                 # K5: summaries built from the document's records, and drafts quoting them, go first.
                 await self._derived.before_change(tx, scope, present, removed=True)
                 await tx.call("vector delete", lambda: self._store.delete(kb_id, scope.user_key, present))
                 for episode_id in present:
-                    tx.applied("document_delete", "episode", episode_id, DOCUMENT_DELETED(document_id=document_id))
+                    tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
+                               DOCUMENT_DELETED(document_id=document_id))
             await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
         return len(present)
 

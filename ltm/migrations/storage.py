@@ -36,6 +36,7 @@ from .._storage import (
     profile_key,
     snapshot_key,
 )
+from ..operations import Operation
 from ..spaces import INSTALLATION_KEY
 from ..timefields import now_iso
 from ..wording import Phrase
@@ -105,7 +106,7 @@ async def migrate_storage(store: JsonStore) -> MigrationPlan | None:
         await store.delete(old)
     if plan.moves or plan.unknown:
         await AuditLog(store).append_many(INSTALLATION_KEY, [AuditEntry(
-            operation="storage_migration", target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
+            operation=Operation.STORAGE_MIGRATION, target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
             scope_key=INSTALLATION_KEY, summary=MOVED(count=len(plan.moves)),
             meta={"moved": len(plan.moves), "ambiguous": plan.ambiguous, "left": len(plan.unknown)},
         )])

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
+from ._bookkeeping import Bookkeeping
 from ._storage import JsonStore, KeyedLocks, audit_chunk_key, audit_head_key
 from .operations import Operation
 from .timefields import now_iso, parse_stored
@@ -69,7 +70,7 @@ class AuditPage:
 
 
 class AuditLog:
-    def __init__(self, store: JsonStore) -> None:
+    def __init__(self, store: Bookkeeping) -> None:
         self._store = store
         self._locks = KeyedLocks()
 

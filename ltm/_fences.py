@@ -21,10 +21,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from ._bookkeeping import Bookkeeping
 from ._storage import (
     FENCE_PREFIX,
     WRITE_MARK_PREFIX,
-    JsonStore,
     fence_key,
     space_of_fence_key,
     space_of_write_mark_key,
@@ -55,7 +55,7 @@ class Fence:
 
 
 class FenceRegistry:
-    def __init__(self, store: JsonStore) -> None:
+    def __init__(self, store: Bookkeeping) -> None:
         self._store = store
         self._fences: dict[str, Fence] | None = None
         self._unpersisted: set[str] = set()

@@ -23,9 +23,12 @@ In that one construct the gate
 A step that is undone inside the block (a rollback) is reported with
 `tx.reverted(...)`: it is audited, and it no longer counts as applied.
 
-Not memory, so not through the gate: the injection snapshot and the per-scope marker
-(diagnostics bookkeeping, rewritten freely), the fence records themselves, and the
-one-time storage-layout migration (run before any other storage access).
+A plugin-storage record of memory is written with `tx.set(key, value)` / `tx.delete(key)`: the
+gate holds the only writer of plugin storage (`Bookkeeping`, ltm/_bookkeeping.py), and every other
+module gets storage typed read-only. Not memory, so written by the few holders of that writer
+outside a gated write: the audit log, the fences and write-ahead markers, the injection snapshot and
+the per-scope marker, the saved word-index pages, the layout marker and the one-time storage-layout
+migration (ltm/_bookkeeping.py lists them and why).
 """
 
 from __future__ import annotations
@@ -39,9 +42,18 @@ from functools import partial
 from typing import Any, TypeVar
 
 from ._audit import AuditEntry, AuditLog
+from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._storage import KeyedLocks
-from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, StateError, UnrecordedChange
+from .errors import (
+    HostFailure,
+    LTMError,
+    NoKnowledgeBase,
+    OutcomeUnknown,
+    PartialWrite,
+    StateError,
+    UnrecordedChange,
+)
 from .identity import Isolation, MemoryScope
 from .operations import Operation
 from .ports import stop_watching, watch_writes
@@ -54,8 +66,9 @@ T = TypeVar("T")
 class WriteTx:
     """One gated write: its host calls and what it applied."""
 
-    def __init__(self, scope: MemoryScope | None, space: Space, operation: Operation,
+    def __init__(self, storage: Bookkeeping, scope: MemoryScope | None, space: Space, operation: Operation,
                  mark: Callable[[], Awaitable[None]] | None = None, target: str = "") -> None:
+        self._storage = storage
         self.scope = scope
         self.space = space
         self.operation = operation
@@ -74,6 +87,14 @@ class WriteTx:
             await self._guarded("write-ahead marker", self._mark)
             self.marked = True
         return await self._guarded(what, write)
+
+    async def set(self, key: str, value: Any, *, attempts: int = 1) -> None:
+        """Store one plugin-storage record of this write (a whole record: `attempts` > 1 re-sends it)."""
+        await self.call("storage write", partial(resend, partial(self._storage.set, key, value), attempts))
+
+    async def delete(self, key: str, *, attempts: int = 1) -> None:
+        """Delete one plugin-storage record of this write (`attempts` > 1 re-sends the delete)."""
+        await self.call("storage delete", partial(resend, partial(self._storage.delete, key), attempts))
 
     async def _guarded(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
         probe, token = watch_writes()
@@ -175,7 +196,9 @@ class _KbBarrier:
 
 
 class WriteGate:
-    def __init__(self, fences: FenceRegistry, audit: AuditLog, on_scope_write: ScopeHook | None = None) -> None:
+    def __init__(self, storage: Bookkeeping, fences: FenceRegistry, audit: AuditLog,
+                 on_scope_write: ScopeHook | None = None) -> None:
+        self._storage = storage
         self._fences = fences
         self._audit = audit
         self._locks = KeyedLocks()
@@ -259,8 +282,8 @@ class WriteGate:
                 await self._fences.check(space)
             # The writes that resolve a fence cannot wait for an admin (LangBot removes a KB whatever the
             # plugin answers): their marker, a whole record, is re-sent like their other idempotent writes.
-            tx = WriteTx(scope, space, operation, partial(self._fences.mark, space, operation,
-                                                          attempts=1 if enforce_fence else 3, target=target), target)
+            mark = partial(self._fences.mark, space, operation, attempts=1 if enforce_fence else 3, target=target)
+            tx = WriteTx(self._storage, scope, space, operation, mark, target)
             try:
                 yield tx
             except BaseException as exc:
@@ -396,3 +419,16 @@ class WriteGate:
         if scope.kb_id:
             logs.append(Space.l2(scope.kb_id, scope.user_key).key)
         return logs
+
+
+async def resend(write: Callable[[], Awaitable[Any]], attempts: int = 1) -> None:
+    """An idempotent storage write (a whole record, or a delete) re-sent on a refusal or a lost answer:
+    the KB's removal cannot wait for an admin, LangBot removes the KB whatever the plugin answers."""
+    for attempt in range(attempts):
+        try:
+            await write()
+            return
+        except HostFailure:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.05 * (attempt + 1))

@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
 from ._fences import FenceRegistry
-from ._gate import WriteGate, WriteTx
+from ._gate import WriteGate, WriteTx, resend
 from ._storage import (
     KB_CONFIGS_KEY,
     JsonStore,
@@ -39,6 +38,9 @@ from .timefields import now_iso
 from .wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
+# A whole record or a delete of the KB's removal or withdrawal, re-sent this many times: LangBot removes
+# (or rolls back) the KB whatever the plugin answers, so those writes cannot wait for an admin.
+RESEND = 3
 REGISTERED = Phrase("audit.kb_registered", "memory knowledge base registered ({isolation} isolation)")
 WITHDRAWN = Phrase("audit.kb_registration_withdrawn", "registration withdrawn: {reason}")
 STALE_DROPPED = Phrase("audit.kb_stale_dropped", "stale registration dropped: LangBot no longer has this "
@@ -133,7 +135,7 @@ class KnowledgeBaseRegistry:
                 await self._clear_orphan_fences(tx, keep=kb_id)
                 new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
                 attempted = True
-                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+                await tx.set(KB_CONFIGS_KEY, new)
                 self._cache = new
                 self._gate.kb_registered(kb_id)
                 self._gate.kb_isolation(kb_id, settings.isolation)
@@ -165,7 +167,7 @@ class KnowledgeBaseRegistry:
                 self._cache = None  # the failed write may or may not have landed: read what is stored
                 if await self._record() == previous:
                     return True
-                await tx.call("storage write", partial(self._rewrite_config, previous))
+                await tx.set(KB_CONFIGS_KEY, previous, attempts=RESEND)
                 self._cache = previous
                 tx.applied(Operation.KB_REGISTER_ROLLBACK, "knowledge_base", kb_id, WITHDRAWN(reason=reason))
             return True
@@ -180,7 +182,7 @@ class KnowledgeBaseRegistry:
         for fence in await self._fences.all():
             if fence.space.kind is SpaceKind.L2 and fence.space.kb_id != keep:
                 try:
-                    await tx.call("storage delete", partial(_resend, partial(self._fences.clear, fence.space)))
+                    await tx.call("storage delete", partial(resend, partial(self._fences.clear, fence.space), RESEND))
                 except HostError as exc:
                     log.warning("[LongTermMemory] fence of removed kb=%s not cleared yet: %s", fence.space.kb_id,
                                 exc.code)
@@ -212,7 +214,7 @@ class KnowledgeBaseRegistry:
                 new = {"order": [k for k in record["order"] if k != kb_id],
                        "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
                 try:
-                    await tx.call("storage write", partial(self._rewrite_config, new))
+                    await tx.set(KB_CONFIGS_KEY, new, attempts=RESEND)
                     self._cache = new
                 except HostFailure as exc:
                     config_error = exc
@@ -227,7 +229,7 @@ class KnowledgeBaseRegistry:
             left = 0
             for key in keys:
                 try:
-                    await tx.call("storage delete", partial(self._store.delete, key))
+                    await tx.delete(key)
                 except HostError as exc:
                     left += 1  # a refusal: the key of a removed KB is never read again
                     log.warning("[LongTermMemory] storage key of removed kb=%s not deleted: %s", kb_id, exc.code)
@@ -240,8 +242,6 @@ class KnowledgeBaseRegistry:
         log.info("[LongTermMemory] memory knowledge base removed kb=%s", kb_id)
         return known
 
-    async def _rewrite_config(self, new: dict[str, Any]) -> None:
-        await _resend(partial(self._store.set, KB_CONFIGS_KEY, new))
 
 
     async def _stale(self, kb_ids: list[str], *, refresh: bool = False) -> set[str]:
@@ -329,7 +329,7 @@ class KnowledgeBaseRegistry:
         else:
             entry.pop("overrides", None)
         try:
-            await tx.call("storage write", partial(self._store.set, KB_CONFIGS_KEY, record))
+            await tx.set(KB_CONFIGS_KEY, record)
         except BaseException:
             self._cache = None  # refused, lost or cancelled: read what is stored next time
             raise
@@ -344,16 +344,3 @@ class KnowledgeBaseRegistry:
         if found is None:
             return MemoryScope.for_identity(identity, Isolation.SESSION, "")
         return MemoryScope.for_identity(identity, found[1].isolation, found[0])
-
-
-async def _resend(write: Callable[[], Awaitable[Any]], attempts: int = 3) -> None:
-    """An idempotent storage write (a whole record, or a delete) re-sent on a refusal or a lost answer:
-    the KB's removal cannot wait for an admin, LangBot removes the KB whatever the plugin answers."""
-    for attempt in range(attempts):
-        try:
-            await write()
-            return
-        except HostFailure:
-            if attempt == attempts - 1:
-                raise
-            await asyncio.sleep(0.05 * (attempt + 1))

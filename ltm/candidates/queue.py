@@ -23,7 +23,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from .. import params
@@ -135,8 +134,9 @@ class CandidateQueue:
         record.last_refused_at = raw.get("last_refused_at") or None
         return record
 
-    async def _write(self, scope: MemoryScope, record: QueueRecord) -> None:
-        await self._store.set(candidates_key(scope.scope_key), record.to_dict())
+    @staticmethod
+    async def _write(tx: WriteTx, scope: MemoryScope, record: QueueRecord) -> None:
+        await tx.set(candidates_key(scope.scope_key), record.to_dict())
 
     # ------------------------------------------------------------------ reads
     async def get(self, scope: MemoryScope, candidate_id: str) -> Candidate:
@@ -172,7 +172,7 @@ class CandidateQueue:
         if not theirs:
             return []
         record.items = [c for c in record.items if c.speaker.sender_id != sender_id]
-        await tx.call("storage write", partial(self._write, scope, record))
+        await self._write(tx, scope, record)
         for candidate in theirs:
             tx.applied(tx.operation, "candidate", candidate.candidate_id,
                        ERASED(status=CANDIDATE_STATUS[candidate.status](), what=candidate.describe()))
@@ -205,7 +205,7 @@ class CandidateQueue:
             if refused:
                 record.refused += refused
                 record.last_refused_at = now_iso()
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             for candidate in added:
                 tx.applied(Operation.CANDIDATE_PROPOSE, "candidate", candidate.candidate_id,
                            PROPOSED(what=candidate.describe(), origin=ORIGIN[candidate.origin](), rule=candidate.rule),
@@ -232,7 +232,7 @@ class CandidateQueue:
                 return 0
             chosen = {c.candidate_id for c in hits}
             record.items = [c.without_text() if c.candidate_id in chosen else c for c in record.items]
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             for candidate in hits:
                 tx.applied(Operation.CANDIDATE_REDACT, "candidate", candidate.candidate_id,
                            REDACTED(what=candidate.describe(), applied_id=candidate.applied_id or ""),
@@ -255,7 +255,7 @@ class CandidateQueue:
                 return current or accepted
             redacted = current.without_text()
             record.items = [redacted if c.candidate_id == current.candidate_id else c for c in record.items]
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             tx.applied(Operation.CANDIDATE_REDACT, "candidate", current.candidate_id,
                        REDACTED(what=current.describe(), applied_id=current.applied_id or ""),
                        applied_id=current.applied_id)
@@ -287,7 +287,7 @@ class CandidateQueue:
             self.check_decidable(candidate, accepting=False)
             decided = candidate.decided(status, by, applied_type, applied_id, applied_existing)
             record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             summary = (DECIDED_APPLIED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
                                        origin=ORIGIN[candidate.origin](),
                                        applied_type=APPLIED_AS[applied_type]() if applied_type in APPLIED_AS

@@ -117,7 +117,7 @@ class DraftBook:
     # ------------------------------------------------------------------ writes (inside a gated write)
     async def save(self, tx: WriteTx, draft: Draft) -> None:
         key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
-        await tx.call("storage write", partial(self._store.set, key, draft.to_dict()))
+        await tx.set(key, draft.to_dict())
         tx.applied(Operation.CONSOLIDATION_PREVIEW, "draft", draft.proposal_id,
                    DRAFT_SAVED(statements=len(draft.statements), sources=len(draft.sources)),
                    sources=sorted(draft.source_ids), kb_id=draft.kb_id, model=draft.model)
@@ -132,9 +132,9 @@ class DraftBook:
         if len(entries) > MAX_CLOSED_KEPT:
             newest = sorted(entries.items(), key=lambda item: str(item[1].get("at")))[-MAX_CLOSED_KEPT:]
             entries = dict(newest)
-        await tx.call("storage write", partial(self._store.set, log_key, {"closed": entries}))
+        await tx.set(log_key, {"closed": entries})
         key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
-        await tx.call("storage delete", partial(self._store.delete, key))
+        await tx.delete(key)
         meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.scope_key}
         if summary_id:
             meta["summary_id"] = summary_id
@@ -143,9 +143,9 @@ class DraftBook:
     async def set_lineage(self, tx: WriteTx, kb_id: str, user_key: str, summaries: dict[str, list[str]]) -> None:
         key = lineage_key(kb_id, user_key)
         if summaries:
-            await tx.call("storage write", partial(self._store.set, key, {"summaries": summaries}))
+            await tx.set(key, {"summaries": summaries})
         else:
-            await tx.call("storage delete", partial(self._store.delete, key))
+            await tx.delete(key)
 
     # ------------------------------------------------------------------ K5 cascade (DerivedRecords)
     async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,

@@ -250,7 +250,7 @@ class EpisodeTransfer:
             # Only what this document creates: deleting it never removes a record it merely repeated.
             index = {"user_key": scope.user_key, "scope_key": scope.scope_key,
                      "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
-            await tx.call("storage write", lambda: self._json.set(key, index))
+            await tx.set(key, index)
             await write_episodes(tx, self._store, settings, result.episodes,
                                  _audit_import(Operation.DOCUMENT_IMPORT, document_id), vectors=vectors)
         return result
@@ -314,7 +314,7 @@ class EpisodeTransfer:
                 for episode_id in present:
                     tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
                                DOCUMENT_DELETED(document_id=document_id))
-            await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
+            await tx.delete(document_key(kb_id, document_id))
         return len(present)
 
     async def _present(self, kb_id: str, user_key: str, ids: list[str]) -> list[str]:

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol, runtime_checkable
 
+from .._bookkeeping import Bookkeeping
 from .._gate import WriteGate
-from .._storage import JsonStore, layout_marker_key, legacy_layout_marker_key
+from .._storage import layout_marker_key, legacy_layout_marker_key
 from ..episodes.store import EpisodeStore
 from ..errors import FencedError, HostError, LTMError
 from ..kb_settings import KBSettings
@@ -85,7 +86,7 @@ class MigrationReport:
 
 
 class LayoutMigrations:
-    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, episodes: EpisodeStore) -> None:
+    def __init__(self, gate: WriteGate, store: Bookkeeping, index: VectorIndex, episodes: EpisodeStore) -> None:
         self._gate = gate
         self._store = store
         self._index = index

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._audit import AuditEntry, AuditLog
+from .._bookkeeping import Bookkeeping
 from .._storage import (
     KB_CONFIGS_KEY,
     LAYOUT_KEY,
     LAYOUT_VERSION,
-    JsonStore,
     audit_chunk_key,
     audit_head_key,
     document_key,
@@ -88,7 +88,7 @@ def plan_move(key: str, value: Any, plan: MigrationPlan) -> None:
         plan.unknown.append(key)
 
 
-async def migrate_storage(store: JsonStore) -> MigrationPlan | None:
+async def migrate_storage(store: Bookkeeping) -> MigrationPlan | None:
     """Run the migration if the marker says it is needed; `store` must be a raw store (no first-use step)."""
     marker = await store.get(LAYOUT_KEY)
     if isinstance(marker, dict) and marker.get("version") == LAYOUT_VERSION:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 from .. import params
@@ -133,7 +132,7 @@ class ProfileBook:
             updated = change.apply(before, self._limits())
             if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
                 raise ValidationError(f"the {ref.target.value} profile has nothing of that to remove; nothing changed")
-            await tx.call("storage write", lambda: self._store.set(key, updated.to_dict()))
+            await tx.set(key, updated.to_dict())
             tx.applied(operation, ref.target_type, ref.target_id,
                        PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),
                        fields=fields, mode=change.mode.value, **fact)
@@ -147,7 +146,7 @@ class ProfileBook:
         async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PROFILE_CLEAR) as tx:
             if await self._store.get(key) is None:
                 return False
-            await tx.call("storage delete", lambda: self._store.delete(key))
+            await tx.delete(key)
             tx.applied(Operation.PROFILE_CLEAR, ref.target_type, ref.target_id,
                        PROFILE_CLEARED(target=TARGET_LABEL[ref.target]()))
         return True
@@ -158,7 +157,7 @@ class ProfileBook:
         key = ref.key(scope_key)
         if await self._store.get(key) is None:
             return False
-        await tx.call("storage delete", lambda: self._store.delete(key))
+        await tx.delete(key)
         tx.applied(tx.operation, ref.target_type, ref.target_id, SPEAKER_PROFILE_ERASED())
         return True
 
@@ -183,7 +182,7 @@ class ProfileBook:
                 if Profile.from_dict(await self._store.get(key)).to_dict() == profile.to_dict():
                     unchanged.append((ref_target, sender_id, profile))
                     continue
-                await tx.call("storage write", partial(self._store.set, key, profile.to_dict()))
+                await tx.set(key, profile.to_dict())
                 tx.applied(Operation.PROFILE_IMPORT, ref.target_type, ref.target_id,
                            PROFILE_IMPORTED(target=TARGET_LABEL[ref_target]()),
                            from_scope_key=found.scope_key)

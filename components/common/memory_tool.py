@@ -22,7 +22,8 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
 from components.common.envelope import error_envelope, internal_error
-from ltm import LTMError, MemoryScope, MemoryService, ValidationError
+from components.common.settle import settle
+from ltm import MemoryScope, MemoryService, ValidationError
 from ltm.langbot import identity_from_query
 
 log = logging.getLogger("LongTermMemory")
@@ -38,7 +39,8 @@ class MemoryTool(Tool):
         self, params: dict[str, Any], session: provider_session.Session, query_id: int, query_uuid: str | None = None
     ) -> dict[str, Any]:
         name = self.__class__.__name__
-        try:
+
+        async def answer() -> dict[str, Any]:
             if not isinstance(params, dict):
                 raise ValidationError("parameters must be a JSON object")
             known = {k: v for k, v in params.items() if k in self.allowed_params}
@@ -55,12 +57,9 @@ class MemoryTool(Tool):
             if ignored:
                 result["ignored_params"] = ignored
             return result
-        except LTMError as exc:
-            log.info("[LongTermMemory] tool %s refused: %s", name, exc.code)
-            return error_envelope(exc, "tool")
-        except Exception:
-            log.exception("[LongTermMemory] tool %s failed", name)
-            return internal_error("tool")
+
+        return await settle(lambda: f"tool {name}", answer, refused=lambda exc: error_envelope(exc, "tool"),
+                            failed=lambda: internal_error("tool"))
 
     @abc.abstractmethod
     async def run(self, memory: MemoryService, scope: MemoryScope, params: dict[str, Any]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from ..episodes.model import (
     record_chars,
 )
 from ..episodes.store import EpisodeStore
-from ..errors import HostFailure, LTMError, StateError, ValidationError
+from ..errors import ConsolidationDisabled, HostFailure, LTMError, ProposalRejected, StateError, ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
@@ -50,12 +50,10 @@ from .model import (
     MAX_PENDING_DRAFTS,
     MIN_SOURCES,
     MODEL_TIMEOUT_S,
-    ConsolidationDisabled,
     ConsolidationPreview,
     ConsolidationRun,
     Draft,
     DraftSource,
-    ProposalRejected,
     common_validity,
     source_hash,
 )

@@ -32,12 +32,12 @@ from .._storage import (
     parse_draft_key,
 )
 from ..episodes.store import EpisodeStore
-from ..errors import NotFound
+from ..errors import NotFound, ProposalRejected
 from ..identity import MemoryScope
 from ..operations import Operation
 from ..timefields import now_iso
 from ..wording import Phrase, Said
-from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft, ProposalRejected
+from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft
 
 log = logging.getLogger("LongTermMemory")
 DRAFT_SAVED = Phrase("audit.draft_saved", "review draft saved: {statements} statement(s) over {sources} source(s)")

@@ -14,9 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._gate import WriteTx
-from ._storage import JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
+from ._storage import audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
 from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, user_key_for_session_key
 from .kb_settings import EffectiveSettings, KBSettings, shown_value
@@ -104,7 +105,7 @@ class KnownSpaces:
 
 
 class Diagnostics:
-    def __init__(self, store: JsonStore, fences: FenceRegistry, index: VectorIndex, embedder: Embedder,
+    def __init__(self, store: Bookkeeping, fences: FenceRegistry, index: VectorIndex, embedder: Embedder,
                  directory: HostDirectory) -> None:
         self._store = store
         self._fences = fences
@@ -212,7 +213,7 @@ class Diagnostics:
         when it shows that person."""
         if not await self.snapshot_shows(scope, sender_id, episode_ids):
             return False
-        await tx.call("storage delete", lambda: self._store.delete(snapshot_key(scope.scope_key)))
+        await tx.delete(snapshot_key(scope.scope_key))
         tx.applied(tx.operation, "snapshot", scope.scope_key, SNAPSHOT_DROPPED())
         return True
 

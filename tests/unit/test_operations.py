@@ -12,7 +12,7 @@ import typing
 
 import pytest
 
-from ltm._audit import AuditEntry
+from ltm._audit import AuditEntry, ForeignOperation
 from ltm._fences import FenceRegistry
 from ltm._gate import WriteGate, WriteTx
 from ltm.operations import Operation
@@ -27,8 +27,16 @@ def test_every_entry_point_takes_an_operation(function: typing.Any) -> None:
     assert hints["operation"] is Operation
 
 
-def test_an_audit_entry_names_an_operation() -> None:
-    assert typing.get_type_hints(AuditEntry)["operation"] is Operation
+def test_an_audit_entry_names_an_operation_or_a_carried_one() -> None:
+    # Only an entry carried from the official plugin's log (WriteTx.carried, a migration) keeps an
+    # operation of that log's own; the gate's entry points above take nothing but an Operation.
+    assert typing.get_type_hints(AuditEntry)["operation"] == Operation | ForeignOperation
+    assert set(typing.get_type_hints(WriteTx.carried).values()) == {AuditEntry, type(None)}
+
+
+def test_a_carried_entry_keeps_its_own_operation() -> None:
+    stored = AuditEntry(ForeignOperation("delete_l2_bulk"), "episode", "e1", "s").to_dict()
+    assert stored["operation"] == "delete_l2_bulk"
 
 
 def test_member_names_are_the_stored_values_in_upper_case() -> None:

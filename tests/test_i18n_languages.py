@@ -55,9 +55,10 @@ def test_the_vocabulary_speaks_each_language_and_english_where_it_has_no_word() 
 
 # One Japanese term per concept, as the docs' vocabulary names them (ARCHITECTURE: memory space,
 # episode, speaker, profile, candidate, draft): the word on the left must appear in no Japanese text of
-# the replies, the vocabulary or the console; the one on the right is in use.
+# the replies, the vocabulary or the console; the one on the right is in use. LangBot's Japanese WebUI
+# calls a pipeline プロセッサー, so a health line saying パイプライン would name nothing the operator sees.
 JAPANESE_SYNONYMS = {"情景記憶": "エピソード", "発言者": "話者", "プロファイル": "プロフィール", "画像": "プロフィール",
-                     "記憶空間": "記憶スペース", "ドラフト": "下書き", "メモリー": "記憶"}
+                     "記憶空間": "記憶スペース", "ドラフト": "下書き", "メモリー": "記憶", "パイプライン": "プロセッサー"}
 
 
 def test_one_japanese_term_per_concept_in_the_replies_the_vocabulary_and_the_console() -> None:

@@ -20,7 +20,6 @@ import components.commands
 import components.pages.console
 from components.commands import memory as command
 from components.commands.registry import Subcommands
-from components.common.chat_text import own
 from components.common.declarations import Declarations
 from components.common.i18n import LANGUAGES, speaking
 from components.pages.console import api
@@ -78,7 +77,8 @@ def test_help_lists_every_group_once_in_table_order_and_names_each_subcommand(la
                     assert re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", line), (name, line)
             details = registry.help_on(word)
             for entry in dict.fromkeys(group.entries.values()):
-                assert own(entry.usage[LANGUAGES.index(language)]).splitlines()[0] in details, (word, entry.name)
+                usage = registry.usage_of(entry.name)  # in the language spoken, overlays included
+                assert usage.splitlines()[0] in details, (word, entry.name)
     assert next(iter(registry.by_group)) == "view"  # views first, as before
 
 

@@ -91,7 +91,8 @@ def test_both_languages_know_the_same_codes_and_chinese_is_chinese() -> None:
 
 # One term per concept in Chinese (issue 23 item 4): the synonym on the left must not appear anywhere
 # the console or a reply words a code or a message; the term on the right is the one in use.
-SYNONYMS = {"陈述类型": "声明类型", "写保护": "栅栏", "发言人": "发言者", "记忆条目": "情景记忆"}
+# LangBot's Chinese WebUI calls a pipeline 处理器 (處理器 in zh_Hant, converted from this one).
+SYNONYMS = {"陈述类型": "声明类型", "写保护": "栅栏", "发言人": "发言者", "记忆条目": "情景记忆", "流水线": "处理器"}
 
 
 def test_one_chinese_term_per_concept_in_the_console_and_the_replies() -> None:
@@ -105,3 +106,12 @@ def test_one_chinese_term_per_concept_in_the_console_and_the_replies() -> None:
     for synonym, term in SYNONYMS.items():
         assert not sorted(k for k, v in texts.items() if synonym in v), (synonym, term)
         assert any(term in v for v in texts.values()), term
+
+
+@pytest.mark.parametrize("language", ["en_US", "zh_Hans", "zh_Hant", "ja_JP"])
+def test_no_code_is_worded_twice_in_one_vocabulary_file(language: str) -> None:
+    # json.loads keeps the last of two equal keys, so a merge that adds a word twice hides one silently
+    # (and the console build refuses the file); caught here with the file that holds it.
+    pairs = json.loads((VOCABULARY / f"{language}.json").read_text(encoding="utf-8"), object_pairs_hook=list)
+    keys = [key for key, _ in pairs]
+    assert not sorted({key for key in keys if keys.count(key) > 1}), language

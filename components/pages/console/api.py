@@ -54,9 +54,9 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
     service = memory
 
     async def answer() -> Result:
-        # Before any field is parsed (a parser's message quotes its input); a file of records is checked
-        # record by record by its import instead.
-        refuse_credentials({k: v for k, v in body.items() if k not in route.documents})
+        # Before any field is parsed (a parser's message quotes its input); a vetted field is checked by the
+        # core record by record.
+        refuse_credentials({name: value for name, value in body.items() if name not in route.vetted})
         return {"ok": True, **await route.handler(service, body)}
 
     return await settle(lambda: f"console {path}", answer, refused=lambda exc: error_envelope(exc, "console"),

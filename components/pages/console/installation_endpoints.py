@@ -130,7 +130,7 @@ async def settings_reset(memory: MemoryService, body: Body) -> Result:
 
 
 # --------------------------------------------------------------------------- migration from the official plugin
-@ROUTES("/migrate", documents=("bundle",))
+@ROUTES("/migrate", vetted=frozenset({"bundle"}))
 async def migrate(memory: MemoryService, body: Body) -> Result:
     """A migration bundle (the file's text) into every chat it names; a dry run unless `dry_run` is false."""
     allowed(body, {"bundle", "dry_run"})

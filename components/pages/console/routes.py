@@ -5,10 +5,8 @@
     @ROUTES("/episodes", read_only=True)
     async def episodes(memory: MemoryService, body: Body) -> Result: ...
 
-`read_only` endpoints also answer GET. `documents` names the body fields that carry a whole file of
-records (a migration bundle): the dispatcher's credential check skips them, because the import checks
-each record and skips and reports one holding a credential while the others go on. The page API's
-one table is built from an explicit tuple of groups (`api.ROUTES`), the same idiom as the command's subcommands.
+`read_only` endpoints also answer GET. The page API's one table is built from an explicit tuple
+of groups (`api.ROUTES`), the same idiom as the command's subcommands.
 """
 
 from __future__ import annotations
@@ -28,7 +26,9 @@ class Endpoint:
     path: str
     handler: Handler
     read_only: bool = False
-    documents: tuple[str, ...] = ()
+    # Fields whose content the core vets item by item (a migration bundle: a record holding a credential is
+    # skipped and reported, the rest imported), so the request-wide credential refusal leaves them out.
+    vetted: frozenset[str] = frozenset()
 
 
 class Endpoints(Declarations[Endpoint]):
@@ -37,9 +37,9 @@ class Endpoints(Declarations[Endpoint]):
     def __init__(self) -> None:
         super().__init__("console endpoint")
 
-    def __call__(self, path: str, *, read_only: bool = False,
-                 documents: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
-        return self.decorator((path,), lambda handler: Endpoint(path, handler, read_only, documents))
+    def __call__(self, path: str, *, read_only: bool = False, vetted: frozenset[str] = frozenset()
+                 ) -> Callable[[Handler], Handler]:
+        return self.decorator((path,), lambda handler: Endpoint(path, handler, read_only, vetted))
 
     def add(self, path: str, handler: Handler, *, read_only: bool = False) -> None:
         """An endpoint built by a helper (`spaces.one_record`) rather than written as a function."""

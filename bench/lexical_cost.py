@@ -94,7 +94,7 @@ async def _resident(n: int) -> dict[str, Any]:
     import gc
 
     from bench.host_calls import synthetic_episodes
-    from ltm._storage import JsonStore
+    from ltm._bookkeeping import Bookkeeping
     from ltm.episodes.index_pages import IndexPages, rows_of
     from ltm.episodes.transfer import materialize, parse_records
     from ltm.identity import Identity, MemoryScope
@@ -110,7 +110,7 @@ async def _resident(n: int) -> dict[str, Any]:
             built.add(episode)
     del items
     fake = InMemoryPorts()
-    pages = IndexPages(JsonStore(fake.store))
+    pages = IndexPages(Bookkeeping(fake.store))
     await pages.save("kb", scope.user_key, list(rows_of(built)), lambda: True, asyncio.Lock())
     del built
     gc.collect()

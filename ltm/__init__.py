@@ -8,7 +8,7 @@ Nothing here knows how a surface shows its results.
 """
 
 from . import params
-from ._audit import AUDIT_OPERATIONS, AuditPage
+from ._audit import AuditPage
 from ._fences import Fence
 from .bundle.importer import MigrationReport
 from .bundle.reading import is_bundle
@@ -105,6 +105,7 @@ from .kb_settings import (
     SettingValue,
     shown_value,
 )
+from .operations import Operation
 from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
 from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 from .ports import HostPorts
@@ -121,7 +122,6 @@ from .timefields import now_iso, utc_now
 from .wording import PHRASES, Said, said_from
 
 __all__ = [
-    "AUDIT_OPERATIONS",
     "AUTO_RECALL",
     "FIELD_ACTION_PARAMS",
     "LISTED_STATUSES",
@@ -169,6 +169,7 @@ __all__ = [
     "NoKnowledgeBase",
     "NotFound",
     "NotPermitted",
+    "Operation",
     "Outcome",
     "OutcomeUnknown",
     "ParsedBatch",

@@ -21,16 +21,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from ._bookkeeping import Bookkeeping
 from ._storage import (
     FENCE_PREFIX,
     WRITE_MARK_PREFIX,
-    JsonStore,
     fence_key,
     space_of_fence_key,
     space_of_write_mark_key,
     write_mark_key,
 )
 from .errors import FencedError, HostError, HostFailure, LTMError
+from .operations import Operation
 from .spaces import Space
 from .timefields import now_iso
 
@@ -54,7 +55,7 @@ class Fence:
 
 
 class FenceRegistry:
-    def __init__(self, store: JsonStore) -> None:
+    def __init__(self, store: Bookkeeping) -> None:
         self._store = store
         self._fences: dict[str, Fence] | None = None
         self._unpersisted: set[str] = set()
@@ -110,8 +111,8 @@ class FenceRegistry:
                 space=space.describe(), since=fence.since, operation=fence.operation,
             )
 
-    async def raise_fence(self, space: Space, operation: str, reason: str, target: str = "") -> Fence:
-        fence = Fence(space, operation, reason[:200], now_iso(), target)
+    async def raise_fence(self, space: Space, operation: Operation, reason: str, target: str = "") -> Fence:
+        fence = Fence(space, str(operation), reason[:200], now_iso(), target)
         (await self._loaded())[space.key] = fence  # refuses in this process even if persisting fails
         self._unpersisted.add(space.key)
         await self._persist_pending()
@@ -142,13 +143,13 @@ class FenceRegistry:
                 continue
             self._stale_marks.discard(key)
 
-    async def mark(self, space: Space, operation: str, attempts: int = 1, target: str = "") -> None:
+    async def mark(self, space: Space, operation: Operation, attempts: int = 1, target: str = "") -> None:
         """The write-ahead marker of a gated write, before its first host write (the fences are loaded
         first, so a marker of this process is never taken for a dead one's). A whole record: `attempts`
         re-sends it on a refusal or a lost answer. A `target` is kept in the fence it may become."""
         await self._loaded()
         self._stale_marks.discard(space.key)  # live from now on: no clean-up may remove it meanwhile
-        value = {"operation": operation, "since": now_iso(), **({"target": target} if target else {})}
+        value = {"operation": str(operation), "since": now_iso(), **({"target": target} if target else {})}
         try:
             for attempt in range(attempts):
                 try:

@@ -1,9 +1,9 @@
 """The one write gate: every change to memory goes through `WriteGate.write`.
 
-    async with gate.write(scope, space, "remember") as tx:
+    async with gate.write(scope, space, Operation.REMEMBER) as tx:
         ...validate under the lock...
         await tx.call("vector upsert", lambda: index.upsert(...))
-        tx.applied("remember", "episode", episode_id, STORED(chars=120, importance=3))
+        tx.applied(Operation.REMEMBER, "episode", episode_id, STORED(chars=120, importance=3))
 
 In that one construct the gate
 1. serializes writes per memory space (a process-local lock; F1),
@@ -23,9 +23,12 @@ In that one construct the gate
 A step that is undone inside the block (a rollback) is reported with
 `tx.reverted(...)`: it is audited, and it no longer counts as applied.
 
-Not memory, so not through the gate: the injection snapshot and the per-scope marker
-(diagnostics bookkeeping, rewritten freely), the fence records themselves, and the
-one-time storage-layout migration (run before any other storage access).
+A plugin-storage record of memory is written with `tx.set(key, value)` / `tx.delete(key)`: the
+gate holds the only writer of plugin storage (`Bookkeeping`, ltm/_bookkeeping.py), and every other
+module gets storage typed read-only. Not memory, so written by the few holders of that writer
+outside a gated write: the audit log, the fences and write-ahead markers, the injection snapshot and
+the per-scope marker, the saved word-index pages, the layout marker and the one-time storage-layout
+migration (ltm/_bookkeeping.py lists them and why).
 """
 
 from __future__ import annotations
@@ -39,10 +42,20 @@ from functools import partial
 from typing import Any, TypeVar
 
 from ._audit import AuditEntry, AuditLog
+from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._storage import KeyedLocks
-from .errors import LTMError, NoKnowledgeBase, OutcomeUnknown, PartialWrite, StateError, UnrecordedChange
+from .errors import (
+    HostFailure,
+    LTMError,
+    NoKnowledgeBase,
+    OutcomeUnknown,
+    PartialWrite,
+    StateError,
+    UnrecordedChange,
+)
 from .identity import Isolation, MemoryScope
+from .operations import Operation
 from .ports import stop_watching, watch_writes
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
 from .wording import Phrase, Said
@@ -53,8 +66,9 @@ T = TypeVar("T")
 class WriteTx:
     """One gated write: its host calls and what it applied."""
 
-    def __init__(self, scope: MemoryScope | None, space: Space, operation: str,
+    def __init__(self, storage: Bookkeeping, scope: MemoryScope | None, space: Space, operation: Operation,
                  mark: Callable[[], Awaitable[None]] | None = None, target: str = "") -> None:
+        self._storage = storage
         self.scope = scope
         self.space = space
         self.operation = operation
@@ -74,6 +88,14 @@ class WriteTx:
             self.marked = True
         return await self._guarded(what, write)
 
+    async def set(self, key: str, value: Any, *, attempts: int = 1) -> None:
+        """Store one plugin-storage record of this write (a whole record: `attempts` > 1 re-sends it)."""
+        await self.call("storage write", partial(resend, partial(self._storage.set, key, value), attempts))
+
+    async def delete(self, key: str, *, attempts: int = 1) -> None:
+        """Delete one plugin-storage record of this write (`attempts` > 1 re-sends the delete)."""
+        await self.call("storage delete", partial(resend, partial(self._storage.delete, key), attempts))
+
     async def _guarded(self, what: str, write: Callable[[], Awaitable[T]]) -> T:
         probe, token = watch_writes()
         try:
@@ -88,7 +110,7 @@ class WriteTx:
         finally:
             stop_watching(token)
 
-    def entry(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> AuditEntry:
+    def entry(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> AuditEntry:
         scope = self.scope
         return AuditEntry(
             operation=operation, target_type=target_type, target_id=target_id,
@@ -98,17 +120,17 @@ class WriteTx:
             query_id=scope.query_id if scope else None, summary=summary, meta=meta,
         )
 
-    def applied(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
+    def applied(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """A change that reached the store: audited, and counted as applied."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
         self._net[f"{target_type}:{target_id}"] = operation
 
-    def reverted(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
+    def reverted(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """A change undone inside this write: audited, and no longer counted as applied."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
         self._net.pop(f"{target_type}:{target_id}", None)
 
-    def noted(self, operation: str, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
+    def noted(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
         """An audit-only entry (e.g. fences cleared as a side effect)."""
         self.entries.append(self.entry(operation, target_type, target_id, summary, **meta))
 
@@ -178,7 +200,9 @@ class _KbBarrier:
 
 
 class WriteGate:
-    def __init__(self, fences: FenceRegistry, audit: AuditLog, on_scope_write: ScopeHook | None = None) -> None:
+    def __init__(self, storage: Bookkeeping, fences: FenceRegistry, audit: AuditLog,
+                 on_scope_write: ScopeHook | None = None) -> None:
+        self._storage = storage
         self._fences = fences
         self._audit = audit
         self._locks = KeyedLocks()
@@ -188,7 +212,7 @@ class WriteGate:
         self._isolation: dict[str, Isolation] = {}  # each memory KB's effective isolation, as last read
 
     @contextlib.asynccontextmanager
-    async def write(self, scope: MemoryScope | None, space: Space, operation: str, *,
+    async def write(self, scope: MemoryScope | None, space: Space, operation: Operation, *,
                     enforce_fence: bool = True, target: str = "") -> AsyncIterator[WriteTx]:
         """`enforce_fence=False` only for the operations that resolve a fence: clearing it and
         removing the knowledge base it belongs to (F4). A `target` goes into the marker and any fence."""
@@ -255,15 +279,15 @@ class WriteGate:
         return self._barriers.setdefault(kb_id, _KbBarrier())
 
     @contextlib.asynccontextmanager
-    async def _write(self, scope: MemoryScope | None, space: Space, operation: str,
+    async def _write(self, scope: MemoryScope | None, space: Space, operation: Operation,
                      enforce_fence: bool, target: str) -> AsyncIterator[WriteTx]:
         async with self._locks.hold(space.key):
             if enforce_fence:
                 await self._fences.check(space)
             # The writes that resolve a fence cannot wait for an admin (LangBot removes a KB whatever the
             # plugin answers): their marker, a whole record, is re-sent like their other idempotent writes.
-            tx = WriteTx(scope, space, operation, partial(self._fences.mark, space, operation,
-                                                          attempts=1 if enforce_fence else 3, target=target), target)
+            mark = partial(self._fences.mark, space, operation, attempts=1 if enforce_fence else 3, target=target)
+            tx = WriteTx(self._storage, scope, space, operation, mark, target)
             try:
                 yield tx
             except BaseException as exc:
@@ -384,10 +408,10 @@ class WriteGate:
             targets.append(Space.installation())
         cleared: list[str] = []
         for space in targets:
-            async with self.write(scope, space, "fence_clear", enforce_fence=False) as tx:
+            async with self.write(scope, space, Operation.FENCE_CLEAR, enforce_fence=False) as tx:
                 if await self._fences.get(space) is not None:
                     await tx.call("storage delete", partial(self._fences.clear, space))
-                    tx.applied("fence_clear", "fence", space.key, FENCE_CLEARED(space=space.key))
+                    tx.applied(Operation.FENCE_CLEAR, "fence", space.key, FENCE_CLEARED(space=space.key))
                     cleared.append(space.key)
         return cleared
 
@@ -399,3 +423,16 @@ class WriteGate:
         if scope.kb_id:
             logs.append(Space.l2(scope.kb_id, scope.user_key).key)
         return logs
+
+
+async def resend(write: Callable[[], Awaitable[Any]], attempts: int = 1) -> None:
+    """An idempotent storage write (a whole record, or a delete) re-sent on a refusal or a lost answer:
+    the KB's removal cannot wait for an admin, LangBot removes the KB whatever the plugin answers."""
+    for attempt in range(attempts):
+        try:
+            await write()
+            return
+        except HostFailure:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.05 * (attempt + 1))

@@ -239,7 +239,10 @@ Prepare = Callable[[], Awaitable[None]]
 
 
 class JsonStore:
-    """JSON values over the key-value port. A damaged record reads as missing and is logged.
+    """JSON values over the key-value port, read only. A damaged record reads as missing and is logged.
+
+    Its writes are `ltm._bookkeeping.Bookkeeping`'s: a module that holds a `JsonStore` can read plugin
+    storage but cannot change it (mypy); memory changes go through a gated write (`WriteTx.set/delete`).
 
     The plugin is the only writer of its own storage (one runtime process per installation,
     docs/ARCHITECTURE.md "Decisions"), so the store keeps what it knows: the set of existing
@@ -267,10 +270,6 @@ class JsonStore:
     def before_first_use(self, prepare: Prepare) -> None:
         self._prepare = prepare
         self._ready = False
-
-    def raw(self) -> JsonStore:
-        """The same storage without the first-use step and without the cache (for the step itself)."""
-        return JsonStore(self._port, cache=False)
 
     async def _ensure_ready(self) -> None:
         if self._ready and (self._known is not None or not self._cache):
@@ -347,30 +346,6 @@ class JsonStore:
         self._forget(key)
         self._uncertain.discard(key)
         after()
-
-    async def set(self, key: str, value: Any, *, keep: bool = True) -> None:
-        await self._ensure_ready()
-        try:
-            data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        except (TypeError, ValueError, UnicodeEncodeError) as exc:
-            # Nothing reached the host: an authoritative, local refusal.
-            raise HostError(f"storage record {key[:60]} could not be encoded ({type(exc).__name__})") from None
-
-        def stored() -> None:
-            if self._known is not None:
-                self._known.add(key)
-                self._remember(key, data, keep)
-
-        await self._changed(key, self._port.set(key, data), stored)
-
-    async def delete(self, key: str) -> None:
-        await self._ensure_ready()
-
-        def deleted() -> None:
-            if self._known is not None:
-                self._known.discard(key)
-
-        await self._changed(key, self._port.delete(key), deleted)
 
     async def keys(self, prefix: str = "") -> list[str]:
         await self._ensure_ready()

@@ -13,9 +13,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
+from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._gate import WriteTx
 from ._storage import SNAPSHOT_PREFIX, JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
@@ -107,7 +107,7 @@ class KnownSpaces:
 
 
 class Diagnostics:
-    def __init__(self, store: JsonStore, fences: FenceRegistry, index: VectorIndex, embedder: Embedder,
+    def __init__(self, store: Bookkeeping, fences: FenceRegistry, index: VectorIndex, embedder: Embedder,
                  directory: HostDirectory) -> None:
         self._store = store
         self._fences = fences
@@ -220,7 +220,7 @@ class Diagnostics:
         when it shows that person."""
         if not await self.snapshot_shows(scope, sender_id, episode_ids):
             return False
-        await tx.call("storage delete", lambda: self._store.delete(snapshot_key(scope.scope_key)))
+        await tx.delete(snapshot_key(scope.scope_key))
         tx.applied(tx.operation, "snapshot", scope.scope_key, SNAPSHOT_DROPPED())
         return True
 
@@ -322,7 +322,7 @@ class QuotedSnapshots:
             if not (isinstance(snapshot, dict) and snapshot.get("kb_id") == scope.kb_id
                     and snapshot.get("user_key") == scope.user_key and quoted_ids(snapshot) & ids):
                 continue
-            await tx.call("storage delete", partial(self._store.delete, key))
+            await tx.delete(key)
             tx.applied(tx.operation, "snapshot", chat, SNAPSHOT_QUOTED())
 
 

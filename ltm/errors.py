@@ -12,7 +12,9 @@
         ├── NoKnowledgeBase
         ├── FencedError     writes to this space are paused until an admin clears the fence
         ├── PartialWrite    a multi-step write stopped after some steps were applied
-        └── UnrecordedChange  a change was applied but its audit entry could not be written
+        ├── UnrecordedChange  a change was applied but its audit entry could not be written
+        ├── ConsolidationDisabled  consolidation is off in the memory KB's settings
+        └── ProposalRejected  a reviewed consolidation proposal can no longer be run
 
 Every message is short, specific and safe to show to a user or a model; it never
 names a user interface. Each error also carries a stable `code` and structured
@@ -108,3 +110,17 @@ class UnrecordedChange(StateError):
     """The change was applied, but its audit entry could not be written; the space is fenced."""
 
     code = "unrecorded_change"
+
+
+class ConsolidationDisabled(StateError):
+    """Consolidation is switched off in the memory knowledge base's settings."""
+
+    code = "consolidation_disabled"
+
+
+class ProposalRejected(StateError):
+    """`run <proposal_id>` refused. details: `reason` (used, cross_kb, stale, inactive, validity,
+    over_budget, not_verified) and `proposal_id`. An id this chat has no draft of (unknown, or
+    another chat's) is `NotFound` instead, the same words either way."""
+
+    code = "proposal_rejected"

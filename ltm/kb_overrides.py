@@ -39,6 +39,7 @@ from .kb_settings import (
     setting_name,
     shown_value,
 )
+from .operations import Operation
 from .ports import PROBE_TEXT
 from .spaces import Space
 from .wording import Phrase
@@ -100,7 +101,7 @@ class SettingsOverrides:
 
     async def _locked_change(self, kb_id: str, name: str, value: Any, *, reset: bool,
                              actor: MemoryScope | None) -> SettingChange:
-        operation = "settings_reset" if reset else "settings_override"
+        operation = Operation.SETTINGS_RESET if reset else Operation.SETTINGS_OVERRIDE
         async with self._gate.write(actor, Space.installation(), operation) as tx:
             entry = await self._kbs.entry(kb_id)
             before = describe(kb_id, entry).value(name)

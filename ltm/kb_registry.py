@@ -13,12 +13,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
 from ._fences import FenceRegistry
-from ._gate import WriteGate, WriteTx
+from ._gate import WriteGate, WriteTx, resend
 from ._storage import (
     KB_CONFIGS_KEY,
     SNAPSHOT_PREFIX,
@@ -35,12 +34,16 @@ from .errors import HostError, HostFailure, LTMError, NoKnowledgeBase, Unrecorde
 from .identity import ISOLATION, Identity, Isolation, MemoryScope
 from .kb_settings import EffectiveSettings, KBSettings, describe, effective
 from .migrations.layout import LayoutMigrations
+from .operations import Operation
 from .ports import PROBE_TEXT, DescribedIndex, HostDirectory, StoreProfile, VectorIndex
 from .spaces import Space, SpaceKind
 from .timefields import now_iso
 from .wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
+# A whole record or a delete of the KB's removal or withdrawal, re-sent this many times: LangBot removes
+# (or rolls back) the KB whatever the plugin answers, so those writes cannot wait for an admin.
+RESEND = 3
 REGISTERED = Phrase("audit.kb_registered", "memory knowledge base registered ({isolation} isolation)")
 WITHDRAWN = Phrase("audit.kb_registration_withdrawn", "registration withdrawn: {reason}")
 STALE_DROPPED = Phrase("audit.kb_stale_dropped", "stale registration dropped: LangBot no longer has this "
@@ -119,7 +122,7 @@ class KnowledgeBaseRegistry:
         settings = KBSettings.parse_creation(raw_settings)
         attempted, previous = False, {}
         try:
-            async with self._gate.write(None, Space.installation(), "kb_register") as tx:
+            async with self._gate.write(None, Space.installation(), Operation.KB_REGISTER) as tx:
                 record = await self._record()
                 previous = copy.deepcopy(record)
                 others = [k for k in record["order"] if k != kb_id]
@@ -131,15 +134,15 @@ class KnowledgeBaseRegistry:
                 for old in stale:
                     # A registration LangBot rolled back, or a removal that stopped part-way: the KB is gone on
                     # the host, so its record must not block a new memory KB.
-                    tx.noted("kb_unregister", "knowledge_base", old, STALE_DROPPED())
+                    tx.noted(Operation.KB_UNREGISTER, "knowledge_base", old, STALE_DROPPED())
                 await self._clear_orphan_fences(tx, keep=kb_id)
                 new = {"order": [kb_id], "kbs": {kb_id: {**settings.to_dict(), "registered_at": now_iso()}}}
                 attempted = True
-                await tx.call("storage write", lambda: self._store.set(KB_CONFIGS_KEY, new))
+                await tx.set(KB_CONFIGS_KEY, new)
                 self._cache = new
                 self._gate.kb_registered(kb_id)
                 self._gate.kb_isolation(kb_id, settings.isolation)
-                tx.applied("kb_register", "knowledge_base", kb_id,
+                tx.applied(Operation.KB_REGISTER, "knowledge_base", kb_id,
                            REGISTERED(isolation=ISOLATION[settings.isolation]()))
         except BaseException as exc:
             if not attempted:
@@ -163,13 +166,13 @@ class KnowledgeBaseRegistry:
         if kb_id not in previous.get("kbs", {}):
             self._gate.mark_removed(kb_id)
         try:
-            async with self._gate.write(None, Space.installation(), "kb_register", enforce_fence=False) as tx:
+            async with self._gate.write(None, Space.installation(), Operation.KB_REGISTER, enforce_fence=False) as tx:
                 self._cache = None  # the failed write may or may not have landed: read what is stored
                 if await self._record() == previous:
                     return True
-                await tx.call("storage write", partial(self._rewrite_config, previous))
+                await tx.set(KB_CONFIGS_KEY, previous, attempts=RESEND)
                 self._cache = previous
-                tx.applied("kb_register_rollback", "knowledge_base", kb_id, WITHDRAWN(reason=reason))
+                tx.applied(Operation.KB_REGISTER_ROLLBACK, "knowledge_base", kb_id, WITHDRAWN(reason=reason))
             return True
         except LTMError as exc:
             log.error("[LongTermMemory] registration of kb=%s could not be withdrawn (%s)", kb_id, exc.code)
@@ -182,12 +185,12 @@ class KnowledgeBaseRegistry:
         for fence in await self._fences.all():
             if fence.space.kind is SpaceKind.L2 and fence.space.kb_id != keep:
                 try:
-                    await tx.call("storage delete", partial(_resend, partial(self._fences.clear, fence.space)))
+                    await tx.call("storage delete", partial(resend, partial(self._fences.clear, fence.space), RESEND))
                 except HostError as exc:
                     log.warning("[LongTermMemory] fence of removed kb=%s not cleared yet: %s", fence.space.kb_id,
                                 exc.code)
                     continue
-                tx.noted("fence_clear", "fence", fence.space.key, ORPHAN_FENCE_CLEARED())
+                tx.noted(Operation.FENCE_CLEAR, "fence", fence.space.key, ORPHAN_FENCE_CLEARED())
 
     async def unregister(self, kb_id: str) -> bool:
         """Delete the KB's vectors, document indexes, consolidation drafts and lineage, fences and config
@@ -200,11 +203,11 @@ class KnowledgeBaseRegistry:
 
     async def _unregister(self, kb_id: str) -> bool:
         async with self._gate.removing_kb(kb_id), \
-                self._gate.write(None, Space.installation(), "kb_unregister", enforce_fence=False,
+                self._gate.write(None, Space.installation(), Operation.KB_UNREGISTER, enforce_fence=False,
                                  target=kb_id) as tx:
             record = await self._record()
             known = kb_id in record["kbs"]
-            tx.applied("kb_unregister", "knowledge_base", kb_id, REMOVED())
+            tx.applied(Operation.KB_UNREGISTER, "knowledge_base", kb_id, REMOVED())
             config_error: HostFailure | None = None
             if known:
                 # The configuration goes first: whatever stops the clean-up below, the removed KB is no
@@ -214,7 +217,7 @@ class KnowledgeBaseRegistry:
                 new = {"order": [k for k in record["order"] if k != kb_id],
                        "kbs": {k: v for k, v in record["kbs"].items() if k != kb_id}}
                 try:
-                    await tx.call("storage write", partial(self._rewrite_config, new))
+                    await tx.set(KB_CONFIGS_KEY, new, attempts=RESEND)
                     self._cache = new
                 except HostFailure as exc:
                     config_error = exc
@@ -232,12 +235,12 @@ class KnowledgeBaseRegistry:
             left = 0
             for key in keys:
                 try:
-                    await tx.call("storage delete", partial(self._store.delete, key))
+                    await tx.delete(key)
                 except HostError as exc:
                     left += 1  # a refusal: the key of a removed KB is never read again
                     log.warning("[LongTermMemory] storage key of removed kb=%s not deleted: %s", kb_id, exc.code)
             if keys:
-                tx.noted("kb_data_clear", "knowledge_base", kb_id,
+                tx.noted(Operation.KB_DATA_CLEAR, "knowledge_base", kb_id,
                          DATA_CLEARED_LEFT(count=len(keys) - left, left=left) if left
                          else DATA_CLEARED(count=len(keys)))
             if config_error is not None:
@@ -253,9 +256,6 @@ class KnowledgeBaseRegistry:
             if isinstance(snapshot, dict) and snapshot.get("kb_id") == kb_id:
                 found.append(key)
         return found
-
-    async def _rewrite_config(self, new: dict[str, Any]) -> None:
-        await _resend(partial(self._store.set, KB_CONFIGS_KEY, new))
 
 
     async def _stale(self, kb_ids: list[str], *, refresh: bool = False) -> set[str]:
@@ -277,7 +277,7 @@ class KnowledgeBaseRegistry:
     async def _interrupted_removal(self) -> str:
         """The KB a removal was removing when its outcome became unknown (the installation's fence)."""
         fence = await self._fences.get(Space.installation())
-        return fence.target if fence is not None and fence.operation == "kb_unregister" else ""
+        return fence.target if fence is not None and fence.operation == Operation.KB_UNREGISTER else ""
 
     async def memory_kb(self) -> tuple[str, KBSettings] | None:
         record = await self._record()
@@ -343,7 +343,7 @@ class KnowledgeBaseRegistry:
         else:
             entry.pop("overrides", None)
         try:
-            await tx.call("storage write", partial(self._store.set, KB_CONFIGS_KEY, record))
+            await tx.set(KB_CONFIGS_KEY, record)
         except BaseException:
             self._cache = None  # refused, lost or cancelled: read what is stored next time
             raise
@@ -358,16 +358,3 @@ class KnowledgeBaseRegistry:
         if found is None:
             return MemoryScope.for_identity(identity, Isolation.SESSION, "")
         return MemoryScope.for_identity(identity, found[1].isolation, found[0])
-
-
-async def _resend(write: Callable[[], Awaitable[Any]], attempts: int = 3) -> None:
-    """An idempotent storage write (a whole record, or a delete) re-sent on a refusal or a lost answer:
-    the KB's removal cannot wait for an admin, LangBot removes the KB whatever the plugin answers."""
-    for attempt in range(attempts):
-        try:
-            await write()
-            return
-        except HostFailure:
-            if attempt == attempts - 1:
-                raise
-            await asyncio.sleep(0.05 * (attempt + 1))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._audit import AuditLog
+from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._gate import WriteGate
 from ._storage import JsonStore
@@ -22,6 +23,7 @@ from .candidates.review import CandidateReview
 from .consolidation import Consolidator, DraftBook
 from .diagnostics import Diagnostics, QuotedSnapshots
 from .episodes.duplicates import DuplicateFinder
+from .episodes.index_pages import IndexPages
 from .episodes.lifecycle import DerivedInOrder, EpisodeLifecycle
 from .episodes.listing import EpisodeListing
 from .episodes.recall import Recaller
@@ -63,7 +65,7 @@ class MemoryParts:
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
-    store = JsonStore(ports.store)
+    store = Bookkeeping(ports.store)
     raw = store.raw()
 
     async def migrate() -> None:  # the release-0.1 key layout, once, before the first storage access
@@ -73,8 +75,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     fences = FenceRegistry(store)
     audit = AuditLog(store)
     diagnostics = Diagnostics(store, fences, ports.index, ports.embedder, ports.directory)
-    gate = WriteGate(fences, audit, diagnostics.note_scope)
-    episodes = EpisodeStore(ports.index, ports.embedder, store)  # big spaces' indexes are saved in storage
+    gate = WriteGate(store, fences, audit, diagnostics.note_scope)
+    episodes = EpisodeStore(ports.index, ports.embedder, IndexPages(store))  # big spaces' indexes are saved
     # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
     profiles = ProfileBook(gate, store, limits)
     layouts = LayoutMigrations(gate, store, ports.index, episodes)

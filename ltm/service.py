@@ -141,13 +141,16 @@ class MemoryService:
     async def remember(self, scope: MemoryScope, raw: dict[str, Any], *, source: str = "tool") -> Remembered:
         """One episode; when the speaker's active episodes already state the same fact, that one is
         returned and nothing is written (`Remembered.created`); near duplicates are named."""
-        return await self._m.lifecycle.remember(scope, await self._m.kbs.open(scope), raw, source=source)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.lifecycle.remember(scope, settings, raw, source=source)
 
     async def archive(self, scope: MemoryScope, episode_id: Any) -> Episode:
-        return await self._m.lifecycle.archive(scope, await self._m.kbs.open(scope), episode_id)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.lifecycle.archive(scope, settings, episode_id)
 
     async def restore(self, scope: MemoryScope, episode_id: Any) -> RestoreResult:
-        return await self._m.lifecycle.restore(scope, await self._m.kbs.open(scope), episode_id)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.lifecycle.restore(scope, settings, episode_id)
 
     async def forget(self, scope: MemoryScope, episode_id: Any, *, own_only: bool = False) -> Episode:
         """`own_only`: in a shared chat (`scope.shared`), only the speaker's own episodes or those with no
@@ -207,13 +210,14 @@ class MemoryService:
         (stored in the scope under a one-use proposal id). Never changes an episode. `drafting=False` is a
         pure read: no model call and no stored draft."""
         chosen_tag = params.text(tag, "tag", max_chars=MAX_TAG_CHARS, required=False).lower()
-        return await self._m.consolidator.preview(scope, await self._m.kbs.open(scope), tag=chosen_tag,
-                                                  drafting=drafting)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.consolidator.preview(scope, settings, tag=chosen_tag, drafting=drafting)
 
     async def consolidation_run(self, scope: MemoryScope, proposal_id: Any = None) -> ConsolidationRun:
         """K2 without a proposal id (archive old superseded records); K4/K6 with one (apply a reviewed
         draft). Both need consolidation_enabled."""
-        return await self._m.consolidator.run(scope, await self._m.kbs.open(scope), proposal_id)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.consolidator.run(scope, settings, proposal_id)
 
     async def consolidation_drafts(self, scope: MemoryScope) -> list[Draft]:
         """The scope's pending review drafts, oldest first (K7)."""
@@ -292,7 +296,8 @@ class MemoryService:
     async def propose_candidates(self, scope: MemoryScope, user_text: str) -> CandidateRun:
         """The candidates one user message proposes, in the scope of that turn. `user_text` is the
         user's own message text: the assistant's reply must never be passed."""
-        return await self._m.candidates.propose(scope, await self._m.kbs.open(scope), user_text)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.candidates.propose(scope, settings, user_text)
 
     async def candidate_page(self, scope: MemoryScope, *, all_statuses: bool = False, page: int = 1,
                              page_size: int = 10, statuses: Sequence[CandidateStatus] = ()) -> CandidatePage:

@@ -7,12 +7,15 @@ plugin must never invent the zone (or the date) of a fact.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from dateutil import parser as _dateparser
 
 from .errors import ValidationError
+
+T = TypeVar("T")
 
 
 def system_clock() -> datetime:
@@ -102,3 +105,15 @@ def parse_stored(value: object) -> datetime | None:
         return parse_aware(value, "time")
     except ValidationError:
         return None
+
+
+def newest_per_id(items: Iterable[T], id_of: Callable[[T], str], changed_at: Callable[[T], str]) -> list[T]:
+    """One item per id, the most recently changed (an insert-only store can hold two rows of one record
+    for a while, on different listing pages); the order of first appearance is kept. `changed_at` gives
+    stored UTC strings, which sort as their moments do."""
+    chosen: dict[str, T] = {}
+    for item in items:
+        kept = chosen.get(id_of(item))
+        if kept is None or changed_at(item) > changed_at(kept):
+            chosen[id_of(item)] = item
+    return list(chosen.values())

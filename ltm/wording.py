@@ -7,7 +7,7 @@ its dictionaries and fills in the parameters; the English text is what the audit
 Every phrase is declared once, next to the code that says it:
 
     STORED = Phrase("audit.episode_stored", "stored episode ({chars} chars, importance {importance})")
-    tx.applied("remember", "episode", episode_id, STORED(chars=120, importance=3))
+    tx.applied(Operation.REMEMBER, "episode", episode_id, STORED(chars=120, importance=3))
 
 `PHRASES` holds every declared code; `tests/test_vocabulary.py` fails when one has no entry in
 either language. A parameter is a plain value (text, number), another `Said`, or a list of them.

@@ -1,4 +1,6 @@
-"""An import-linter contract type the built-in ones cannot express: no import of a private module.
+"""Import-linter contract types the built-in ones cannot express.
+
+No import of a private module:
 
     [[tool.importlinter.contracts]]
     type = "private_modules"
@@ -49,4 +51,38 @@ class PrivateModulesContract(Contract):
         for item in check.metadata["found"]:
             lines = ", ".join(f"l.{n}" for n in item["lines"])
             output.print_error(f"{item['importer']} imports the private module {item['imported']} ({lines})")
+            output.new_line()
+
+
+class OnlyImportersContract(Contract):
+    """A module only the listed modules may import, directly or not (the built-in `forbidden` type
+    cannot express "everyone but these" inside one package):
+
+        [[tool.importlinter.contracts]]
+        type = "only_importers"
+        modules = ["ltm._bookkeeping"]
+        importers = ["ltm._gate", "ltm.parts"]
+
+    is broken by a direct import of one of `modules` by any module not listed (a listed importer that
+    re-exported the module's names would defeat it: the listed ones are few and reviewed for that)."""
+
+    modules = fields.ListField(subfield=fields.StringField())
+    importers = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: Any, verbose: bool) -> ContractCheck:
+        allowed = {str(m) for m in self.importers}
+        found: list[dict[str, object]] = []
+        for module in (str(m) for m in self.modules):
+            for importer in sorted(graph.find_modules_that_directly_import(module)):
+                if importer in allowed or importer == module:
+                    continue
+                lines = [d["line_number"] for d in graph.get_import_details(importer=importer, imported=module)]
+                found.append({"importer": importer, "imported": module, "lines": lines})
+        return ContractCheck(kept=not found, metadata={"found": found})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        for item in check.metadata["found"]:
+            lines = ", ".join(f"l.{n}" for n in item["lines"])
+            output.print_error(f"{item['importer']} imports {item['imported']} ({lines}), which only "
+                               "the modules listed in the contract may import")
             output.new_line()

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-REMOVING = frozenset({"forget", "delete", "bulk_delete", "document_delete", "remember_rollback", "summary_remove",
-                      "consolidation_unstage"})
-STATUS_AFTER = {"supersede": "superseded", "archive": "archived", "consolidation_archive": "archived",
-                "restore": "active"}
+from ltm.operations import REMOVING, STATUS_AFTER
+
 _PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
 
 

@@ -174,6 +174,9 @@ async def test_the_console_dry_runs_by_default_then_imports(harness, kb, tmp_pat
     assert bad["ok"] is False and "migration bundle" in bad["error"]
     dry = await console({"bundle": text})
     assert dry["dry_run"] is True and dry["totals"]["episodes"]["write"] == 5
+    # The bundle holds a credential in one audit entry: that entry is skipped and reported, the file is
+    # not refused whole by the console's request check.
+    assert any("credential" in s["reason"] for chat in dry["chats"] for s in chat["audit"]["skipped"])
     scope1 = await harness.plugin.memory.scope_for(ident("1", bot=oi.BOT))
     assert await harness.plugin.memory.all_episodes(scope1) == []
     done = await console({"bundle": text, "dry_run": False})

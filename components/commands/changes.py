@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from components.commands.args import UsageError, as_usage
 from components.commands.registry import Call, Subcommands
-from components.commands.text import counted, status_label
+from components.commands.text import EPISODES, counted, status_label
 from components.commands.views import single_id
 from components.common.chat_text import Own, inert, lines, quote
 from components.common.i18n import Catalogue
@@ -97,7 +97,6 @@ SAY = Catalogue({
     "changes.bulk_deleted": ("Deleted {count} matching {filters}; each is in the audit log.",
                              "已删除符合 {filters} 的 {count}；每一条都记在审计日志中。"),
 })
-EPISODES = ("episode", "episodes", "条情景记忆")
 
 
 def forgotten(episode: Episode) -> Own:

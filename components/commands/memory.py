@@ -45,6 +45,7 @@ from components.common.chat_text import Own, inert, render
 from components.common.credentials import credential_refusal
 from components.common.envelope import command_message
 from components.common.i18n import Catalogue, language_of, speaking
+from components.common.settle import settle
 from ltm import LTMError, MemoryService
 from ltm.langbot import identity_from_query
 
@@ -92,41 +93,44 @@ class MemoryCommand(Command):
 
     async def _reply(self, ctx: ExecuteContext) -> Own:
         topic = ""
-        try:
-            head, rest = split_head(command_rest(ctx))
-            topic = head.lower()
-            if topic in HELP_WORDS:
-                return REGISTRY.help_text()
-            entry = REGISTRY.find(topic)
-            if entry is None:
-                return REGISTRY.unknown(head)
-            topic = entry.name
-            identity = await identity_from_query(ctx, ctx.session, ctx.query_id)
-            memory: MemoryService = self.plugin.memory
-            scope = await memory.scope_for(identity)
-            config = self._config()
-            call = Call(ctx=ctx, service=memory, scope=scope, topic=entry.name, rest=rest,
-                        is_admin=ctx.privilege >= ADMIN_PRIVILEGE, registry=REGISTRY,
-                        admin_only=bool(config.get("command_admin_only_in_groups", True)), config=config)
-            call.gated = entry.mutating and not call.may_change()
-            log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
-                     entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
-            return await entry.handler(call)
-        except NeedsAdmin as exc:
-            return SAY("memory.admin_only", topic=Own(exc.topic))
-        except UsageError as exc:
-            refusal = credential_refusal(None, command_rest(ctx))
-            if refusal is not None and "secrets are never stored" not in str(exc.reason or ""):
-                return SAY("memory.refused", topic=inert(topic or "overview", 30), message=command_message(refusal))
-            return REGISTRY.usage_text(exc.topic, exc.reason)
-        except LTMError as exc:
-            log.info("[LongTermMemory] command memory %s refused: %s", topic or "overview", exc.code)
+
+        async def answer() -> Own:
+            nonlocal topic
+            try:
+                head, rest = split_head(command_rest(ctx))
+                topic = head.lower()
+                if topic in HELP_WORDS:
+                    return REGISTRY.help_text()
+                entry = REGISTRY.find(topic)
+                if entry is None:
+                    return REGISTRY.unknown(head)
+                topic = entry.name
+                identity = await identity_from_query(ctx, ctx.session, ctx.query_id)
+                memory: MemoryService = self.plugin.memory
+                scope = await memory.scope_for(identity)
+                config = self._config()
+                call = Call(ctx=ctx, service=memory, scope=scope, topic=entry.name, rest=rest,
+                            is_admin=ctx.privilege >= ADMIN_PRIVILEGE, registry=REGISTRY,
+                            admin_only=bool(config.get("command_admin_only_in_groups", True)), config=config)
+                call.gated = entry.mutating and not call.may_change()
+                log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
+                         entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
+                return await entry.handler(call)
+            except NeedsAdmin as exc:
+                return SAY("memory.admin_only", topic=Own(exc.topic))
+            except UsageError as exc:
+                refusal = credential_refusal(None, command_rest(ctx))
+                if refusal is not None and "secrets are never stored" not in str(exc.reason or ""):
+                    return refused(refusal)
+                return REGISTRY.usage_text(exc.topic, exc.reason)
+
+        def refused(exc: LTMError) -> Own:
             # A message may quote a bad argument cut short (no longer a credential to the detector).
             exc = credential_refusal(exc, command_rest(ctx)) or exc
             return SAY("memory.refused", topic=inert(topic or "overview", 30), message=command_message(exc))
-        except Exception:
-            log.exception("[LongTermMemory] command memory %s failed", topic or "overview")
-            return SAY("memory.internal")
+
+        return await settle(lambda: f"command memory {topic or 'overview'}", answer, refused=refused,
+                            failed=lambda: SAY("memory.internal"))
 
     def _config(self) -> dict:
         config = self.plugin.get_config() or {}

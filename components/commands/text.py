@@ -37,6 +37,11 @@ def _word(noun: Noun, count: int) -> str:
     return noun[0] if count == 1 else noun[1]
 
 
+# The nouns several subcommands count.
+EPISODES: Noun = ("episode", "episodes", "条情景记忆")
+SPEAKER_PROFILES: Noun = ("speaker profile", "speaker profiles", "个发言者画像")
+
+
 def counted(count: int, noun: Noun) -> Own:
     """`1 episode`, `3 episodes`, `3 条情景记忆`, `3 件のエピソード`."""
     return Own(f"{count} {_word(noun, count)}")

@@ -14,7 +14,16 @@ from typing import Any
 
 from components.commands.args import UsageError, as_usage, page_of, parse_args, split_head, statuses_of, unexpected
 from components.commands.registry import Call, Subcommands
-from components.commands.text import counted, json_or_summary, page_title, short_time, status_label, statuses_label
+from components.commands.text import (
+    EPISODES,
+    SPEAKER_PROFILES,
+    counted,
+    json_or_summary,
+    page_title,
+    short_time,
+    status_label,
+    statuses_label,
+)
 from components.commands.views import LIST_FLAGS
 from components.common.chat_text import Own, clip, inert, lines
 from components.common.i18n import Catalogue, said, term
@@ -181,9 +190,7 @@ SAY = Catalogue({
     "transfer.audit_hint": ("Browse with !memory audit [page], or use the Memory Console Audit tab to export it.",
                             "用 !memory audit [page] 浏览，或在记忆控制台的审计标签页中导出。"),
 })
-EPISODES = ("episode", "episodes", "条情景记忆")
 RECORDS = ("record", "records", "条记录")
-SPEAKER_PROFILES = ("speaker profile", "speaker profiles", "个发言者画像")
 EMPTY_PROFILES = ("empty profile", "empty profiles", "个空画像")
 PROFILES = ("profile", "profiles", "个画像")
 ITEMS = ("item", "items", "项")

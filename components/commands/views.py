@@ -12,7 +12,15 @@ from components.commands import profile_edits
 from components.commands.args import STATUS_SWITCHES, UsageError, as_usage, page_of, split_head, statuses_of
 from components.commands.profile_view import profile_lines
 from components.commands.registry import Call, Subcommands
-from components.commands.text import counted, page_title, short_time, speaker_label, status_label, statuses_label
+from components.commands.text import (
+    SPEAKER_PROFILES,
+    counted,
+    page_title,
+    short_time,
+    speaker_label,
+    status_label,
+    statuses_label,
+)
 from components.common.chat_text import Own, clip, inert, lines, quote
 from components.common.i18n import Catalogue, current_language, said, term
 from components.common.memory_views import validity_label
@@ -222,7 +230,6 @@ SAY = Catalogue({
                                 "注意：列出已达枚举上限，更早的记录没有计入。"),
 })
 RESULTS = ("result", "results", "条结果")
-SPEAKER_PROFILES = ("speaker profile", "speaker profiles", "个发言者画像")
 def level_label(level: Level) -> Own:
     """In English the chat says GREEN/AMBER/RED (a plain-text reader finds the word at a glance); in
     Chinese it uses the vocabulary's level words, as the console does."""

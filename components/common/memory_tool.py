@@ -23,7 +23,8 @@ from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
 from components.common.credentials import refuse_credentials
 from components.common.envelope import error_envelope, internal_error
-from ltm import LTMError, MemoryScope, MemoryService, ValidationError
+from components.common.settle import settle
+from ltm import MemoryScope, MemoryService, ValidationError
 from ltm.langbot import identity_from_query
 
 log = logging.getLogger("LongTermMemory")
@@ -39,7 +40,8 @@ class MemoryTool(Tool):
         self, params: dict[str, Any], session: provider_session.Session, query_id: int, query_uuid: str | None = None
     ) -> dict[str, Any]:
         name = self.__class__.__name__
-        try:
+
+        async def answer() -> dict[str, Any]:
             if not isinstance(params, dict):
                 raise ValidationError("parameters must be a JSON object")
             refuse_credentials(params)  # before any field is parsed (a parser's message quotes its input)
@@ -57,12 +59,9 @@ class MemoryTool(Tool):
             if ignored:
                 result["ignored_params"] = ignored
             return result
-        except LTMError as exc:
-            log.info("[LongTermMemory] tool %s refused: %s", name, exc.code)
-            return error_envelope(exc, "tool")
-        except Exception:
-            log.exception("[LongTermMemory] tool %s failed", name)
-            return internal_error("tool")
+
+        return await settle(lambda: f"tool {name}", answer, refused=lambda exc: error_envelope(exc, "tool"),
+                            failed=lambda: internal_error("tool"))
 
     @abc.abstractmethod
     async def run(self, memory: MemoryService, scope: MemoryScope, params: dict[str, Any]) -> dict[str, Any]:

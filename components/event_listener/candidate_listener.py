@@ -32,7 +32,8 @@ from typing import Any
 
 from langbot_plugin.api.entities import context, events
 
-from ltm import Identity, LTMError, MemoryService, clean_host_text
+from components.common.settle import settle
+from ltm import CandidateRun, Identity, MemoryScope, MemoryService, clean_host_text
 
 log = logging.getLogger("LongTermMemory")
 
@@ -137,16 +138,16 @@ class CandidateListener:
     @staticmethod
     async def _extract(memory: MemoryService, identity: Identity, text: str) -> None:
         """Background: no query-scoped call here, the query may be gone already."""
-        try:
+        async def extract() -> tuple[MemoryScope, CandidateRun]:
             scope = await memory.scope_for(identity)
-            run = await memory.propose_candidates(scope, text)
-        except LTMError as exc:
-            log.warning("[LongTermMemory] candidates not stored query=%s scope=%s: %s", identity.query_id,
-                        identity.session_key, exc.code)
+            return scope, await memory.propose_candidates(scope, text)
+
+        # Background work must not die silently: a refusal is a warning, anything else a traceback.
+        done = await settle(lambda: f"candidate extraction query={identity.query_id} scope={identity.session_key}",
+                            extract, refused=lambda exc: None, failed=lambda: None, refusal_level=logging.WARNING)
+        if done is None:
             return
-        except Exception:  # background work must not die silently
-            log.exception("[LongTermMemory] candidate extraction failed query=%s", identity.query_id)
-            return
+        scope, run = done
         # duplicates: proposals already pending, or already in memory (in_memory: the speaker's episodes, the
         # same turn's tool writes among them, or the profile).
         log.info("[LongTermMemory] candidates stored query=%s scope=%s origin=%s added=%d auto_applied=%d "

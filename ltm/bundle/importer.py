@@ -33,6 +33,7 @@ from ..identity import Identity, Isolation, MemoryScope, chat_of_session_key, sc
 from ..kb_overrides import SettingsOverrides
 from ..kb_registry import KnowledgeBaseRegistry
 from ..kb_settings import KBSettings
+from ..operations import Operation
 from ..ports import HostDirectory
 from ..profiles.book import ProfileBook
 from ..spaces import Space
@@ -40,7 +41,7 @@ from .official_records import NO_EQUIVALENT, SETTING_EQUIVALENTS, audit_entry, c
 from .reading import Bundle, ChatPart, read_bundle
 
 log = logging.getLogger("LongTermMemory")
-OPERATION = "official_migration"
+OPERATION = Operation.OFFICIAL_MIGRATION
 
 
 @dataclass

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import params
-from .._audit import AuditEntry
+from .._audit import AuditEntry, ForeignOperation
 from ..candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, redacted_text
 from ..candidates.records import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from ..errors import ValidationError
@@ -76,7 +76,7 @@ def audit_entry(raw: Any, scope: MemoryScope) -> tuple[str, AuditEntry]:
                     ("the audit_id", audit_id)])
     query_id = raw.get("query_id")
     entry = AuditEntry(
-        operation=operation, target_type=target_type, target_id=target_id, scope_key=scope.scope_key,
+        operation=ForeignOperation(operation), target_type=target_type, target_id=target_id, scope_key=scope.scope_key,
         user_key=scope.user_key, sender_id=sender_id, sender_name=sender_name,
         query_id=query_id if isinstance(query_id, int) and not isinstance(query_id, bool) else None,
         summary=MIGRATED_ENTRY(summary=summary),

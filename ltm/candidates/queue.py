@@ -23,7 +23,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from .. import params
@@ -31,6 +30,7 @@ from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, KeyedLocks, candidates_key
 from ..errors import NotFound, ValidationError
 from ..identity import MemoryScope
+from ..operations import Operation
 from ..spaces import Space
 from ..timefields import now_iso
 from ..wording import Phrase
@@ -135,8 +135,9 @@ class CandidateQueue:
         record.last_refused_at = raw.get("last_refused_at") or None
         return record
 
-    async def _write(self, scope: MemoryScope, record: QueueRecord) -> None:
-        await self._store.set(candidates_key(scope.scope_key), record.to_dict())
+    @staticmethod
+    async def _write(tx: WriteTx, scope: MemoryScope, record: QueueRecord) -> None:
+        await tx.set(candidates_key(scope.scope_key), record.to_dict())
 
     # ------------------------------------------------------------------ reads
     async def get(self, scope: MemoryScope, candidate_id: str) -> Candidate:
@@ -172,7 +173,7 @@ class CandidateQueue:
         if not theirs:
             return []
         record.items = [c for c in record.items if c.speaker.sender_id != sender_id]
-        await tx.call("storage write", partial(self._write, scope, record))
+        await self._write(tx, scope, record)
         for candidate in theirs:
             tx.applied(tx.operation, "candidate", candidate.candidate_id,
                        ERASED(status=CANDIDATE_STATUS[candidate.status](), what=candidate.describe()))
@@ -182,7 +183,7 @@ class CandidateQueue:
         """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""
         if not new:
             return ProposeResult([])
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "candidate_propose") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CANDIDATE_PROPOSE) as tx:
             record = await self._read(scope)
             pending = {c.same_as_key for c in record.items if c.is_pending}
             fresh: list[Candidate] = []
@@ -205,9 +206,9 @@ class CandidateQueue:
             if refused:
                 record.refused += refused
                 record.last_refused_at = now_iso()
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             for candidate in added:
-                tx.applied("candidate_propose", "candidate", candidate.candidate_id,
+                tx.applied(Operation.CANDIDATE_PROPOSE, "candidate", candidate.candidate_id,
                            PROPOSED(what=candidate.describe(), origin=ORIGIN[candidate.origin](), rule=candidate.rule),
                            kind=candidate.kind.value, origin=candidate.origin.value, rule=candidate.rule,
                            source_ref=candidate.source_ref)
@@ -219,7 +220,7 @@ class CandidateQueue:
                      scope.scope_key, dropped)
         return ProposeResult(added, refused, duplicates, dropped)
 
-    async def adopt(self, scope: MemoryScope, incoming: Sequence[Candidate], operation: str
+    async def adopt(self, scope: MemoryScope, incoming: Sequence[Candidate], operation: Operation
                     ) -> tuple[list[Candidate], int]:
         """Candidates carried over from elsewhere (a migration), each with its own id, status and times;
         one whose id the queue holds is not added again. Returns (added, refused for lack of room)."""
@@ -232,7 +233,7 @@ class CandidateQueue:
             kept, _dropped, fits = make_room(record.items, len(fresh))
             added = fresh[:fits]
             record.items = kept + added
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             for candidate in added:
                 tx.applied(operation, "candidate", candidate.candidate_id,
                            ADOPTED(what=candidate.describe(), status=CANDIDATE_STATUS[candidate.status]()),
@@ -252,9 +253,9 @@ class CandidateQueue:
                 return 0
             chosen = {c.candidate_id for c in hits}
             record.items = [c.without_text() if c.candidate_id in chosen else c for c in record.items]
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             for candidate in hits:
-                tx.applied("candidate_redact", "candidate", candidate.candidate_id,
+                tx.applied(Operation.CANDIDATE_REDACT, "candidate", candidate.candidate_id,
                            REDACTED(what=candidate.describe(), applied_id=candidate.applied_id or ""),
                            applied_id=candidate.applied_id)
         return len(hits)
@@ -268,15 +269,15 @@ class CandidateQueue:
         async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
             if await episode_there():
                 return accepted
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "candidate_redact") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CANDIDATE_REDACT) as tx:
             record = await self._read(scope)
             current = record.find(accepted.candidate_id)
             if current is None or current.applied_id != accepted.applied_id:
                 return current or accepted
             redacted = current.without_text()
             record.items = [redacted if c.candidate_id == current.candidate_id else c for c in record.items]
-            await tx.call("storage write", partial(self._write, scope, record))
-            tx.applied("candidate_redact", "candidate", current.candidate_id,
+            await self._write(tx, scope, record)
+            tx.applied(Operation.CANDIDATE_REDACT, "candidate", current.candidate_id,
                        REDACTED(what=current.describe(), applied_id=current.applied_id or ""),
                        applied_id=current.applied_id)
         return redacted
@@ -295,7 +296,7 @@ class CandidateQueue:
             raise ValidationError(f"candidate {candidate.candidate_id} stands for a message that looked like a "
                                   "credential; there is nothing to apply. Reject it to dismiss it")
 
-    async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: str, *,
+    async def decide(self, scope: MemoryScope, candidate_id: str, status: CandidateStatus, operation: Operation, *,
                      by: str, applied_type: str | None = None, applied_id: str | None = None,
                      applied_existing: bool = False) -> Candidate:
         """Mark a pending candidate accepted or rejected, audited as `operation`."""
@@ -307,7 +308,7 @@ class CandidateQueue:
             self.check_decidable(candidate, accepting=False)
             decided = candidate.decided(status, by, applied_type, applied_id, applied_existing)
             record.items = [decided if c.candidate_id == candidate_id else c for c in record.items]
-            await tx.call("storage write", partial(self._write, scope, record))
+            await self._write(tx, scope, record)
             summary = (DECIDED_APPLIED(status=CANDIDATE_STATUS[status](), what=candidate.describe(),
                                        origin=ORIGIN[candidate.origin](),
                                        applied_type=APPLIED_AS[applied_type]() if applied_type in APPLIED_AS

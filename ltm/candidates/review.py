@@ -36,6 +36,7 @@ from ..episodes.lifecycle import EpisodeLifecycle
 from ..errors import FencedError, HostError, LTMError, NotFound, PartialWrite, ValidationError
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
+from ..operations import Operation
 from ..ports import LanguageModel
 from ..profiles.book import ProfileBook, Profiles
 from ..profiles.model import Profile
@@ -126,7 +127,7 @@ class CandidateReview:
                 if candidate.origin is not CandidateOrigin.RULES or candidate.kind is CandidateKind.IGNORE:
                     continue
                 try:
-                    applied.append(await self._accept(scope, candidate.candidate_id, "candidate_auto_apply",
+                    applied.append(await self._accept(scope, candidate.candidate_id, Operation.CANDIDATE_AUTO_APPLY,
                                                       AUTO_REVIEWER))
                 except LTMError as exc:
                     log.warning("[LongTermMemory] candidate %s not auto-applied scope=%s: %s",
@@ -169,16 +170,16 @@ class CandidateReview:
 
     async def accept(self, scope: MemoryScope, candidate_id: Any, reviewer: str) -> Candidate:
         cid = params.record_id(candidate_id, "candidate_id")
-        return await self._accept(scope, cid, "candidate_accept", _reviewer(scope, reviewer))
+        return await self._accept(scope, cid, Operation.CANDIDATE_ACCEPT, _reviewer(scope, reviewer))
 
     async def reject(self, scope: MemoryScope, candidate_id: Any, reviewer: str) -> Candidate:
         """Writes no memory; the candidate stays listed (all statuses) as rejected."""
         cid = params.record_id(candidate_id, "candidate_id")
         async with self._queue.deciding(scope):
-            return await self._queue.decide(scope, cid, CandidateStatus.REJECTED, "candidate_reject",
+            return await self._queue.decide(scope, cid, CandidateStatus.REJECTED, Operation.CANDIDATE_REJECT,
                                             by=_reviewer(scope, reviewer))
 
-    async def _accept(self, scope: MemoryScope, candidate_id: str, operation: str, by: str) -> Candidate:
+    async def _accept(self, scope: MemoryScope, candidate_id: str, operation: Operation, by: str) -> Candidate:
         async with self._queue.deciding(scope):
             candidate = await self._queue.get(scope, candidate_id)
             self._queue.check_decidable(candidate, accepting=True)

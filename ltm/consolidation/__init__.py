@@ -2,6 +2,7 @@
 human-reviewed summaries with lineage. See `consolidator.py` for the two paths and `records.py`
 for the drafts, the lineage index and the K5 cascade."""
 
+from ..errors import ConsolidationDisabled, ProposalRejected
 from .consolidator import Consolidator, clean_proposal_id
 from .model import (
     MAX_INPUT_CHARS,
@@ -11,13 +12,11 @@ from .model import (
     SUMMARY_SOURCE,
     SUMMARY_TAG,
     ArchivalCandidate,
-    ConsolidationDisabled,
     ConsolidationPreview,
     ConsolidationRun,
     Draft,
     DraftSource,
     ProfileUpdate,
-    ProposalRejected,
     Statement,
 )
 from .records import DraftBook

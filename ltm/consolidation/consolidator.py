@@ -34,10 +34,11 @@ from ..episodes.model import (
     record_chars,
 )
 from ..episodes.store import EpisodeStore
-from ..errors import HostFailure, LTMError, StateError, ValidationError
+from ..errors import ConsolidationDisabled, HostFailure, LTMError, ProposalRejected, StateError, ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
+from ..operations import Operation
 from ..ports import LanguageModel
 from ..profiles.book import ProfileBook
 from ..spaces import Space
@@ -49,12 +50,10 @@ from .model import (
     MAX_PENDING_DRAFTS,
     MIN_SOURCES,
     MODEL_TIMEOUT_S,
-    ConsolidationDisabled,
     ConsolidationPreview,
     ConsolidationRun,
     Draft,
     DraftSource,
-    ProposalRejected,
     common_validity,
     source_hash,
 )
@@ -186,7 +185,7 @@ class Consolidator:
                 current = await self._store.get(scope.kb_id, scope.user_key, episode.episode_id)
                 if current is None or source_hash(current) != source_hash(episode):
                     return _NOTE["source_changed"](episode_id=episode.episode_id)
-            async with self._gate.write(scope, Space.l1(scope.scope_key), "consolidation_preview") as tx:
+            async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CONSOLIDATION_PREVIEW) as tx:
                 if len(await self._drafts.pending(scope.kb_id, scope.user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
                     raise StateError(f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; run or discard "
                                      "one first")
@@ -205,7 +204,8 @@ class Consolidator:
         return await self._apply(scope, settings, pid)
 
     async def _archive(self, scope: MemoryScope, settings: KBSettings) -> ConsolidationRun:
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "consolidation_archive") as tx:
+        space = Space.l2(scope.kb_id, scope.user_key)
+        async with self._gate.write(scope, space, Operation.CONSOLIDATION_ARCHIVE) as tx:
             listing = await self._store.enumerate(scope.kb_id, scope.user_key)
             candidates, _ = archival_candidates(listing.episodes, settings, utc_now())
             targets = [c.episode for c in candidates if c.episode.status is EpisodeStatus.SUPERSEDED]
@@ -214,7 +214,7 @@ class Consolidator:
             await self._drafts.before_change(tx, scope, [e.episode_id for e in targets], removed=False)
             updated = [e.with_status(EpisodeStatus.ARCHIVED) for e in targets]
             await write_episodes(tx, self._store, settings, updated, lambda t, e: t.applied(
-                "consolidation_archive", "episode", e.episode_id, ARCHIVED_BY_CONSOLIDATION(),
+                Operation.CONSOLIDATION_ARCHIVE, "episode", e.episode_id, ARCHIVED_BY_CONSOLIDATION(),
                 previous_status=EpisodeStatus.SUPERSEDED.value))
         log.info("[LongTermMemory] consolidation archived scope=%s user_key=%s records=%d", scope.scope_key,
                  scope.user_key, len(updated))
@@ -244,7 +244,7 @@ class Consolidator:
     async def _apply(self, scope: MemoryScope, settings: KBSettings, pid: str) -> ConsolidationRun:
         rejection: ProposalRejected | None = None
         staged: Episode | None = None
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "consolidation_run") as tx:
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), Operation.CONSOLIDATION_RUN) as tx:
             draft = await self._drafts.find(scope, pid)
             sources, rejection = await self._recheck(scope, draft)
             if rejection is None:
@@ -274,8 +274,9 @@ class Consolidator:
     async def _close_draft(self, scope: MemoryScope, draft: Draft, status: str, reason: str, said: Said,
                            summary_id: str = "") -> None:
         """The draft leaves the pending state in its own L1 space (inside the caller's L2 lock)."""
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "consolidation_run") as l1:
-            await self._drafts.close(l1, draft, status, reason, "consolidation_run", said, summary_id=summary_id)
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CONSOLIDATION_RUN) as l1:
+            await self._drafts.close(l1, draft, status, reason, Operation.CONSOLIDATION_RUN, said,
+                                     summary_id=summary_id)
 
     async def _publish(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, draft: Draft, staged: Episode,
                        sources: Sequence[Episode]) -> ProposalRejected | None:
@@ -288,20 +289,20 @@ class Consolidator:
         lineage[staged.episode_id] = [s.episode_id for s in sources]
         await self._drafts.set_lineage(tx, kb_id, user_key, lineage)  # before the record: never untracked
         await write_episodes(tx, self._store, settings, [staged], lambda t, e: t.applied(
-            "consolidation_stage", "episode", e.episode_id,
+            Operation.CONSOLIDATION_STAGE, "episode", e.episode_id,
             SUMMARY_STAGED(sources=len(sources)), proposal_id=pid,
             derived_from=list(e.derived_from)), vectors=vectors)
         problem = await self._verify(kb_id, staged)
         if problem:
             await tx.call("vector delete", lambda: self._store.delete(kb_id, user_key, [staged.episode_id]))
-            tx.reverted("consolidation_unstage", "episode", staged.episode_id,
+            tx.reverted(Operation.CONSOLIDATION_UNSTAGE, "episode", staged.episode_id,
                         SUMMARY_UNSTAGED(problem=problem), proposal_id=pid)
             lineage.pop(staged.episode_id, None)
             await self._drafts.set_lineage(tx, kb_id, user_key, lineage)
             return ProposalRejected(f"proposal {pid}: {problem}; the sources are kept", proposal_id=pid,
                                     reason="over_budget" if "budget" in problem else "not_verified")
         await write_episodes(tx, self._store, settings, [staged.with_status(EpisodeStatus.ACTIVE)],
-                             lambda t, e: t.applied("consolidation_run", "episode", e.episode_id,
+                             lambda t, e: t.applied(Operation.CONSOLIDATION_RUN, "episode", e.episode_id,
                                                     SUMMARY_ACTIVATED(), proposal_id=pid),
                              vectors=vectors)
         return None
@@ -345,8 +346,8 @@ class Consolidator:
         pid = clean_proposal_id(proposal_id)
         async with self._gate.kb_in_use(scope.kb_id), \
                 self._gate.hold(Space.l2(scope.kb_id, scope.user_key)), \
-                self._gate.write(scope, Space.l1(scope.scope_key), "draft_discard") as tx:
+                self._gate.write(scope, Space.l1(scope.scope_key), Operation.DRAFT_DISCARD) as tx:
             draft = await self._drafts.find(scope, pid)
-            await self._drafts.close(tx, draft, "discarded", "discarded after review", "draft_discard",
+            await self._drafts.close(tx, draft, "discarded", "discarded after review", Operation.DRAFT_DISCARD,
                                      DRAFT_DISCARDED())
         return draft

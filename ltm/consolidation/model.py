@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 from ..episodes.model import Episode
-from ..errors import StateError
 from ..timefields import format_utc, parse_stored
 from ..wording import Said
 
@@ -35,18 +34,6 @@ MAX_CLOSED_KEPT = 100
 SUMMARY_SOURCE = "consolidation"
 SUMMARY_TAG = "summary"
 PROFILE_FIELDS = ("traits", "preferences")
-
-
-class ConsolidationDisabled(StateError):
-    code = "consolidation_disabled"
-
-
-class ProposalRejected(StateError):
-    """`run <proposal_id>` refused. details: `reason` (used, cross_kb, stale, inactive, validity,
-    over_budget, not_verified) and `proposal_id`. An id this chat has no draft of (unknown, or
-    another chat's) is `NotFound` instead, the same words either way."""
-
-    code = "proposal_rejected"
 
 
 def source_hash(episode: Episode) -> str:

@@ -32,11 +32,12 @@ from .._storage import (
     parse_draft_key,
 )
 from ..episodes.store import EpisodeStore
-from ..errors import NotFound
+from ..errors import NotFound, ProposalRejected
 from ..identity import MemoryScope
+from ..operations import Operation
 from ..timefields import now_iso
 from ..wording import Phrase, Said
-from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft, ProposalRejected
+from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft
 
 log = logging.getLogger("LongTermMemory")
 DRAFT_SAVED = Phrase("audit.draft_saved", "review draft saved: {statements} statement(s) over {sources} source(s)")
@@ -116,12 +117,12 @@ class DraftBook:
     # ------------------------------------------------------------------ writes (inside a gated write)
     async def save(self, tx: WriteTx, draft: Draft) -> None:
         key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
-        await tx.call("storage write", partial(self._store.set, key, draft.to_dict()))
-        tx.applied("consolidation_preview", "draft", draft.proposal_id,
+        await tx.set(key, draft.to_dict())
+        tx.applied(Operation.CONSOLIDATION_PREVIEW, "draft", draft.proposal_id,
                    DRAFT_SAVED(statements=len(draft.statements), sources=len(draft.sources)),
                    sources=sorted(draft.source_ids), kb_id=draft.kb_id, model=draft.model)
 
-    async def close(self, tx: WriteTx, draft: Draft, status: str, reason: str, operation: str, said: Said, *,
+    async def close(self, tx: WriteTx, draft: Draft, status: str, reason: str, operation: Operation, said: Said, *,
                     summary_id: str = "") -> None:
         """Leave the pending state: the outcome is logged first (so a replay is recognised even if the
         next step fails), then the draft and its quoted source texts are deleted."""
@@ -131,9 +132,9 @@ class DraftBook:
         if len(entries) > MAX_CLOSED_KEPT:
             newest = sorted(entries.items(), key=lambda item: str(item[1].get("at")))[-MAX_CLOSED_KEPT:]
             entries = dict(newest)
-        await tx.call("storage write", partial(self._store.set, log_key, {"closed": entries}))
+        await tx.set(log_key, {"closed": entries})
         key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
-        await tx.call("storage delete", partial(self._store.delete, key))
+        await tx.delete(key)
         meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.scope_key}
         if summary_id:
             meta["summary_id"] = summary_id
@@ -142,9 +143,9 @@ class DraftBook:
     async def set_lineage(self, tx: WriteTx, kb_id: str, user_key: str, summaries: dict[str, list[str]]) -> None:
         key = lineage_key(kb_id, user_key)
         if summaries:
-            await tx.call("storage write", partial(self._store.set, key, {"summaries": summaries}))
+            await tx.set(key, {"summaries": summaries})
         else:
-            await tx.call("storage delete", partial(self._store.delete, key))
+            await tx.delete(key)
 
     # ------------------------------------------------------------------ K5 cascade (DerivedRecords)
     async def before_change(self, tx: WriteTx, scope: MemoryScope, episode_ids: Sequence[str], *,
@@ -162,7 +163,7 @@ class DraftBook:
             await tx.call("vector delete", partial(self._episodes.delete, kb_id, user_key, doomed))
             for sid in doomed:
                 changed = sorted(ids.intersection(lineage[sid]))
-                tx.applied("summary_remove", "episode", sid,
+                tx.applied(Operation.SUMMARY_REMOVE, "episode", sid,
                            SUMMARY_REMOVED(count=len(changed)), sources=changed)
         gone = set(doomed) | (ids.intersection(lineage) if removed else set())
         if gone:
@@ -170,7 +171,7 @@ class DraftBook:
         for _, draft in await self.pending(kb_id, user_key):
             hit = sorted(ids & draft.source_ids)
             if hit:
-                await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", "draft_clear",
+                await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", Operation.DRAFT_CLEAR,
                                  DRAFT_CLEARED(source=hit[0]))
         if doomed:
             log.info("[LongTermMemory] consolidation cascade kb=%s user_key=%s summaries_removed=%d", kb_id,

@@ -34,7 +34,8 @@ and it is kept from doing even that:
   another format is not read, and the space is built from the store again.
 
 Keys: `v2/wordindex/<kb>/<user_key>/head` and `.../<generation>/<page>` (`ltm/_storage.py`).
-Values are JSON through `JsonStore` (pages bypass its cache: they are read once).
+Values are JSON through `Bookkeeping`, the storage writer of what is not memory (pages bypass its cache:
+they are read once; a page is rebuilt from the vector records, so it is written outside the gate).
 """
 
 from __future__ import annotations
@@ -44,13 +45,8 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .._storage import (
-    JsonStore,
-    word_index_head_key,
-    word_index_kb_prefix,
-    word_index_page_key,
-    word_index_space_prefix,
-)
+from .._bookkeeping import Bookkeeping
+from .._storage import word_index_head_key, word_index_kb_prefix, word_index_page_key, word_index_space_prefix
 from ..errors import HostError, HostFailure, OutcomeUnknown
 from .model import Episode, EpisodeStatus, FactTime, partial_episode
 from .space_index import SpaceIndex
@@ -63,7 +59,7 @@ CLEAN, STALE = "clean", "stale"
 
 
 class IndexPages:
-    def __init__(self, store: JsonStore) -> None:
+    def __init__(self, store: Bookkeeping) -> None:
         self._store = store
 
     async def _head(self, kb_id: str, user_key: str) -> dict[str, Any] | None:

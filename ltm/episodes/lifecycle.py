@@ -36,6 +36,7 @@ from ..errors import HostError, NotFound, NotPermitted, ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
+from ..operations import Operation
 from ..spaces import Space
 from ..timefields import now_iso, parse_stored
 from ..wording import Phrase
@@ -57,7 +58,8 @@ STATUS_CHANGED = Phrase("audit.status_changed", "{before} -> {after}")
 DELETED = Phrase("audit.episode_deleted", "deleted {status} episode")
 BULK_DELETED = Phrase("audit.bulk_deleted", "deleted by bulk delete")
 # What deleted an episode in a bulk deletion, by the operation that ran it.
-DELETED_BY = {"bulk_delete": BULK_DELETED, "person_erase": Phrase("audit.person_erased", "deleted by person erase")}
+DELETED_BY = {Operation.BULK_DELETE: BULK_DELETED,
+              Operation.PERSON_ERASE: Phrase("audit.person_erased", "deleted by person erase")}
 
 
 def new_episode(scope: MemoryScope, draft: EpisodeDraft) -> Episode:
@@ -202,7 +204,7 @@ class EpisodeLifecycle:
         check runs under the space's lock, so two identical calls at once still leave one record."""
         refuse_secrets(draft.texts())
         space = Space.l2(scope.kb_id, scope.user_key)
-        async with self._gate.write(scope, space, "remember") as tx:
+        async with self._gate.write(scope, space, Operation.REMEMBER) as tx:
             targets: list[Episode] = []
             for target_id in supersedes:
                 target = await self._store.get(scope.kb_id, scope.user_key, target_id)
@@ -226,7 +228,7 @@ class EpisodeLifecycle:
                 [Probe(fresh.content, fresh.sender_id, vectors[0], validity=stated if any(stated) else None)])
             if finding.same is not None and finding.same.episode is not None and not targets:
                 existing = finding.same.episode
-                tx.noted("remember_duplicate", "episode", existing.episode_id, ALREADY_REMEMBERED())
+                tx.noted(Operation.REMEMBER_DUPLICATE, "episode", existing.episode_id, ALREADY_REMEMBERED())
                 log.info("[LongTermMemory] remember scope=%s user_key=%s already remembered", scope.scope_key,
                          scope.user_key)
                 return Remembered(existing, created=False)
@@ -252,19 +254,19 @@ class EpisodeLifecycle:
                 # K5: summaries built from a corrected record, and drafts that quote it, go first.
                 await self._derived.before_change(tx, scope, [t.episode_id for t in targets], removed=False)
             await write_episodes(tx, self._store, settings, [episode], lambda t, e: t.applied(
-                "remember", "episode", e.episode_id,
+                Operation.REMEMBER, "episode", e.episode_id,
                 STORED(chars=len(e.content), importance=e.importance),  # no tags: they are memory text
                 **({"similar": [m.episode_id for m in similar]} if similar else {})),
                 vectors=vectors[:1])
             if targets:
                 try:
                     await write_episodes(tx, self._store, settings, replaced, lambda t, e: t.applied(
-                        "supersede", "episode", e.episode_id, SUPERSEDED_BY(episode_id=episode.episode_id)),
+                        Operation.SUPERSEDE, "episode", e.episode_id, SUPERSEDED_BY(episode_id=episode.episode_id)),
                         vectors=vectors[1:])
                 except HostError as exc:
                     await tx.call("vector delete",
                                   lambda: self._store.delete(scope.kb_id, scope.user_key, [episode.episode_id]))
-                    tx.reverted("remember_rollback", "episode", episode.episode_id,
+                    tx.reverted(Operation.REMEMBER_ROLLBACK, "episode", episode.episode_id,
                                 CORRECTION_ROLLED_BACK())
                     raise HostError(f"the correction was not stored ({exc.message}); nothing changed") from None
         log.info("[LongTermMemory] remember scope=%s user_key=%s superseded=%d similar=%d", scope.scope_key,
@@ -273,16 +275,16 @@ class EpisodeLifecycle:
 
     async def archive(self, scope: MemoryScope, settings: KBSettings, episode_id: Any) -> Episode:
         result = await self._set_status(scope, settings, params.record_id(episode_id, "episode_id"),
-                                        (EpisodeStatus.ACTIVE,), EpisodeStatus.ARCHIVED, "archive")
+                                        (EpisodeStatus.ACTIVE,), EpisodeStatus.ARCHIVED, Operation.ARCHIVE)
         return result.episode
 
     async def restore(self, scope: MemoryScope, settings: KBSettings, episode_id: Any) -> RestoreResult:
         return await self._set_status(scope, settings, params.record_id(episode_id, "episode_id"),
                                       (EpisodeStatus.ARCHIVED, EpisodeStatus.SUPERSEDED), EpisodeStatus.ACTIVE,
-                                      "restore")
+                                      Operation.RESTORE)
 
     async def _set_status(self, scope: MemoryScope, settings: KBSettings, episode_id: str,
-                          allowed: tuple[EpisodeStatus, ...], new_status: EpisodeStatus, operation: str
+                          allowed: tuple[EpisodeStatus, ...], new_status: EpisodeStatus, operation: Operation
                           ) -> RestoreResult:
         space = Space.l2(scope.kb_id, scope.user_key)
         correction: Episode | None = None
@@ -302,7 +304,7 @@ class EpisodeLifecycle:
                 correction = found if found is not None and found.is_active else None
         return RestoreResult(updated, episode.status, correction)
 
-    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: str = "forget",
+    async def forget(self, scope: MemoryScope, episode_id: Any, *, operation: Operation = Operation.FORGET,
                      own_only: bool = False) -> Episode:
         """Delete one episode of the space. `own_only`: in a shared chat, only the current speaker's own
         episodes or episodes without a speaker (the `forget` tool, which anyone in the chat can steer)."""
@@ -321,7 +323,7 @@ class EpisodeLifecycle:
         return episode
 
     async def bulk_delete(self, scope: MemoryScope, criteria: DeleteCriteria, *,
-                          operation: str = "bulk_delete") -> list[Episode]:
+                          operation: Operation = Operation.BULK_DELETE) -> list[Episode]:
         """Enumerate the space under its lock, delete only the matches, audit each (C delete; a person's
         erasure is one with `speaker`, audited as its own `operation`).
 

@@ -20,7 +20,7 @@ from typing import Any
 from .. import params
 from ..errors import ValidationError
 from ..ports import IndexRecord
-from ..timefields import normalize_time, now_iso, parse_aware, parse_stored
+from ..timefields import newest_per_id, normalize_time, now_iso, parse_aware, parse_stored
 from ..wording import Phrase
 
 MAX_CONTENT_CHARS = 2000
@@ -342,14 +342,8 @@ class Episode:
 
 
 def newest_rows(episodes: Iterable[Episode]) -> list[Episode]:
-    """One episode per id, the most recently changed (an insert-only store can hold two rows of a
-    record for a while, on different listing pages)."""
-    chosen: dict[str, Episode] = {}
-    for episode in episodes:
-        kept = chosen.get(episode.episode_id)
-        if kept is None or _changed_at(episode) > _changed_at(kept):
-            chosen[episode.episode_id] = episode
-    return list(chosen.values())
+    """One episode per id, the most recently changed."""
+    return newest_per_id(episodes, lambda e: e.episode_id, _changed_at)
 
 
 def _changed_at(episode: Episode) -> str:

@@ -12,7 +12,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._storage import JsonStore
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
 from .index_pages import IndexPages
@@ -61,12 +60,12 @@ class Enumeration:
 
 
 class EpisodeStore:
-    def __init__(self, index: VectorIndex, embedder: Embedder, storage: JsonStore | None = None) -> None:
+    def __init__(self, index: VectorIndex, embedder: Embedder, pages: IndexPages | None = None) -> None:
         self._index = index
         self._embedder = embedder
         # The per-space index recall and listings use (episodes/lexical.py): every write below keeps it
         # current; with plugin storage, big spaces' indexes are saved there for the next process.
-        self._lexical = LexicalIndexes(self._page_of, IndexPages(storage) if storage is not None else None)
+        self._lexical = LexicalIndexes(self._page_of, pages)
 
     async def embed(self, model_uuid: str, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []

@@ -40,6 +40,7 @@ from ..guards import refuse_secrets
 from ..host_values import escape_bot_uuid
 from ..identity import Isolation, MemoryScope, clean_id, scope_of_user_key
 from ..kb_settings import KBSettings
+from ..operations import DUPLICATE_OF, SKIPPED_OF, Operation
 from ..secrets import redact_for_log, secret_kind
 from ..spaces import Space
 from ..timefields import format_utc, normalize_time, parse_naive_as_utc
@@ -314,13 +315,13 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
     return episodes
 
 
-def _audit_skipped(tx: WriteTx, operation: str, skipped: Sequence[SkippedRecord], document_id: str = "") -> None:
+def _audit_skipped(tx: WriteTx, operation: Operation, skipped: Sequence[SkippedRecord], document_id: str = "") -> None:
     for record in skipped:
         tx.noted(operation, "episode", "", RECORD_SKIPPED(index=record.index, reason=record.reason),
                  index=record.index, document_id=document_id)
 
 
-def _audit_import(operation: str, document_id: str | None) -> Any:
+def _audit_import(operation: Operation, document_id: str | None) -> Any:
     def audit(tx: WriteTx, e: Episode) -> None:
         tx.applied(operation, "episode", e.episode_id, IMPORTED(status=STATUS_LABEL[e.status]()),
                    original_id=e.original_id or "", document_id=document_id or "")
@@ -337,7 +338,7 @@ class EpisodeTransfer:
         self._duplicates = duplicates or DuplicateFinder(store)
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
-                              skipped: Sequence[SkippedRecord] = (), operation: str = "import",
+                              skipped: Sequence[SkippedRecord] = (), operation: Operation = Operation.IMPORT,
                               keep_senders: bool = True) -> ImportResult:
         """`records` are written (one gated write), `skipped` ones were refused by `parse_batch` and are
         named in the result and the audit; a batch whose every record was skipped writes nothing."""
@@ -347,8 +348,8 @@ class EpisodeTransfer:
             return ImportResult([], skipped=list(skipped))
         episodes = materialize(scope, records, None, keep_senders)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
-            result, vectors = await self._sift(tx, scope, settings, episodes, records, f"{operation}_duplicate")
-            _audit_skipped(tx, f"{operation}_skipped", skipped)
+            result, vectors = await self._sift(tx, scope, settings, episodes, records, DUPLICATE_OF[operation])
+            _audit_skipped(tx, SKIPPED_OF[operation], skipped)
             await write_episodes(tx, self._store, settings, result.episodes, _audit_import(operation, None),
                                  vectors=vectors)
         log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d skipped=%d", scope.scope_key,
@@ -399,23 +400,25 @@ class EpisodeTransfer:
         for number, (scope, records) in enumerate(parts):
             episodes = materialize(scope, records, document_id, keep_senders=True)
             key = document_key(scope.kb_id, document_id)
-            async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), "document_import") as tx:
-                result, vectors = await self._sift(tx, scope, settings, episodes, records, "document_duplicate")
+            async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key),
+                                        Operation.DOCUMENT_IMPORT) as tx:
+                result, vectors = await self._sift(tx, scope, settings, episodes, records,
+                                                   DUPLICATE_OF[Operation.DOCUMENT_IMPORT])
                 if number == 0:
-                    _audit_skipped(tx, "document_skipped", skipped, document_id=document_id)
+                    _audit_skipped(tx, SKIPPED_OF[Operation.DOCUMENT_IMPORT], skipped, document_id=document_id)
                 # Only what this document creates: deleting it never removes a record it merely repeated.
                 part = {"user_key": scope.user_key, "scope_key": scope.scope_key,
                         "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
                 index = {"parts": [*written, part]} if written else part
-                await tx.call("storage write", partial(self._json.set, key, index))
+                await tx.set(key, index)
                 await write_episodes(tx, self._store, settings, result.episodes,
-                                     _audit_import("document_import", document_id), vectors=vectors)
+                                     _audit_import(Operation.DOCUMENT_IMPORT, document_id), vectors=vectors)
             written.append(part)
             results.append(replace(result, skipped=list(skipped) if number == 0 else []))
         return results
 
     async def _sift(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
-                    records: Sequence[ImportRecord], operation: str) -> tuple[ImportResult, list[list[float]]]:
+                    records: Sequence[ImportRecord], operation: Operation) -> tuple[ImportResult, list[list[float]]]:
         """The batch without its duplicates (each audited), links re-pointed, and the kept records'
         vectors (one embedding pass for the check and the write). A record imported before (its
         `original_id` is held in the space) is a duplicate whatever its status, and is not embedded."""
@@ -505,17 +508,17 @@ class EpisodeTransfer:
         parts = await self.document_parts(kb_id, document_id)
         removed = 0
         for number, (scope, ids) in enumerate(parts):
-            async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), "document_delete") as tx:
+            async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), Operation.DOCUMENT_DELETE) as tx:
                 present = await self._present(kb_id, scope.user_key, ids)
                 if present:
                     # K5: summaries built from the document's records, and drafts quoting them, go first.
                     await self._derived.before_change(tx, scope, present, removed=True)
                     await tx.call("vector delete", partial(self._store.delete, kb_id, scope.user_key, present))
                     for episode_id in present:
-                        tx.applied("document_delete", "episode", episode_id,
+                        tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
                                    DOCUMENT_DELETED(document_id=document_id))
                 if number == len(parts) - 1:
-                    await tx.call("storage delete", lambda: self._json.delete(document_key(kb_id, document_id)))
+                    await tx.delete(document_key(kb_id, document_id))
             removed += len(present)
         return removed
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ports import IndexRecord
+from ..timefields import newest_per_id
 
 LAYOUT = 2
 TOKEN_PREFIX = "ltm2-"
@@ -164,14 +165,8 @@ def status_changed_at(record: IndexRecord) -> str:
 
 
 def newest(records: Iterable[IndexRecord]) -> list[IndexRecord]:
-    """One record per id, the most recently changed one (an insert-only store can hold two rows of
-    one record for a moment); order of first appearance is kept."""
-    chosen: dict[str, IndexRecord] = {}
-    for record in records:
-        kept = chosen.get(record.record_id)
-        if kept is None or status_changed_at(record) > status_changed_at(kept):
-            chosen[record.record_id] = record
-    return list(chosen.values())
+    """One record per id, the most recently changed one."""
+    return newest_per_id(records, lambda r: r.record_id, status_changed_at)
 
 
 # ----------------------------------------------------------------------------- filters

@@ -28,11 +28,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol, runtime_checkable
 
+from .._bookkeeping import Bookkeeping
 from .._gate import WriteGate
-from .._storage import JsonStore, layout_marker_key, legacy_layout_marker_key
+from .._storage import layout_marker_key, legacy_layout_marker_key
 from ..episodes.store import EpisodeStore
 from ..errors import FencedError, HostError, LTMError
 from ..kb_settings import KBSettings
+from ..operations import Operation
 from ..ports import IndexRecord, VectorIndex
 from ..spaces import Space
 from ..timefields import now_iso
@@ -84,7 +86,7 @@ class MigrationReport:
 
 
 class LayoutMigrations:
-    def __init__(self, gate: WriteGate, store: JsonStore, index: VectorIndex, episodes: EpisodeStore) -> None:
+    def __init__(self, gate: WriteGate, store: Bookkeeping, index: VectorIndex, episodes: EpisodeStore) -> None:
         self._gate = gate
         self._store = store
         self._index = index
@@ -193,7 +195,7 @@ class LayoutMigrations:
                              items: Sequence[tuple[IndexRecord, str]]) -> tuple[int, int]:
         index = self._index
         assert isinstance(index, LegacyIndex)
-        async with self._gate.write(None, Space.l2(kb_id, space), "migration") as tx:
+        async with self._gate.write(None, Space.l2(kb_id, space), Operation.MIGRATION) as tx:
             ids = [record.record_id for record, _ in items]
             already = await index.present(kb_id, space, ids)
             to_write = list({r.record_id: r for r, _ in items if r.record_id not in already}.values())
@@ -205,9 +207,9 @@ class LayoutMigrations:
                 if missing:
                     raise HostError(f"{len(missing)} record(s) written in the new layout were not read back; "
                                     "their old rows are kept")
-                tx.applied("migration", "space", space, REWRITTEN(count=len(to_write)),
+                tx.applied(Operation.MIGRATION, "space", space, REWRITTEN(count=len(to_write)),
                            episode_ids=[r.record_id for r in to_write])
             keys = [key for _, key in items]
             await tx.call("vector delete", partial(index.delete_legacy, kb_id, keys))
-            tx.applied("migration", "space", space, OLD_ROWS_REMOVED(count=len(keys)))
+            tx.applied(Operation.MIGRATION, "space", space, OLD_ROWS_REMOVED(count=len(keys)))
         return len(to_write), len(keys)

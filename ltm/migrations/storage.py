@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._audit import AuditEntry, AuditLog
+from .._bookkeeping import Bookkeeping
 from .._storage import (
     KB_CONFIGS_KEY,
     LAYOUT_KEY,
     LAYOUT_VERSION,
-    JsonStore,
     audit_chunk_key,
     audit_head_key,
     document_key,
@@ -36,6 +36,7 @@ from .._storage import (
     profile_key,
     snapshot_key,
 )
+from ..operations import Operation
 from ..spaces import INSTALLATION_KEY
 from ..timefields import now_iso
 from ..wording import Phrase
@@ -87,7 +88,7 @@ def plan_move(key: str, value: Any, plan: MigrationPlan) -> None:
         plan.unknown.append(key)
 
 
-async def migrate_storage(store: JsonStore) -> MigrationPlan | None:
+async def migrate_storage(store: Bookkeeping) -> MigrationPlan | None:
     """Run the migration if the marker says it is needed; `store` must be a raw store (no first-use step)."""
     marker = await store.get(LAYOUT_KEY)
     if isinstance(marker, dict) and marker.get("version") == LAYOUT_VERSION:
@@ -105,7 +106,7 @@ async def migrate_storage(store: JsonStore) -> MigrationPlan | None:
         await store.delete(old)
     if plan.moves or plan.unknown:
         await AuditLog(store).append_many(INSTALLATION_KEY, [AuditEntry(
-            operation="storage_migration", target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
+            operation=Operation.STORAGE_MIGRATION, target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
             scope_key=INSTALLATION_KEY, summary=MOVED(count=len(plan.moves)),
             meta={"moved": len(plan.moves), "ambiguous": plan.ambiguous, "left": len(plan.unknown)},
         )])

@@ -32,6 +32,7 @@ from ..episodes.store import EpisodeStore
 from ..errors import FencedError, HostFailure, LTMError, ValidationError
 from ..identity import Identity, Isolation, MemoryScope, clean_id, user_key_for_session_key
 from ..kb_registry import KnowledgeBaseRegistry
+from ..operations import Operation
 from ..profiles.book import ProfileBook
 from ..spaces import Space, SpaceKind
 from .records import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
@@ -175,12 +176,13 @@ class PersonRegistry:
     async def _erase_l2(self, scope: MemoryScope, sender_id: str, space: PersonSpace) -> dict[str, int]:
         """The person's episodes of one L2 space, in one gated bulk delete (its cascade removes the
         summaries built from them first and clears the drafts that quote them, K5)."""
-        deleted = await self._lifecycle.bulk_delete(scope, DeleteCriteria(speaker=sender_id), operation="person_erase")
+        deleted = await self._lifecycle.bulk_delete(scope, DeleteCriteria(speaker=sender_id),
+                                                    operation=Operation.PERSON_ERASE)
         return {"episodes": len(deleted), "summaries": len(space.summaries) if deleted else 0}
 
     async def _erase_l1(self, scope: MemoryScope, sender_id: str, quoted: set[str],
                         space: PersonSpace) -> dict[str, int]:
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "person_erase") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PERSON_ERASE) as tx:
             profile = await self._profiles.erase_speaker(tx, scope.scope_key, sender_id)
             candidates = await self._candidates.erase_speaker(tx, scope, sender_id)
             snapshot = await self._diagnostics.drop_snapshot(tx, scope, sender_id, quoted)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 from .. import params
@@ -20,6 +19,7 @@ from .._storage import JsonStore, profile_key, sender_of_profile_key, speaker_pr
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
+from ..operations import Operation
 from ..spaces import Space
 from .field_action import names_field_action, parse_field_action, profile_target
 from .model import (
@@ -111,15 +111,15 @@ class ProfileBook:
         if which is ProfileTarget.SPEAKER and not scope.sender_id:
             raise ValidationError("speaker profiles need a known sender; this turn has none")
         return await self._write(scope, ProfileRef(which, scope.sender_id if which is ProfileTarget.SPEAKER else ""),
-                                 change, "update_profile")
+                                 change, Operation.UPDATE_PROFILE)
 
     async def edit(self, scope: MemoryScope, ref: ProfileRef, raw_change: dict[str, Any], *,
-                   operation: str = "profile_edit") -> Profile:
+                   operation: Operation = Operation.PROFILE_EDIT) -> Profile:
         """Change one profile of the session: the same validation, limits and secret check as every update.
         A removal that would remove nothing is refused (nothing is written)."""
         return await self._write(scope, ref, ProfileChange.parse(raw_change), operation)
 
-    async def _write(self, scope: MemoryScope, ref: ProfileRef, change: ProfileChange, operation: str) -> Profile:
+    async def _write(self, scope: MemoryScope, ref: ProfileRef, change: ProfileChange, operation: Operation) -> Profile:
         refuse_secrets([("the profile name", change.name or ""), ("the profile notes", change.notes or ""),
                         *(("a trait", t) for t in change.traits or []),
                         *(("a preference", p) for p in change.preferences or []),
@@ -132,7 +132,7 @@ class ProfileBook:
             updated = change.apply(before, self._limits())
             if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
                 raise ValidationError(f"the {ref.target.value} profile has nothing of that to remove; nothing changed")
-            await tx.call("storage write", lambda: self._store.set(key, updated.to_dict()))
+            await tx.set(key, updated.to_dict())
             tx.applied(operation, ref.target_type, ref.target_id,
                        PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),
                        fields=fields, mode=change.mode.value, **fact)
@@ -143,11 +143,11 @@ class ProfileBook:
     async def clear(self, scope: MemoryScope, ref: ProfileRef) -> bool:
         """Delete one profile of the session; False (nothing written) when none is stored."""
         key = ref.key(scope.scope_key)
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "profile_clear") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PROFILE_CLEAR) as tx:
             if await self._store.get(key) is None:
                 return False
-            await tx.call("storage delete", lambda: self._store.delete(key))
-            tx.applied("profile_clear", ref.target_type, ref.target_id,
+            await tx.delete(key)
+            tx.applied(Operation.PROFILE_CLEAR, ref.target_type, ref.target_id,
                        PROFILE_CLEARED(target=TARGET_LABEL[ref.target]()))
         return True
 
@@ -157,7 +157,7 @@ class ProfileBook:
         key = ref.key(scope_key)
         if await self._store.get(key) is None:
             return False
-        await tx.call("storage delete", lambda: self._store.delete(key))
+        await tx.delete(key)
         tx.applied(tx.operation, ref.target_type, ref.target_id, SPEAKER_PROFILE_ERASED())
         return True
 
@@ -182,15 +182,15 @@ class ProfileBook:
                 same = Profile.from_dict(stored).to_dict() == profile.to_dict()
                 (unchanged if same else written).append((ref_target, sender_id, profile))
             return replace(found, profiles=written, unchanged=tuple(unchanged))
-        async with self._gate.write(scope, Space.l1(scope.scope_key), "profile_import") as tx:
+        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PROFILE_IMPORT) as tx:
             for ref_target, sender_id, profile in found.profiles:
                 ref = ProfileRef(ref_target, sender_id)
                 key = ref.key(scope.scope_key)
                 if Profile.from_dict(await self._store.get(key)).to_dict() == profile.to_dict():
                     unchanged.append((ref_target, sender_id, profile))
                     continue
-                await tx.call("storage write", partial(self._store.set, key, profile.to_dict()))
-                tx.applied("profile_import", ref.target_type, ref.target_id,
+                await tx.set(key, profile.to_dict())
+                tx.applied(Operation.PROFILE_IMPORT, ref.target_type, ref.target_id,
                            PROFILE_IMPORTED(target=TARGET_LABEL[ref_target]()),
                            from_scope_key=found.scope_key)
                 written.append((ref_target, sender_id, profile))

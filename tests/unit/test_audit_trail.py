@@ -12,7 +12,7 @@ import pytest
 
 from ltm import MemoryScope, MemoryService, ValidationError, parse_records
 from ltm._audit import AuditEntry, AuditLog
-from ltm._storage import JsonStore
+from ltm._bookkeeping import Bookkeeping
 from ltm.timefields import format_utc
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import audit_ops, ident, memory_with_kb, remember
@@ -101,7 +101,7 @@ def _merged(logs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("sizes", [(0, 37), (1, 1), (5, 180), (180, 5), (73, 121)])
 async def test_every_page_of_two_merged_logs_matches_the_full_merge(sizes: tuple[int, int]) -> None:
     fake = InMemoryPorts()
-    audit = AuditLog(JsonStore(fake.store))
+    audit = AuditLog(Bookkeeping(fake.store))
     rng = random.Random(sum(sizes))
     logs: list[list[dict[str, Any]]] = []
     for name, size in zip(("l1:x", "l2:x"), sizes):
@@ -121,14 +121,14 @@ async def test_every_page_of_two_merged_logs_matches_the_full_merge(sizes: tuple
 
 async def test_a_deep_page_of_two_long_logs_reads_few_chunks() -> None:
     fake = InMemoryPorts()
-    store = JsonStore(fake.store)
+    store = Bookkeeping(fake.store)
     audit = AuditLog(store)
     for name, offset in (("l1:x", 0), ("l2:x", 1)):
         base = datetime(2026, 1, 1, tzinfo=UTC)
         await audit.append_many(name, [AuditEntry("remember", "episode", f"{name}-{n}", "x",
                                                   time=format_utc(base + timedelta(seconds=2 * n + offset)))
                                        for n in range(5000)])
-    cold = AuditLog(JsonStore(fake.store))  # a new process: nothing cached
+    cold = AuditLog(Bookkeeping(fake.store))  # a new process: nothing cached
     fake.calls.reset()
     last = await cold.merged_page(["l1:x", "l2:x"], 1000, 10)
     assert [e["target_id"] for e in last.entries] == [f"l{2 - n % 2}:x-{4 - n // 2}" for n in range(10)]

@@ -7,14 +7,14 @@ import asyncio
 
 import pytest
 
-from ltm._storage import JsonStore
+from ltm._bookkeeping import Bookkeeping
 from ltm.errors import HostError, OutcomeUnknown
 from testhost.memory_ports import InMemoryPorts
 
 
 async def test_a_missing_key_and_a_record_it_wrote_are_answered_without_the_host() -> None:
     fake = InMemoryPorts()
-    store = JsonStore(fake.ports.store)
+    store = Bookkeeping(fake.ports.store)
     await store.set("a", {"x": 1})
     fake.calls.reset()
     assert await store.get("missing") is None and await store.get("a") == {"x": 1}
@@ -24,8 +24,8 @@ async def test_a_missing_key_and_a_record_it_wrote_are_answered_without_the_host
 
 async def test_records_written_before_the_process_started_are_listed_once_and_read_once() -> None:
     fake = InMemoryPorts()
-    await JsonStore(fake.ports.store).set("old", [1, 2])
-    store = JsonStore(fake.ports.store)  # a new process
+    await Bookkeeping(fake.ports.store).set("old", [1, 2])
+    store = Bookkeeping(fake.ports.store)  # a new process
     fake.calls.reset()
     assert await store.get("old") == [1, 2] and await store.get("old") == [1, 2]
     assert (fake.calls.count("store.keys"), fake.calls.count("store.get")) == (1, 1)
@@ -33,7 +33,7 @@ async def test_records_written_before_the_process_started_are_listed_once_and_re
 
 async def test_a_write_with_an_unknown_outcome_is_read_back_from_the_host() -> None:
     fake = InMemoryPorts()
-    store = JsonStore(fake.ports.store)
+    store = Bookkeeping(fake.ports.store)
     await store.set("k", "before")
     fake.faults.fail("store.set", OutcomeUnknown("no answer"), after_apply=True)
     with pytest.raises(OutcomeUnknown):
@@ -49,7 +49,7 @@ async def test_a_write_with_an_unknown_outcome_is_read_back_from_the_host() -> N
 
 async def test_a_refused_write_changes_nothing_it_knows() -> None:
     fake = InMemoryPorts()
-    store = JsonStore(fake.ports.store)
+    store = Bookkeeping(fake.ports.store)
     await store.set("k", "kept")
     fake.faults.fail("store.set", HostError("refused"))
     with pytest.raises(HostError):
@@ -60,7 +60,7 @@ async def test_a_refused_write_changes_nothing_it_knows() -> None:
 
 async def test_the_value_cache_is_bounded_by_bytes() -> None:
     fake = InMemoryPorts()
-    store = JsonStore(fake.ports.store)
+    store = Bookkeeping(fake.ports.store)
     store.CACHE_BYTES = 10_000
     for i in range(50):
         await store.set(f"k{i}", "x" * 900)
@@ -74,7 +74,7 @@ async def test_a_write_still_with_the_host_sends_readers_to_the_host() -> None:
     """A caller cancelled while its write is in flight never learns the outcome: while the write is out,
     the cache must not answer with the value from before it."""
     fake = InMemoryPorts()
-    store = JsonStore(fake.ports.store)
+    store = Bookkeeping(fake.ports.store)
     await store.set("k", "before")
     pause = fake.faults.pause("store.set", after_apply=True)
     writer = asyncio.create_task(store.set("k", "after"))

@@ -24,9 +24,10 @@ from ltm import (
     parse_records,
 )
 from ltm._audit import AuditLog
+from ltm._bookkeeping import Bookkeeping
 from ltm._fences import FenceRegistry
 from ltm._gate import WriteGate
-from ltm._storage import JsonStore, fence_key
+from ltm._storage import fence_key
 from ltm.wording import Said
 from testhost.hooks import installation_audit
 from testhost.memory_ports import Call, InMemoryPorts
@@ -300,10 +301,10 @@ async def test_fence_that_could_not_be_persisted_refuses_now_and_is_persisted_la
 
 # --------------------------------------------------------------------------- the gate itself
 def _gate(fake: InMemoryPorts) -> tuple[WriteGate, AuditLog, FenceRegistry]:
-    store = JsonStore(fake.ports.store)
+    store = Bookkeeping(fake.ports.store)
     fences = FenceRegistry(store)
     audit = AuditLog(store)
-    return WriteGate(fences, audit), audit, fences
+    return WriteGate(store, fences, audit), audit, fences
 
 
 async def test_gate_turns_a_refusal_after_an_applied_step_into_a_partial_write(fake: InMemoryPorts) -> None:

@@ -16,10 +16,11 @@ from typing import Any
 
 from components.common.credentials import refuse_credentials
 from components.common.envelope import error_envelope, internal_error
+from components.common.settle import settle
 from components.pages.console import installation_endpoints, memory_endpoints, person_endpoints, review_endpoints
 from components.pages.console.requests import Result
 from components.pages.console.routes import Endpoints
-from ltm import LTMError, MemoryService
+from ltm import MemoryService
 
 log = logging.getLogger("LongTermMemory")
 
@@ -50,15 +51,13 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
         return _fail("the request body must be a JSON object", "invalid_input")
     if memory is None:
         return _fail("the memory service is not initialized", "unavailable")
-    try:
+    service = memory
+
+    async def answer() -> Result:
         # Before any field is parsed (a parser's message quotes its input); a vetted field is checked by the
         # core record by record.
         refuse_credentials({name: value for name, value in body.items() if name not in route.vetted})
-        data = await route.handler(memory, body)
-    except LTMError as exc:
-        log.info("[LongTermMemory] console %s refused: %s", path, exc.code)
-        return error_envelope(exc, "console")
-    except Exception:
-        log.exception("[LongTermMemory] console %s failed", path)
-        return internal_error("console")
-    return {"ok": True, **data}
+        return {"ok": True, **await route.handler(service, body)}
+
+    return await settle(lambda: f"console {path}", answer, refused=lambda exc: error_envelope(exc, "console"),
+                        failed=lambda: internal_error("console"))

@@ -27,7 +27,9 @@ def audit_mismatches(entries: list[dict[str, Any]], episodes: list[dict[str, Any
     expected: dict[str, str | None] = {}  # episode id -> the status the audit last gave it (None: removed)
     profiles: set[str] = set()
     for entry in entries:
-        target = str(entry.get("target_id"))
+        target = str(entry.get("target_id") or "")
+        if entry.get("target_type") == "episode" and not target:
+            continue  # a record an import skipped (`import_skipped`): it names its place, it never had an id
         if entry.get("target_type") == "episode":
             operation = entry["operation"]
             if operation in REMOVING:

@@ -6,23 +6,10 @@ SDK's `I18nString` model has no such field; the host must pass the manifest as w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from devhost.lbclient import LTM_PLUGIN
-
-WEBUI_LANGUAGES = ("en_US", "zh_Hans", "zh_Hant", "ja_JP", "es_ES", "th_TH", "vi_VN", "ru_RU")
-
-
-def i18n_objects(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(node, dict):
-        if "en_US" in node:
-            yield where, node
-        for key, value in node.items():
-            yield from i18n_objects(value, f"{where}.{key}")
-    elif isinstance(node, list):
-        for n, value in enumerate(node):
-            yield from i18n_objects(value, f"{where}[{value.get('name', n) if isinstance(value, dict) else n}]")
+from tests.test_i18n_parity import WEBUI_LANGUAGES, i18n_objects
 
 
 def lacking(node: Any, where: str) -> list[str]:

@@ -232,6 +232,9 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
 
     memory = harness.plugin.memory
     store = memory.parts.episodes  # the plugin's own episode store: its writes keep per-space indexes current
+    # White-box on purpose: the fill writes around the gate (no audit, no marker), so it takes the vector
+    # store's write side from the one holder the core has.
+    writes_side = memory.parts.gate._vectors
     embedder = host.embedding_models[model]
     kb_ids = {scope.kb_id for scope, _ in groups}
     if len(kb_ids) != 1:
@@ -247,7 +250,7 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
         nonlocal pending, writes
         if pending:
             vectors = embedder.embed([e.content for e in pending])
-            await store.upsert_batch(kb_id, pending, vectors)
+            await store.upsert_batch(writes_side, kb_id, pending, vectors)
             writes += 1
             pending = []
 

@@ -2,7 +2,7 @@
 
     async with gate.write(scope, space, Operation.REMEMBER) as tx:
         ...validate under the lock...
-        await tx.call("vector upsert", lambda: index.upsert(...))
+        await tx.index_write("vector upsert", lambda index: store.upsert_batch(index, ...))
         tx.applied(Operation.REMEMBER, "episode", episode_id, STORED(chars=120, importance=3))
 
 In that one construct the gate
@@ -22,6 +22,11 @@ In that one construct the gate
 
 A step that is undone inside the block (a rollback) is reported with
 `tx.reverted(...)`: it is audited, and it no longer counts as applied.
+
+A vector record is written only by a step the transaction runs: `tx.index_write(what, step)` hands
+`step` the write side of the vector store (`VectorWrites`, ltm/ports.py), which the gate alone holds;
+every other module receives the store typed as the read-only `VectorIndex`, so a vector write outside
+the gate fails type checking.
 
 A plugin-storage record of memory is written with `tx.set(key, value)` / `tx.delete(key)`: the
 gate holds the only writer of plugin storage (`Bookkeeping`, ltm/_bookkeeping.py), and every other
@@ -56,7 +61,7 @@ from .errors import (
 )
 from .identity import Isolation, MemoryScope
 from .operations import Operation
-from .ports import stop_watching, watch_writes
+from .ports import VectorWrites, stop_watching, watch_writes
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
 from .wording import Phrase, Said
 
@@ -66,9 +71,10 @@ T = TypeVar("T")
 class WriteTx:
     """One gated write: its host calls and what it applied."""
 
-    def __init__(self, storage: Bookkeeping, scope: MemoryScope | None, space: Space, operation: Operation,
-                 mark: Callable[[], Awaitable[None]] | None = None, target: str = "") -> None:
+    def __init__(self, storage: Bookkeeping, vectors: VectorWrites, scope: MemoryScope | None, space: Space,
+                 operation: Operation, mark: Callable[[], Awaitable[None]] | None = None, target: str = "") -> None:
         self._storage = storage
+        self._vectors = vectors
         self.scope = scope
         self.space = space
         self.operation = operation
@@ -87,6 +93,15 @@ class WriteTx:
             await self._guarded("write-ahead marker", self._mark)
             self.marked = True
         return await self._guarded(what, write)
+
+    async def index_write(self, what: str, step: Callable[[VectorWrites], Awaitable[T]], *,
+                          guarded: bool = True) -> T:
+        """Run one vector write: `step` receives the write side of the vector store, which nothing outside
+        a gated write can reach. `guarded=False` only for a write whose lost answer must not fence the
+        space (dropping a removed KB's collection: its records guard nothing)."""
+        if not guarded:
+            return await step(self._vectors)
+        return await self.call(what, partial(step, self._vectors))
 
     async def set(self, key: str, value: Any, *, attempts: int = 1) -> None:
         """Store one plugin-storage record of this write (a whole record: `attempts` > 1 re-sends it)."""
@@ -200,9 +215,10 @@ class _KbBarrier:
 
 
 class WriteGate:
-    def __init__(self, storage: Bookkeeping, fences: FenceRegistry, audit: AuditLog,
+    def __init__(self, storage: Bookkeeping, vectors: VectorWrites, fences: FenceRegistry, audit: AuditLog,
                  on_scope_write: ScopeHook | None = None) -> None:
         self._storage = storage
+        self._vectors = vectors
         self._fences = fences
         self._audit = audit
         self._locks = KeyedLocks()
@@ -287,7 +303,7 @@ class WriteGate:
             # The writes that resolve a fence cannot wait for an admin (LangBot removes a KB whatever the
             # plugin answers): their marker, a whole record, is re-sent like their other idempotent writes.
             mark = partial(self._fences.mark, space, operation, attempts=1 if enforce_fence else 3, target=target)
-            tx = WriteTx(self._storage, scope, space, operation, mark, target)
+            tx = WriteTx(self._storage, self._vectors, scope, space, operation, mark, target)
             try:
                 yield tx
             except BaseException as exc:

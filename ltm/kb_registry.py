@@ -222,8 +222,8 @@ class KnowledgeBaseRegistry:
                 except HostFailure as exc:
                     config_error = exc
             try:
-                # Not a gated call: records of a removed KB guard nothing, so a lost answer needs no fence.
-                await self._episodes.drop_kb(kb_id)
+                # Not guarded: records of a removed KB guard nothing, so a lost answer needs no fence.
+                await tx.index_write("vector drop", partial(self._episodes.drop_kb, kb_id=kb_id), guarded=False)
             except LTMError as exc:
                 log.warning("[LongTermMemory] could not wipe vectors of kb=%s: %s", kb_id, exc.code)
             await self._clear_orphan_fences(tx, keep=next(iter((await self._record())["order"]), ""))

@@ -75,7 +75,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     fences = FenceRegistry(store)
     audit = AuditLog(store)
     diagnostics = Diagnostics(store, fences, ports.index, ports.embedder, ports.directory)
-    gate = WriteGate(store, fences, audit, diagnostics.note_scope)
+    # The gate alone holds the vector store's write side; every other part reads it as a `VectorIndex`.
+    gate = WriteGate(store, ports.index, fences, audit, diagnostics.note_scope)
     episodes = EpisodeStore(ports.index, ports.embedder, IndexPages(store))  # big spaces' indexes are saved
     # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
     profiles = ProfileBook(gate, store, limits)

@@ -86,12 +86,13 @@ class IndexPage:
 
 
 class VectorIndex(Protocol):
-    """Records of many isolated spaces in one collection (a memory knowledge base).
+    """The read side of the vector store: records of many isolated spaces in one collection (a memory
+    knowledge base). Every module that reads memory receives the store typed as this protocol, which
+    has no write method: a record is written only through `VectorWrites`, which the write gate alone
+    holds (see `VectorWrites`).
 
     Every read returns records of the asked `space` only; an implementation whose
     backend cannot filter must drop foreign records rather than return them."""
-
-    async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None: ...
 
     async def search(
         self, collection: str, space: str, vector: Vector, top_k: int, *, speaker: str | None = None
@@ -112,14 +113,27 @@ class VectorIndex(Protocol):
 
     async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage: ...
 
+    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
+        """Write two throwaway records in two throwaway spaces and report every way the backend
+        let one space see or remove the other (empty list: isolated). Cleans up after itself.
+        The one write on this side: it never touches a memory space, only its own probe spaces."""
+        ...
+
+
+class VectorWrites(Protocol):
+    """The write side of the vector store. The write gate (ltm/_gate.py) holds the only reference the
+    core keeps, and hands it only to a step running inside a gated write (`WriteTx.index_write`): a
+    module outside the gate cannot obtain it, so a vector write outside the gate fails type checking."""
+
+    async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None: ...
+
     async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None: ...
 
     async def drop_collection(self, collection: str) -> None: ...
 
-    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
-        """Write two throwaway records in two throwaway spaces and report every way the backend
-        let one space see or remove the other (empty list: isolated). Cleans up after itself."""
-        ...
+
+class VectorStore(VectorIndex, VectorWrites, Protocol):
+    """Both sides, as the host adapter implements them; only the assembly (ltm/parts.py) sees this type."""
 
 
 @dataclass(frozen=True)
@@ -176,7 +190,7 @@ class HostPorts:
     """Everything the core uses from the host, passed in once."""
 
     store: KeyValueStore
-    index: VectorIndex
+    index: VectorStore  # the assembly splits it: readers get `VectorIndex`, the gate `VectorWrites`
     embedder: Embedder
     llm: LanguageModel
     directory: HostDirectory

@@ -294,7 +294,8 @@ class Consolidator:
             derived_from=list(e.derived_from)), vectors=vectors)
         problem = await self._verify(kb_id, staged)
         if problem:
-            await tx.call("vector delete", lambda: self._store.delete(kb_id, user_key, [staged.episode_id]))
+            await tx.index_write("vector delete", lambda index: self._store.delete(
+                index, kb_id, user_key, [staged.episode_id]))
             tx.reverted(Operation.CONSOLIDATION_UNSTAGE, "episode", staged.episode_id,
                         SUMMARY_UNSTAGED(problem=problem), proposal_id=pid)
             lineage.pop(staged.episode_id, None)

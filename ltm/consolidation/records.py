@@ -160,7 +160,8 @@ class DraftBook:
         lineage = await self.lineage(kb_id, user_key)
         doomed = sorted(sid for sid, sources in lineage.items() if sid not in ids and ids.intersection(sources))
         if doomed:
-            await tx.call("vector delete", partial(self._episodes.delete, kb_id, user_key, doomed))
+            await tx.index_write("vector delete", partial(self._episodes.delete, kb_id=kb_id,
+                                                                  user_key=user_key, episode_ids=doomed))
             for sid in doomed:
                 changed = sorted(ids.intersection(lineage[sid]))
                 tx.applied(Operation.SUMMARY_REMOVE, "episode", sid,

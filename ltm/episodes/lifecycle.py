@@ -91,7 +91,8 @@ async def write_episodes(tx: WriteTx, store: EpisodeStore, settings: KBSettings,
     kb_id = tx.space.kb_id
     for start in range(0, len(episodes), UPSERT_BATCH):
         batch = episodes[start : start + UPSERT_BATCH]
-        await tx.call("vector upsert", partial(store.upsert_batch, kb_id, batch, vectors[start : start + len(batch)]))
+        await tx.index_write("vector upsert", partial(store.upsert_batch, kb_id=kb_id, episodes=batch,
+                                                      vectors=vectors[start : start + len(batch)]))
         for episode in batch:
             audit(tx, episode)
 
@@ -264,8 +265,8 @@ class EpisodeLifecycle:
                         Operation.SUPERSEDE, "episode", e.episode_id, SUPERSEDED_BY(episode_id=episode.episode_id)),
                         vectors=vectors[1:])
                 except HostError as exc:
-                    await tx.call("vector delete",
-                                  lambda: self._store.delete(scope.kb_id, scope.user_key, [episode.episode_id]))
+                    await tx.index_write("vector delete", lambda index: self._store.delete(
+                        index, scope.kb_id, scope.user_key, [episode.episode_id]))
                     tx.reverted(Operation.REMEMBER_ROLLBACK, "episode", episode.episode_id,
                                 CORRECTION_ROLLED_BACK())
                     raise HostError(f"the correction was not stored ({exc.message}); nothing changed") from None
@@ -317,8 +318,8 @@ class EpisodeLifecycle:
                                    "is shared: only a bot admin can delete it. Nothing was deleted",
                                    episode_id=episode.episode_id)
             await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)
-            await tx.call("vector delete", lambda: self._store.delete(scope.kb_id, scope.user_key,
-                                                                     [episode.episode_id]))
+            await tx.index_write("vector delete", lambda index: self._store.delete(
+                index, scope.kb_id, scope.user_key, [episode.episode_id]))
             tx.applied(operation, "episode", episode.episode_id, DELETED(status=STATUS_LABEL[episode.status]()))
         return episode
 
@@ -339,8 +340,9 @@ class EpisodeLifecycle:
                     await self._derived.before_change(tx, scope, [e.episode_id for e in matches], removed=True)
                 for start in range(0, len(matches), UPSERT_BATCH):
                     batch = matches[start : start + UPSERT_BATCH]
-                    await tx.call("vector delete", partial(self._store.delete, scope.kb_id, scope.user_key,
-                                                           [e.episode_id for e in batch]))
+                    await tx.index_write("vector delete", partial(
+                        self._store.delete, kb_id=scope.kb_id, user_key=scope.user_key,
+                        episode_ids=[e.episode_id for e in batch]))
                     for episode in batch:
                         tx.applied(operation, "episode", episode.episode_id,
                                    DELETED_BY.get(operation, BULK_DELETED)())

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..errors import HostError
-from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex
+from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex, VectorWrites
 from .index_pages import IndexPages
 from .lexical import LexicalIndexes
 from .model import Episode, newest_rows
@@ -167,12 +167,15 @@ class EpisodeStore:
         return self._own(page.records, user_key), page.more
 
     # ------------------------------------------------------------------ writes
-    async def upsert_batch(self, kb_id: str, episodes: Sequence[Episode], vectors: Sequence[Sequence[float]]) -> None:
+    # The store reads through the read-only `VectorIndex`; a write takes the write side as its first
+    # argument, which only a gated write's step receives (`WriteTx.index_write`, ltm/_gate.py).
+    async def upsert_batch(self, index: VectorWrites, kb_id: str, episodes: Sequence[Episode],
+                           vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
         spaces = [e.user_key for e in episodes]
         async with self._lexical.writing(kb_id, spaces):
             try:
-                await self._index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
+                await index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
             except BaseException:
                 # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
                 for user_key in dict.fromkeys(spaces):
@@ -181,23 +184,23 @@ class EpisodeStore:
             self._lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
-    async def delete(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
+    async def delete(self, index: VectorWrites, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
         async with self._lexical.writing(kb_id, [user_key], deleting=True):  # no saved page keeps their words
             try:
-                await self._index.delete(kb_id, user_key, episode_ids)
+                await index.delete(kb_id, user_key, episode_ids)
             except BaseException:
                 self._lexical.drop_space(kb_id, user_key)
                 raise
             self._lexical.deleted(kb_id, user_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
-    async def drop_kb(self, kb_id: str) -> None:
+    async def drop_kb(self, index: VectorWrites, kb_id: str) -> None:
         # The saved indexes are removed by `records_rewritten`, which the removal calls after its gated
         # write: a background clean-up started inside that write would overlap it.
         try:
-            await self._index.drop_collection(kb_id)
+            await index.drop_collection(kb_id)
         finally:
             self._lexical.drop_kb(kb_id, saved=False)
 

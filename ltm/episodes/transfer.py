@@ -513,7 +513,8 @@ class EpisodeTransfer:
                 if present:
                     # K5: summaries built from the document's records, and drafts quoting them, go first.
                     await self._derived.before_change(tx, scope, present, removed=True)
-                    await tx.call("vector delete", partial(self._store.delete, kb_id, scope.user_key, present))
+                    await tx.index_write("vector delete", partial(self._store.delete, kb_id=kb_id,
+                                                                          user_key=scope.user_key, episode_ids=present))
                     for episode_id in present:
                         tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
                                    DOCUMENT_DELETED(document_id=document_id))

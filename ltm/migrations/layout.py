@@ -35,7 +35,7 @@ from ..episodes.store import EpisodeStore
 from ..errors import FencedError, HostError, LTMError
 from ..kb_settings import KBSettings
 from ..operations import Operation
-from ..ports import IndexRecord, VectorIndex
+from ..ports import IndexRecord, VectorIndex, VectorWrites
 from ..spaces import Space
 from ..timefields import now_iso
 from ..wording import Phrase
@@ -63,11 +63,21 @@ class LegacyIndex(Protocol):
 
     async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyRows: ...
 
-    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None: ...
-
     async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
         """Which of these records of `space` the index returns now (read-back after a write)."""
         ...
+
+
+@runtime_checkable
+class LegacyWrites(Protocol):
+    """Its write: on the write side of the store, which only a gated write's step receives."""
+
+    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None: ...
+
+
+async def _delete_legacy(index: VectorWrites, collection: str, keys: Sequence[str]) -> None:
+    assert isinstance(index, LegacyWrites)  # the adapter whose `LegacyIndex` found these rows
+    await index.delete_legacy(collection, keys)
 
 
 @dataclass
@@ -201,7 +211,7 @@ class LayoutMigrations:
             to_write = list({r.record_id: r for r, _ in items if r.record_id not in already}.values())
             if to_write:
                 vectors = await self._episodes.embed(settings.embedding_model_uuid, [r.text for r in to_write])
-                await tx.call("vector upsert", partial(self._index.upsert, kb_id, to_write, vectors))
+                await tx.index_write("vector upsert", lambda writes: writes.upsert(kb_id, to_write, vectors))
                 back = await index.present(kb_id, space, [r.record_id for r in to_write])
                 missing = [r.record_id for r in to_write if r.record_id not in back]
                 if missing:
@@ -210,6 +220,6 @@ class LayoutMigrations:
                 tx.applied(Operation.MIGRATION, "space", space, REWRITTEN(count=len(to_write)),
                            episode_ids=[r.record_id for r in to_write])
             keys = [key for _, key in items]
-            await tx.call("vector delete", partial(index.delete_legacy, kb_id, keys))
+            await tx.index_write("vector delete", partial(_delete_legacy, collection=kb_id, keys=keys))
             tx.applied(Operation.MIGRATION, "space", space, OLD_ROWS_REMOVED(count=len(keys)))
         return len(to_write), len(keys)

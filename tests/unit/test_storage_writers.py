@@ -92,3 +92,48 @@ def test_no_module_writes_the_storage_port_around_the_writer() -> None:
         if relative not in _MAY_WRITE_THE_PORT and (found := _direct_writes(path.read_text(encoding="utf-8"))):
             offenders[relative] = found
     assert not offenders
+
+
+# --------------------------------------------------------------------------- vector writes
+# The vector store's write side (`VectorWrites`, ltm/ports.py) is held by the gate alone and handed only to
+# a step of a gated write (`WriteTx.index_write`); every other module receives the store typed as the
+# read-only `VectorIndex`, so mypy rejects a vector write anywhere else. What types cannot see is a module
+# taking the write side from its one holder (`gate._vectors`) or from the host ports (`ports.index`, the
+# full store, split by the assembly): the scan below finds both.
+_MAY_HOLD_THE_WRITE_SIDE = {"ltm/_gate.py": "_vectors", "ltm/parts.py": "index"}
+
+
+def _write_side_reads(source: str, allowed: str = "") -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Attribute) or node.attr == allowed:
+            continue
+        owner = _name(node.value)
+        if (node.attr == "_vectors" and owner != "self") or (node.attr == "index" and owner.endswith("ports")):
+            found.append(f"{owner}.{node.attr} (line {node.lineno})")
+    return found
+
+
+def test_the_scan_finds_a_module_taking_the_write_side() -> None:
+    assert _write_side_reads("async def f(gate):\n    await gate._vectors.delete('kb', 's', ['x'])\n") == [
+        "gate._vectors (line 2)"]
+    assert _write_side_reads("def f(self):\n    return self._ports.index\n") == ["_ports.index (line 2)"]
+    assert _write_side_reads("def f(self, hit):\n    return self._vectors, hit.index, self.index\n") == []
+
+
+def test_the_vector_index_every_module_receives_cannot_write() -> None:
+    from ltm.ports import VectorIndex, VectorWrites
+
+    writes = {"upsert", "delete", "drop_collection"}
+    assert writes <= set(dir(VectorWrites))
+    assert not writes & set(dir(VectorIndex))
+
+
+def test_no_module_takes_the_vector_write_side_around_the_gate() -> None:
+    offenders = {}
+    for path in sorted([*(ROOT / "ltm").rglob("*.py"), *(ROOT / "components").rglob("*.py")]):
+        relative = path.relative_to(ROOT).as_posix()
+        found = _write_side_reads(path.read_text(encoding="utf-8"), _MAY_HOLD_THE_WRITE_SIDE.get(relative, ""))
+        if found:
+            offenders[relative] = found
+    assert not offenders

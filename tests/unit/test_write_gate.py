@@ -304,7 +304,7 @@ def _gate(fake: InMemoryPorts) -> tuple[WriteGate, AuditLog, FenceRegistry]:
     store = Bookkeeping(fake.ports.store)
     fences = FenceRegistry(store)
     audit = AuditLog(store)
-    return WriteGate(store, fences, audit), audit, fences
+    return WriteGate(store, fake.ports.index, fences, audit), audit, fences
 
 
 async def test_gate_turns_a_refusal_after_an_applied_step_into_a_partial_write(fake: InMemoryPorts) -> None:

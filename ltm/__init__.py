@@ -62,7 +62,6 @@ from .episodes.transfer import (
     ImportRecord,
     ImportResult,
     ParsedBatch,
-    SkippedRecord,
     load_json,
     nothing_stored,
     parse_batch,
@@ -113,9 +112,10 @@ from .profiles.book import Profiles
 from .profiles.facts import fact_key
 from .profiles.field_action import FIELD_ACTION_PARAMS, LIST_FORM_PARAMS, profile_target
 from .profiles.model import Profile, ProfileLimits
-from .profiles.transfer import ProfileImport, Skipped
+from .profiles.transfer import ProfileImport
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
+from .skipped import SkippedRecord
 from .space_activity import SpaceActivity
 from .spaces import Space, SpaceKind
 from .timefields import now_iso, utc_now
@@ -193,7 +193,6 @@ __all__ = [
     "SettingChange",
     "SettingOrigin",
     "SettingValue",
-    "Skipped",
     "SkippedRecord",
     "Space",
     "SpaceActivity",

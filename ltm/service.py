@@ -42,7 +42,7 @@ from .episodes.model import MAX_TAG_CHARS, Episode, EpisodeStatus
 from .episodes.ranking import RecallRecipe, ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL
-from .episodes.transfer import ImportRecord, ImportResult, SkippedRecord
+from .episodes.transfer import ImportRecord, ImportResult
 from .identity import Identity, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
@@ -52,6 +52,7 @@ from .ports import HostPorts
 from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
 from .profiles.transfer import ProfileImport
+from .skipped import SkippedRecord
 from .space_activity import SpaceActivity
 
 
@@ -163,7 +164,7 @@ class MemoryService:
         return await self._m.lifecycle.bulk_delete(scope, criteria)
 
     async def import_episodes(self, scope: MemoryScope, records: list[ImportRecord], *,
-                              skipped: Sequence[SkippedRecord] = (), keep_senders: bool = True) -> ImportResult:
+                              skipped: Sequence[SkippedRecord[int]] = (), keep_senders: bool = True) -> ImportResult:
         """A validated batch (see `episodes.transfer.parse_batch`): new ids, this space. `skipped` are the
         records it refused, named in the result and the audit. `keep_senders=False` attributes every record
         to the importer. Records that repeat a stored fact (or an earlier record of the batch), or were
@@ -173,7 +174,7 @@ class MemoryService:
                                                       keep_senders=keep_senders)
 
     async def ingest_document(self, scope: MemoryScope, records: list[ImportRecord], document_id: str,
-                              skipped: Sequence[SkippedRecord] = ()) -> ImportResult:
+                              skipped: Sequence[SkippedRecord[int]] = ()) -> ImportResult:
         return await self._m.transfer.ingest_document(scope, await self._m.kbs.open(scope), records, document_id,
                                                       skipped)
 

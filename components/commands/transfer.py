@@ -276,7 +276,7 @@ def _not_imported(result: ImportResult) -> list[Own]:
     if result.skipped:
         out.append(SAY("transfer.skipped", count=counted(len(result.skipped), RECORDS)))
         for record in result.skipped[:IMPORT_PREVIEW]:
-            out.append(SAY("transfer.skipped_one", index=record.index, reason=clip(record.reason, 160)))
+            out.append(SAY("transfer.skipped_one", index=record.position, reason=clip(record.reason, 160)))
         if len(result.skipped) > IMPORT_PREVIEW:
             out.append(SAY("transfer.more_duplicates", count=len(result.skipped) - IMPORT_PREVIEW))
     if result.duplicates:
@@ -311,7 +311,7 @@ def profiles_imported(scope: MemoryScope, found: ProfileImport) -> Own:
         out.append(SAY("transfer.l1_skipped", count=counted(found.skipped_empty, EMPTY_PROFILES)))
     if found.skipped:
         out.append(SAY("transfer.l1_not_stored", count=counted(len(found.skipped), ITEMS)))
-        out += [SAY("transfer.l1_not_stored_item", where=inert(item.where, 120), reason=inert(item.reason, 160))
+        out += [SAY("transfer.l1_not_stored_item", where=inert(item.position, 120), reason=inert(item.reason, 160))
                 for item in found.skipped[:MAX_SKIPPED_SHOWN]]
         if len(found.skipped) > MAX_SKIPPED_SHOWN:
             out.append(SAY("transfer.l1_not_stored_more", count=len(found.skipped) - MAX_SKIPPED_SHOWN))

@@ -149,7 +149,7 @@ class MemoryEngine(KnowledgeEngine):
         # audited as document_skipped. The host shows the count of what this document created.
         log.info("[LongTermMemory] document import document=%s spaces=%d records=%d duplicates=%d skipped=%d",
                  document_id, len(results), written, sum(len(r.duplicates) for r in results), len(skipped))
-        report = [{"index": s.index, "reason": s.reason} for s in skipped]
+        report = [{"index": s.position, "reason": s.reason} for s in skipped]
         if skipped and not written and not any(r.duplicates for r in results):
             # Nothing could be stored: the host shows a failed document's message, so it says why.
             message = nothing_stored(skipped).message

@@ -36,6 +36,7 @@ from ..kb_settings import KBSettings
 from ..operations import Operation
 from ..ports import HostDirectory
 from ..profiles.book import ProfileBook
+from ..skipped import SkippedRecord
 from ..spaces import Space
 from .official_records import NO_EQUIVALENT, SETTING_EQUIVALENTS, audit_entry, candidate
 from .reading import Bundle, ChatPart, read_bundle
@@ -48,10 +49,12 @@ OPERATION = Operation.OFFICIAL_MIGRATION
 class PartCount:
     write: int = 0  # written (import) or would be written (dry run)
     already: int = 0  # held here already: not written again
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # {"at": index or JSON Pointer, "reason"}
+    # At an index of the part's array, a JSON Pointer inside a profile, or the part's name (all of it).
+    skipped: list[SkippedRecord[int] | SkippedRecord[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"write": self.write, "already": self.already, "skipped": self.skipped}
+        return {"write": self.write, "already": self.already,
+                "skipped": [{"at": s.position, "reason": s.reason} for s in self.skipped]}
 
 
 @dataclass
@@ -198,7 +201,7 @@ class BundleImport:
             else:
                 for name in ("profiles", "audit", "candidates"):
                     if getattr(chat, name):
-                        report.parts[name].skipped.append({"at": name, "reason": "a bot's space holds no " + name})
+                        report.parts[name].skipped.append(SkippedRecord(name, "a bot's space holds no " + name))
             await self._chat_episodes(chat, scope, settings, report.parts["episodes"], dry_run)
         except LTMError as exc:
             report.problem = exc.message  # e.g. a fenced space: the other chats go on
@@ -211,14 +214,14 @@ class BundleImport:
         payload = {"version": 1, "exported_at": bundle.created_at or None, "profiles": chat.profiles}
         found = await self._profiles.import_profiles(scope, payload, dry_run=dry_run)
         count.write, count.already = len(found.profiles), len(found.unchanged)
-        count.skipped = [{"at": s.where, "reason": s.reason} for s in found.skipped]
+        count.skipped = list(found.skipped)
 
     async def _chat_episodes(self, chat: ChatPart, scope: MemoryScope, settings: KBSettings, count: PartCount,
                              dry_run: bool) -> None:
         if not chat.episodes:
             return
         batch = parse_items(chat.episodes, source="import")
-        count.skipped = [{"at": s.index, "reason": s.reason} for s in batch.skipped]
+        count.skipped = list(batch.skipped)
         held = await self._transfer.held_ids(scope, batch.records)
         fresh = [r for r in batch.records if r.original_id not in held]
         count.already = len(batch.records) - len(fresh)
@@ -239,7 +242,7 @@ class BundleImport:
             try:
                 audit_id, entry = audit_entry(raw, scope)
             except ValidationError as exc:
-                count.skipped.append({"at": index, "reason": exc.message})
+                count.skipped.append(SkippedRecord(index, exc.message))
                 continue
             if audit_id in held:
                 count.already += 1
@@ -262,7 +265,7 @@ class BundleImport:
             try:
                 found = candidate(raw, identity)
             except ValidationError as exc:
-                count.skipped.append({"at": index, "reason": exc.message})
+                count.skipped.append(SkippedRecord(index, exc.message))
                 continue
             if found.candidate_id in held:
                 count.already += 1
@@ -274,8 +277,8 @@ class BundleImport:
             added, refused = await self._queue.adopt(scope, fresh, OPERATION)
             count.write = len(added)
             if refused:
-                count.skipped.append({"at": "candidates", "reason": f"{refused} did not fit: the queue is full "
-                                                                    "of pending candidates"})
+                count.skipped.append(SkippedRecord("candidates", f"{refused} did not fit: the queue is full of "
+                                                                 "pending candidates"))
 
 
 def _none(name: str, value: Any) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from ..identity import Isolation, MemoryScope, clean_id, scope_of_user_key
 from ..kb_settings import KBSettings
 from ..operations import DUPLICATE_OF, SKIPPED_OF, Operation
 from ..secrets import redact_for_log, secret_kind
+from ..skipped import SkippedRecord
 from ..spaces import Space
 from ..timefields import format_utc, normalize_time, parse_naive_as_utc
 from ..wording import Phrase
@@ -106,18 +107,9 @@ class BatchSimilar:
 
 
 @dataclass(frozen=True)
-class SkippedRecord:
-    """A record of a batch that this plugin cannot store: not written. The reason names the field and
-    the rule, never the record's text."""
-
-    index: int  # 0-based, in the array as given
-    reason: str
-
-
-@dataclass(frozen=True)
 class ParsedBatch:
     records: list[ImportRecord]  # each knows its index in the array
-    skipped: list[SkippedRecord]
+    skipped: list[SkippedRecord[int]]
 
 
 @dataclass(frozen=True)
@@ -125,7 +117,7 @@ class ImportResult:
     episodes: list[Episode]  # what was written, in batch order
     duplicates: list[BatchDuplicate] = field(default_factory=list)
     similar: list[BatchSimilar] = field(default_factory=list)
-    skipped: list[SkippedRecord] = field(default_factory=list)
+    skipped: list[SkippedRecord[int]] = field(default_factory=list)
 
 
 def load_json(text: str | bytes) -> Any:
@@ -170,7 +162,7 @@ def parse_items(items: Sequence[Any], *, source: str, default_source_ref: str | 
     if not items:
         raise ValidationError("the import has no episodes")
     records: list[ImportRecord] = []
-    skipped: list[SkippedRecord] = []
+    skipped: list[SkippedRecord[int]] = []
     seen_ids: set[str] = set()
     for number, item in enumerate(items):
         index = indexes[number] if indexes is not None else number
@@ -183,9 +175,9 @@ def parse_items(items: Sequence[Any], *, source: str, default_source_ref: str | 
     return ParsedBatch(records, skipped)
 
 
-def nothing_stored(skipped: Sequence[SkippedRecord], shown: int = 3) -> ValidationError:
+def nothing_stored(skipped: Sequence[SkippedRecord[int]], shown: int = 3) -> ValidationError:
     """The refusal of a batch none of whose records can be stored: each (the first few) by its index."""
-    listed = "; ".join(f"[{r.index}] {r.reason}" for r in skipped[:shown])
+    listed = "; ".join(f"[{r.position}] {r.reason}" for r in skipped[:shown])
     more = f"; and {len(skipped) - shown} more" if len(skipped) > shown else ""
     return ValidationError(f"no record can be stored: {listed}{more}")
 
@@ -196,7 +188,7 @@ def parse_records(payload: Any, *, source: str = "import", default_source_ref: s
     batch = parse_batch(payload, source=source, default_source_ref=default_source_ref)
     if batch.skipped:
         first = batch.skipped[0]
-        raise ValidationError(f"episode #{first.index + 1}: {first.reason}; nothing was imported")
+        raise ValidationError(f"episode #{first.position + 1}: {first.reason}; nothing was imported")
     return batch.records
 
 
@@ -315,10 +307,11 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
     return episodes
 
 
-def _audit_skipped(tx: WriteTx, operation: Operation, skipped: Sequence[SkippedRecord], document_id: str = "") -> None:
+def _audit_skipped(tx: WriteTx, operation: Operation, skipped: Sequence[SkippedRecord[int]],
+                   document_id: str = "") -> None:
     for record in skipped:
-        tx.noted(operation, "episode", "", RECORD_SKIPPED(index=record.index, reason=record.reason),
-                 index=record.index, document_id=document_id)
+        tx.noted(operation, "episode", "", RECORD_SKIPPED(index=record.position, reason=record.reason),
+                 index=record.position, document_id=document_id)
 
 
 def _audit_import(operation: Operation, document_id: str | None) -> Any:
@@ -338,7 +331,7 @@ class EpisodeTransfer:
         self._duplicates = duplicates or DuplicateFinder(store)
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
-                              skipped: Sequence[SkippedRecord] = (), operation: Operation = Operation.IMPORT,
+                              skipped: Sequence[SkippedRecord[int]] = (), operation: Operation = Operation.IMPORT,
                               keep_senders: bool = True) -> ImportResult:
         """`records` are written (one gated write), `skipped` ones were refused by `parse_batch` and are
         named in the result and the audit; a batch whose every record was skipped writes nothing."""
@@ -357,7 +350,7 @@ class EpisodeTransfer:
         return replace(result, skipped=list(skipped))
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
-                              document_id: str, skipped: Sequence[SkippedRecord] = ()) -> ImportResult:
+                              document_id: str, skipped: Sequence[SkippedRecord[int]] = ()) -> ImportResult:
         [result] = await self.ingest_parts(settings, [(scope, records)], document_id, skipped)
         return result
 
@@ -384,13 +377,13 @@ class EpisodeTransfer:
                                                            "this LangBot does not have"))
             else:
                 grouped.setdefault(key, (scope, []))[1].append(record)
-        skipped.sort(key=lambda r: r.index)
+        skipped.sort(key=lambda r: r.position)
         if not grouped:
             return [ImportResult([], skipped=skipped)]
         return await self.ingest_parts(settings, list(grouped.values()), document_id, skipped)
 
     async def ingest_parts(self, settings: KBSettings, parts: Sequence[tuple[MemoryScope, Sequence[ImportRecord]]],
-                           document_id: str, skipped: Sequence[SkippedRecord] = ()) -> list[ImportResult]:
+                           document_id: str, skipped: Sequence[SkippedRecord[int]] = ()) -> list[ImportResult]:
         """A document's records, one gated write per memory space it names (an upload in the official
         plugin's form may name several). Before a part's records are written, the document's index names
         them and every part written before, so deleting the document finds them all. The file's skipped
@@ -514,7 +507,7 @@ class EpisodeTransfer:
                     # K5: summaries built from the document's records, and drafts quoting them, go first.
                     await self._derived.before_change(tx, scope, present, removed=True)
                     await tx.index_write("vector delete", partial(self._store.delete, kb_id=kb_id,
-                                                                          user_key=scope.user_key, episode_ids=present))
+                                                                  user_key=scope.user_key, episode_ids=present))
                     for episode_id in present:
                         tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
                                    DOCUMENT_DELETED(document_id=document_id))
@@ -554,5 +547,5 @@ def _relinked(episode: Episode, held_by: dict[str, str]) -> Episode:
 
 
 __all__ = ["MAX_SENDER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer", "ImportRecord", "ImportResult",
-           "ParsedBatch", "SkippedRecord", "episode_list", "load_json", "nothing_stored", "parse_batch", "parse_items",
+           "ParsedBatch", "episode_list", "load_json", "nothing_stored", "parse_batch", "parse_items",
            "parse_records"]

@@ -33,6 +33,7 @@ from .. import params
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import clean_id
+from ..skipped import SkippedRecord
 from ..timefields import normalize_time, now_iso
 from .facts import (
     FACT_FIELDS,
@@ -47,7 +48,7 @@ from .facts import (
     reconcile,
 )
 from .model import MAX_NAME_CHARS, Profile, ProfileLimits, ProfileTarget
-from .transfer import MAX_IMPORT_PROFILES, MAX_SENDER_ID_CHARS, ProfileImport, Skipped
+from .transfer import MAX_IMPORT_PROFILES, MAX_SENDER_ID_CHARS, ProfileImport
 
 T = TypeVar("T")
 KNOWN_VERSION = 1
@@ -60,18 +61,18 @@ def is_official_export(payload: Any) -> bool:
 class _Reader:
     def __init__(self, limits: ProfileLimits) -> None:
         self.limits = limits
-        self.skipped: list[Skipped] = []
+        self.skipped: list[SkippedRecord[str]] = []
 
     def take(self, where: str, read: Callable[..., T], *args: Any) -> T | None:
         """`read(*args)`, or None with the place and reason noted when it cannot be stored."""
         try:
             return read(*args)
         except ValidationError as exc:
-            self.skipped.append(Skipped(where, exc.message))
+            self.skipped.append(SkippedRecord(where, exc.message))
             return None
 
     def skip(self, where: str, reason: str) -> None:
-        self.skipped.append(Skipped(where, reason))
+        self.skipped.append(SkippedRecord(where, reason))
 
 
 def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> ProfileImport:

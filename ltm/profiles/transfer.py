@@ -18,6 +18,7 @@ from .. import params
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import clean_id
+from ..skipped import SkippedRecord
 from ..timefields import normalize_time
 from .facts import parse_facts
 from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget
@@ -29,17 +30,11 @@ MAX_SENDER_ID_CHARS = 200
 
 
 @dataclass(frozen=True)
-class Skipped:
-    where: str  # its place in the JSON as a JSON Pointer, e.g. /profiles/2/profile/traits/4
-    reason: str
-
-
-@dataclass(frozen=True)
 class ProfileImport:
     scope_key: str  # the session the file came from, as it names it ("" when it does not)
     profiles: list[tuple[ProfileTarget, str, Profile]]  # (target, sender id or "", profile), with content
     skipped_empty: int = 0
-    skipped: tuple[Skipped, ...] = ()  # what an official export held that this plugin cannot store
+    skipped: tuple[SkippedRecord[str], ...] = ()  # what an official export held that this plugin cannot store
     unchanged: tuple[tuple[ProfileTarget, str, Profile], ...] = ()  # stored exactly so already
 
     @property

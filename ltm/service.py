@@ -117,6 +117,9 @@ class MemoryService:
         return await self._m.profiles.import_profiles(scope, payload)
 
     # ------------------------------------------------------------------ L2 reads
+    # Every L2 method opens its memory KB first, on a line of its own (`kbs.open`: NoKnowledgeBase
+    # without one, records in the current layout), and keeps the settings it returns as `settings`
+    # when the operation takes them.
     async def get_episode(self, scope: MemoryScope, episode_id: Any) -> Episode:
         await self._m.kbs.open(scope)
         return await self._m.lifecycle.episode(scope, episode_id)
@@ -175,15 +178,15 @@ class MemoryService:
 
     async def ingest_document(self, scope: MemoryScope, records: list[ImportRecord], document_id: str,
                               skipped: Sequence[SkippedRecord[int]] = ()) -> ImportResult:
-        return await self._m.transfer.ingest_document(scope, await self._m.kbs.open(scope), records, document_id,
-                                                      skipped)
+        settings = await self._m.kbs.open(scope)
+        return await self._m.transfer.ingest_document(scope, settings, records, document_id, skipped)
 
     async def ingest_keyed_document(self, kb_id: str, payload: Any, document_id: str,
                                     bots: Sequence[str] | None = None) -> list[ImportResult]:
         """A document in the official plugin's upload form: each record names its memory space by
         `user_key`, kept only for one of `bots` (see `episodes.transfer.EpisodeTransfer.ingest_keyed`)."""
-        return await self._m.transfer.ingest_keyed(kb_id, await self._m.kbs.open_kb(kb_id), payload, document_id,
-                                                   bots)
+        settings = await self._m.kbs.open_kb(kb_id)
+        return await self._m.transfer.ingest_keyed(kb_id, settings, payload, document_id, bots)
 
     async def delete_document(self, kb_id: str, document_id: str) -> int:
         await self._m.kbs.open_kb(kb_id)

@@ -379,38 +379,36 @@ class WriteGate:
         return exc
 
     async def _record(self, tx: WriteTx) -> None:
-        if not tx.entries:
-            return
-        try:
-            await self._audit.append_many(tx.space.key, tx.entries)
-        except LTMError as exc:
-            await self._fence(tx, f"audit entry not written: {exc.code}")
+        if not await self._appended(tx):
             raise UnrecordedChange(
                 f"{tx.operation} was applied, but its audit entry could not be written; writes to this memory "
                 "are paused until an admin checks it and clears the fence",
                 applied=tx.applied_targets, space=tx.space.describe(),
-            ) from None
+            )
 
     async def _record_or_fence(self, tx: WriteTx) -> None:
         """Audit after a failure, shielded from the caller's cancellation; a caller cancelled while that
-        entry is being written leaves the space fenced, so the change never looks recorded (D2)."""
+        entry is being written leaves the space fenced, so the change never looks recorded (D2). If even
+        the audit fails, the space is fenced and the original error still reaches the caller."""
         if not tx.entries:
             return
         try:
-            await asyncio.shield(self._record_quietly(tx))
+            await asyncio.shield(self._appended(tx))
         except asyncio.CancelledError:
             await asyncio.shield(self._fence(tx, "cancelled while the audit entry was written"))
             raise
 
-    async def _record_quietly(self, tx: WriteTx) -> None:
-        """Audit after a failure; if even that fails, fence (the original error still reaches the caller)."""
+    async def _appended(self, tx: WriteTx) -> bool:
+        """Append the write's audit entries; when they cannot be written, fence the space (False)."""
         if not tx.entries:
-            return
+            return True
         try:
             await self._audit.append_many(tx.space.key, tx.entries)
         except LTMError as exc:
-            log.error("[LongTermMemory] audit of a failed %s not written (%s); fencing", tx.operation, exc.code)
+            log.error("[LongTermMemory] audit of %s not written (%s); fencing", tx.operation, exc.code)
             await self._fence(tx, f"audit entry not written: {exc.code}")
+            return False
+        return True
 
     async def clear_fences(self, scope: MemoryScope | None, *, installation: bool = False) -> list[str]:
         """F4: the scope's L1 and L2 fences; the installation-wide fence only when asked for by name.

@@ -1,4 +1,5 @@
-"""Plugin storage is written only through the write gate and the named bookkeeping writer (issue 32, point 2).
+"""Plugin storage is written only through the write gate and the named bookkeeping writer, vector records only
+through the gate (issue 32, point 2).
 
 `JsonStore`, the storage every module receives, has no write method, so a write through it fails type
 checking; the writer (`ltm._bookkeeping.Bookkeeping`) may be imported only by the modules the

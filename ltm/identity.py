@@ -59,7 +59,7 @@ class IdentityValues(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class Identity:
-    """Who is talking, where (S1). Built by components from host data."""
+    """Who is talking, where (S1). Built from host data by `ltm/langbot/identity.py`, never by a component."""
 
     launcher_type: str
     launcher_id: str

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from .errors import ValidationError
 from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
@@ -45,9 +45,21 @@ def clean_id(value: Any) -> str:
     return "" if text.strip() in ("", "0", "None") else text
 
 
+class IdentityValues(TypedDict, total=False):
+    """What `Identity.build` / `Identity.from_host` take: the chat (required), the bot, the speaker and
+    the query, each as the host or the caller has it (an enum, an int, None: unknown)."""
+
+    launcher_type: Required[Any]
+    launcher_id: Required[Any]
+    bot_uuid: Any
+    sender_id: Any
+    sender_name: Any
+    query_id: int | None
+
+
 @dataclass(frozen=True)
 class Identity:
-    """Who is talking, where (S1). Built by components from host data."""
+    """Who is talking, where (S1). Built from host data by `ltm/langbot/identity.py`, never by a component."""
 
     launcher_type: str
     launcher_id: str
@@ -67,49 +79,38 @@ class Identity:
             raise ValidationError(problem)
 
     @classmethod
-    def build(
-        cls,
-        *,
-        launcher_type: Any,
-        launcher_id: Any,
-        bot_uuid: Any = None,
-        sender_id: Any = None,
-        sender_name: Any = None,
-        query_id: int | None = None,
-    ) -> Identity:
-        ltype = getattr(launcher_type, "value", launcher_type)
-        return cls(
-            launcher_type=str(ltype or "").strip().lower(),
-            launcher_id=str(launcher_id if launcher_id is not None else ""),
-            bot_uuid=clean_id(bot_uuid),
-            sender_id=clean_id(sender_id),
-            sender_name=str(sender_name or "").strip(),
-            query_id=query_id,
-        )
+    def build(cls, **values: Unpack[IdentityValues]) -> Identity:
+        """An identity of values the plugin already holds (a stored speaker, a test's plain ids)."""
+        return cls._made(values, from_host=False)
 
     @classmethod
-    def from_host(
-        cls,
-        *,
-        launcher_type: Any,
-        launcher_id: Any,
-        bot_uuid: Any = None,
-        sender_id: Any = None,
-        sender_name: Any = None,
-        query_id: int | None = None,
-    ) -> Identity:
+    def from_host(cls, **values: Unpack[IdentityValues]) -> Identity:
         """The identity of raw host values (or ids an admin typed as the host shows them)."""
-        ltype = getattr(launcher_type, "value", launcher_type)
-        raw_launcher = str(launcher_id if launcher_id is not None else "")
-        if not raw_launcher.strip():
-            raise ValidationError("launcher_id is required")
-        return cls.build(
-            launcher_type=str(ltype or "")[:40],
-            launcher_id=escape_id(raw_launcher),
-            bot_uuid=escape_bot_uuid(clean_id(bot_uuid)),
-            sender_id=escape_id(clean_id(sender_id)),
-            sender_name=clean_name(sender_name),
-            query_id=query_id,
+        return cls._made(values, from_host=True)
+
+    @classmethod
+    def _made(cls, values: IdentityValues, *, from_host: bool) -> Identity:
+        """The one path of both: normalized (type lower-cased, unknown ids blank), and for host values
+        escaped first, so `__post_init__` refuses only plugin-held values that skipped that rule."""
+        raw_type = values["launcher_type"]
+        launcher_type = str(getattr(raw_type, "value", raw_type) or "")
+        raw_launcher = values["launcher_id"]
+        launcher_id = str(raw_launcher if raw_launcher is not None else "")
+        bot_uuid, sender_id = clean_id(values.get("bot_uuid")), clean_id(values.get("sender_id"))
+        sender_name = values.get("sender_name")
+        if from_host:
+            if not launcher_id.strip():
+                raise ValidationError("launcher_id is required")
+            launcher_type, launcher_id = launcher_type[:40], escape_id(launcher_id)
+            bot_uuid, sender_id = clean_id(escape_bot_uuid(bot_uuid)), clean_id(escape_id(sender_id))
+            sender_name = clean_name(sender_name)
+        return cls(
+            launcher_type=launcher_type.strip().lower(),
+            launcher_id=launcher_id,
+            bot_uuid=bot_uuid,
+            sender_id=sender_id,
+            sender_name=str(sender_name or "").strip(),
+            query_id=values.get("query_id"),
         )
 
     @property
@@ -230,6 +231,23 @@ class MemoryScope:
             isolation=mode,
             identity=identity,
         )
+
+    @classmethod
+    def of_chat_key(cls, scope_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
+        """The scope of a chat by the session key the plugin noted for it, its L2 key derived in this
+        isolation (no speaker, no live turn)."""
+        mode = Isolation(isolation)
+        return cls(scope_key=scope_key, user_key=user_key_for_session_key(scope_key, mode), kb_id=kb_id,
+                   isolation=mode)
+
+    @classmethod
+    def selected(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
+        """The scope of a chat an operator selected by its two keys: only a pair this plugin derives for
+        one chat (`derived_pair_problem`, else `ValidationError`)."""
+        problem = derived_pair_problem(scope_key, user_key, isolation)
+        if problem:
+            raise ValidationError(problem)
+        return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=Isolation(isolation))
 
     @classmethod
     def stored(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:

@@ -43,7 +43,7 @@ from .episodes.ranking import RecallRecipe, ScoredEpisode
 from .episodes.recall import RecallFilters
 from .episodes.recipes import AUTO_RECALL
 from .episodes.transfer import ImportRecord, ImportResult
-from .identity import Identity, MemoryScope
+from .identity import Identity, Isolation, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
 from .parts import MemoryParts, assemble
@@ -75,6 +75,14 @@ class MemoryService:
 
     async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
         return await self._m.kbs.scope_for(identity, kb_id)
+
+    async def selected_scope(self, scope_key: str, user_key: str) -> MemoryScope:
+        """The scope of a chat an operator's surface selected by its two keys, on the memory KB. Only a pair
+        this plugin derives for one chat selects it (else `ValidationError`), so no pair of keys reads one
+        chat's records and writes them into another chat's space."""
+        found = await self._m.kbs.memory_kb()
+        kb_id, isolation = (found[0], found[1].isolation) if found else ("", Isolation.SESSION)
+        return MemoryScope.selected(scope_key, user_key, kb_id, isolation)
 
     # ------------------------------------------------------------------ settings and their overrides
     async def settings(self) -> EffectiveSettings:

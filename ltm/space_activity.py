@@ -20,7 +20,7 @@ from .diagnostics import Diagnostics
 from .episodes.listing import EpisodeListing
 from .episodes.model import EpisodeStatus
 from .errors import LTMError
-from .identity import Isolation, MemoryScope, split_session_key, user_key_for_session_key
+from .identity import Isolation, MemoryScope, split_session_key
 from .kb_registry import KnowledgeBaseRegistry
 from .spaces import Space
 
@@ -62,8 +62,7 @@ class SpaceActivityReader:
         counted: dict[str, int | None] = {}
         out = []
         for scope_key in await self._diagnostics.known_scopes():
-            scope = MemoryScope(scope_key=scope_key, user_key=user_key_for_session_key(scope_key, isolation),
-                                kb_id=kb_id, isolation=isolation)
+            scope = MemoryScope.of_chat_key(scope_key, kb_id, isolation)
             if scope.user_key not in counted:
                 counted[scope.user_key] = await self._active_episodes(scope) if kb_id else None
             bot_uuid, session_name = split_session_key(scope_key)

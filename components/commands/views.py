@@ -38,6 +38,7 @@ from ltm import (
     Profiles,
     RecallFilters,
 )
+from ltm.langbot import attached_kbs
 
 PAGE_SIZE = 10
 LIST_FLAGS = STATUS_SWITCHES
@@ -148,10 +149,9 @@ async def pipeline_kbs(ctx: ExecuteContext) -> list[str] | None:
     injection checks; the listener leaves it untouched on command turns), else the local-agent
     configuration; None (skip that check) when there is no live query."""
     try:
-        variables = await ctx.get_query_vars()  # ExecuteContextProxy: a query-based API
-        kb_ids = variables.get("_knowledge_base_uuids") if isinstance(variables, dict) else None
-        if isinstance(kb_ids, list):
-            return [str(k) for k in kb_ids]
+        kb_ids = attached_kbs(await ctx.get_query_vars())  # ExecuteContextProxy: a query-based API
+        if kb_ids is not None:
+            return kb_ids
         kbs = await ctx.list_pipeline_knowledge_bases()
     except Exception:  # noqa: BLE001 - e.g. "Query ... not found" outside a pipeline
         return None

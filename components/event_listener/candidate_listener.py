@@ -33,13 +33,13 @@ from typing import Any
 from langbot_plugin.api.entities import context, events
 
 from components.common.settle import settle
-from ltm import CandidateRun, Identity, MemoryScope, MemoryService, clean_host_text
+from ltm import CandidateRun, Identity, MemoryScope, MemoryService
+from ltm.langbot import identity_from_event, is_memory_command, live_bot_uuid, memory_kb_attached, user_text
 
 log = logging.getLogger("LongTermMemory")
 
 SEEN_TTL_SECONDS = 600.0
 SEEN_LIMIT = 4096
-COMMAND_PREFIXES = ("!", "！")
 
 
 class SeenQueries:
@@ -71,16 +71,6 @@ class SeenQueries:
         return len(self._seen)
 
 
-def _attached(variables: dict[str, Any], kb_id: str) -> bool:
-    kb_ids = variables.get("_knowledge_base_uuids")
-    return isinstance(kb_ids, list) and kb_id in kb_ids
-
-
-def _memory_command(text: str) -> bool:
-    stripped = text.strip()
-    return stripped[:1] in COMMAND_PREFIXES and stripped[1:].split(" ", 1)[0].strip().lower() == "memory"
-
-
 class CandidateListener:
     """Adds the NormalMessageResponded handler to the plugin's one EventListener component."""
 
@@ -103,22 +93,14 @@ class CandidateListener:
         if found is None or not found[1].candidate_extraction_enabled:
             return
         variables = await ctx.get_query_vars()
-        if not isinstance(variables, dict) or not _attached(variables, found[0]):
+        if not memory_kb_attached(variables, found[0]):
             return
-        raw_text = variables.get("user_message_text")
-        text = clean_host_text(raw_text) if isinstance(raw_text, str) else ""
-        if not text.strip() or _memory_command(text):
+        text = user_text(variables)
+        if not text.strip() or is_memory_command(text):
             log.debug("[LongTermMemory] no user text to extract candidates from query=%s", ctx.query_id)
             return
-        event = ctx.event
-        identity = Identity.from_host(
-            launcher_type=variables.get("launcher_type") or event.launcher_type,
-            launcher_id=variables.get("launcher_id") or event.launcher_id,
-            bot_uuid=await self._bot_uuid(ctx, event),
-            sender_id=variables.get("sender_id", event.sender_id),
-            sender_name=variables.get("sender_name"),
-            query_id=ctx.query_id,
-        )
+        # A bot uuid the query cannot give comes from the event's session.
+        identity = identity_from_event(ctx.event, variables, bot_uuid=await live_bot_uuid(ctx), query_id=ctx.query_id)
         if not self._seen.first_time((identity.session_key, ctx.query_id, ctx.query_uuid or "")):
             log.debug("[LongTermMemory] candidates of query=%s already extracted", ctx.query_id)
             return
@@ -127,13 +109,6 @@ class CandidateListener:
         task.add_done_callback(self._tasks.discard)
         log.info("[LongTermMemory] candidate extraction handed off query=%s scope=%s chars=%d", ctx.query_id,
                  identity.session_key, len(text))
-
-    @staticmethod
-    async def _bot_uuid(ctx: Any, event: Any) -> str:
-        try:
-            return str(await ctx.get_bot_uuid() or "")
-        except Exception:  # noqa: BLE001 - the session knows the bot too
-            return str(getattr(getattr(event, "session", None), "bot_uuid", "") or "")
 
     @staticmethod
     async def _extract(memory: MemoryService, identity: Identity, text: str) -> None:

@@ -25,36 +25,10 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm import (
-    AUTO_RECALL,
-    Episode,
-    Identity,
-    LTMError,
-    MemoryScope,
-    MemoryService,
-    Profile,
-    clean_host_text,
-    now_iso,
-    utc_now,
-)
+from ltm import AUTO_RECALL, Episode, LTMError, MemoryScope, MemoryService, Profile, now_iso, utc_now
+from ltm.langbot import identity_from_event, is_memory_command, memory_kb_attached, user_text
 
 log = logging.getLogger("LongTermMemory")
-
-COMMAND_PREFIXES = ("!", "！")
-COMMAND_WORD = "memory"
-
-
-def is_memory_command(text: str) -> bool:
-    stripped = text.strip()
-    if not stripped or stripped[0] not in COMMAND_PREFIXES:
-        return False
-    word = stripped[1:].split(" ", 1)[0].strip().lower()
-    return word == COMMAND_WORD
-
-
-def _attached(variables: dict[str, Any], kb_id: str) -> bool:
-    kb_ids = variables.get("_knowledge_base_uuids")
-    return isinstance(kb_ids, list) and kb_id in kb_ids
 
 
 class MemoryInjector(EventListener):
@@ -86,8 +60,8 @@ class MemoryInjector(EventListener):
                 variables, bot_uuid = await ctx.get_query_vars(), None
             else:  # two independent reads of the turn: one round trip instead of two
                 variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
-            text = clean_host_text(variables.get("user_message_text"))
-            if found is None or not _attached(variables, found[0]):
+            text = user_text(variables)
+            if found is None or not memory_kb_attached(variables, found[0]):
                 # I4: automatic memory only in pipelines whose runner was given the memory KB. Nothing
                 # is read; `_ltm_context` is set to None ("no memory here"), because a consumer written
                 # like the documented one calls get_query_var, which fails on a variable that is absent.
@@ -98,14 +72,7 @@ class MemoryInjector(EventListener):
                 # Command turns never reach a model: no recall, just an empty context (I3).
                 await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))
                 return
-            identity = Identity.from_host(
-                launcher_type=variables.get("launcher_type") or ctx.event.session_name.partition("_")[0],
-                launcher_id=variables.get("launcher_id") or ctx.event.session_name.partition("_")[2],
-                bot_uuid=bot_uuid,
-                sender_id=variables.get("sender_id"),
-                sender_name=variables.get("sender_name"),
-                query_id=ctx.query_id,
-            )
+            identity = identity_from_event(ctx.event, variables, bot_uuid=bot_uuid, query_id=ctx.query_id)
             speaker_id, speaker_name = identity.sender_id, identity.sender_name
             scope = await memory.scope_for(identity)
             snapshot.update(scope_key=scope.scope_key, user_key=scope.user_key, kb_id=scope.kb_id,

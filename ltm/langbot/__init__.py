@@ -3,21 +3,36 @@
 - `port`      the core's ports over the SDK (storage, vectors, embeddings, LLM, KB list),
               with SDK errors mapped onto the port failure contract;
 - `layout`    how an episode record sits in a LangBot vector store (metadata, one-key filters);
-- `identity`  session names, retrieval settings, sessions and query variables -> `Identity`.
+- `identity`  session names, retrieval settings, sessions, events and query variables -> `Identity`;
+              whether a message is the memory command, whether the memory KB is attached.
 """
 
 from .identity import (
+    attached_kbs,
+    identity_from_event,
     identity_from_query,
     identity_from_retrieval,
     identity_from_scope_spec,
+    identity_from_session_name,
+    is_memory_command,
+    live_bot_uuid,
+    memory_kb_attached,
     split_session_name,
+    user_text,
 )
 from .port import langbot_ports
 
 __all__ = [
+    "attached_kbs",
+    "identity_from_event",
     "identity_from_query",
     "identity_from_retrieval",
     "identity_from_scope_spec",
+    "identity_from_session_name",
+    "is_memory_command",
     "langbot_ports",
+    "live_bot_uuid",
+    "memory_kb_attached",
     "split_session_name",
+    "user_text",
 ]

@@ -1,7 +1,10 @@
-"""Turn what LangBot hands a component into an `Identity` (S1, T5 in docs/REQUIREMENTS.md).
+"""Turn what LangBot hands a component into a turn's `Identity` (S1, T5 in docs/REQUIREMENTS.md).
 
-Kept apart from `ltm/identity.py` because it knows the host's shapes: session
-names, retrieval settings, `Session` objects and query variables.
+The one place that reads the host's shapes for identity: session names, retrieval settings,
+`Session` objects, events and query variables. It also answers the two questions every surface
+asks of a turn before it builds one: is this message a `!memory` command, and is the memory KB
+attached to this query's pipeline. Kept apart from `ltm/identity.py` because that module knows
+no host shape.
 """
 
 from __future__ import annotations
@@ -12,10 +15,39 @@ from typing import Any
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from ..errors import HostError, LTMError, OutcomeUnknown
+from ..host_values import clean_host_text
 from ..identity import Identity
 from .calls import SDK_CALL_ERRORS, relayed_unknown
 
 log = logging.getLogger("LongTermMemory")
+
+# LangBot's command prefix and its full-width form, which a Chinese or Japanese keyboard types.
+COMMAND_PREFIXES = ("!", "！")
+COMMAND_WORD = "memory"
+
+
+def is_memory_command(text: str) -> bool:
+    """Whether a message is this plugin's command (`!memory ...`): such a turn never reaches a model."""
+    stripped = text.strip()
+    return stripped[:1] in COMMAND_PREFIXES and stripped[1:].split(" ", 1)[0].strip().lower() == COMMAND_WORD
+
+
+def attached_kbs(variables: Any) -> list[str] | None:
+    """The KB uuids the host gave this query's pipeline (query variable `_knowledge_base_uuids`);
+    None when the variables do not say."""
+    kb_ids = variables.get("_knowledge_base_uuids") if isinstance(variables, dict) else None
+    return [str(k) for k in kb_ids] if isinstance(kb_ids, list) else None
+
+
+def memory_kb_attached(variables: Any, kb_id: str) -> bool:
+    """Whether the memory KB is attached to this query's pipeline (I4): automatic memory only there."""
+    return kb_id in (attached_kbs(variables) or [])
+
+
+def user_text(variables: Any) -> str:
+    """The user's own message (query variable `user_message_text`), cleaned; "" when there is none."""
+    raw = variables.get("user_message_text") if isinstance(variables, dict) else None
+    return clean_host_text(raw) if isinstance(raw, str) else ""
 
 
 def split_session_name(session_name: str) -> tuple[str, str] | None:
@@ -28,13 +60,17 @@ def split_session_name(session_name: str) -> tuple[str, str] | None:
 
 def identity_from_retrieval(settings: dict[str, Any]) -> Identity | None:
     """Local-agent retrieval passes bot_uuid, sender_id and session_name; a WebUI test passes none."""
-    parts = split_session_name(str(settings.get("session_name") or ""))
+    return identity_from_session_name(settings.get("session_name"), settings.get("bot_uuid"),
+                                      sender_id=settings.get("sender_id"))
+
+
+def identity_from_session_name(session_name: Any, bot_uuid: Any = None, *, sender_id: Any = None) -> Identity | None:
+    """A chat named as the host names it (`group_<id>` / `person_<id>`, an optional bot uuid); None when
+    the name is not one."""
+    parts = split_session_name(str(session_name or ""))
     if parts is None:
         return None
-    return Identity.from_host(
-        launcher_type=parts[0], launcher_id=parts[1],
-        bot_uuid=settings.get("bot_uuid"), sender_id=settings.get("sender_id"),
-    )
+    return Identity.from_host(launcher_type=parts[0], launcher_id=parts[1], bot_uuid=bot_uuid, sender_id=sender_id)
 
 
 def identity_from_scope_spec(spec: Any) -> Identity | None:
@@ -42,10 +78,7 @@ def identity_from_scope_spec(spec: Any) -> Identity | None:
     if not isinstance(spec, dict):
         return None
     if spec.get("session_name"):
-        parts = split_session_name(str(spec["session_name"]))
-        if parts is None:
-            return None
-        return Identity.from_host(launcher_type=parts[0], launcher_id=parts[1], bot_uuid=spec.get("bot_uuid"))
+        return identity_from_session_name(spec["session_name"], spec.get("bot_uuid"))
     if spec.get("launcher_type") and spec.get("launcher_id") not in (None, ""):
         return Identity.from_host(
             launcher_type=spec["launcher_type"], launcher_id=spec["launcher_id"], bot_uuid=spec.get("bot_uuid")
@@ -78,7 +111,7 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
     launcher_id = getattr(session, "launcher_id", "")
     bot_uuid = getattr(session, "bot_uuid", None) or ""
     sender_id: Any = getattr(session, "sender_id", None)
-    sender_name = ""
+    variables: Any = None
     if api is not None and query_id is not None:
         try:
             variables = await api.get_query_vars()
@@ -90,19 +123,51 @@ async def identity_from_query(api: Any, session: Any, query_id: int | None) -> I
             log.debug("[LongTermMemory] no live query %s (%s); identity from the session", query_id,
                       type(exc).__name__)
             variables = None
-        if isinstance(variables, dict):
-            sender_id = variables.get("sender_id", sender_id)
-            sender_name = str(variables.get("sender_name") or "")
-            launcher_type = variables.get("launcher_type") or launcher_type
-            launcher_id = variables.get("launcher_id", launcher_id)
-            if not bot_uuid:
-                try:
-                    bot_uuid = await api.get_bot_uuid() or ""
-                except SDK_CALL_ERRORS as exc:
-                    if not _no_live_query(exc):
-                        raise _failed("the bot", exc) from None  # a wrong bot would be a wrong scope
-                    bot_uuid = ""
+        if isinstance(variables, dict) and not bot_uuid:
+            try:
+                bot_uuid = await api.get_bot_uuid() or ""
+            except SDK_CALL_ERRORS as exc:
+                if not _no_live_query(exc):
+                    raise _failed("the bot", exc) from None  # a wrong bot would be a wrong scope
+                bot_uuid = ""
+    return _turn_identity(variables, launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,
+                          sender_id=sender_id, query_id=query_id)
+
+
+def identity_from_event(event: Any, variables: Any, *, bot_uuid: Any, query_id: int | None) -> Identity:
+    """Identity for an event listener's turn (I1, Q1): the query variables name the chat and the current
+    speaker; what they leave out comes from the event (`NormalMessageResponded` carries the launcher and
+    sender, `PromptPreProcessing` only the session name). `bot_uuid` is what the live query answered;
+    None (it could not be read) asks the event's session, when the event has one."""
+    launcher_type = getattr(event, "launcher_type", None)
+    launcher_id = getattr(event, "launcher_id", None)
+    if launcher_type is None:
+        launcher_type, launcher_id = split_session_name(str(getattr(event, "session_name", "") or "")) or ("", "")
+    if bot_uuid is None:
+        bot_uuid = getattr(getattr(event, "session", None), "bot_uuid", None)
+    return _turn_identity(variables, launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,
+                          sender_id=getattr(event, "sender_id", None), query_id=query_id)
+
+
+async def live_bot_uuid(api: Any) -> str | None:
+    """The bot of the live query; None when the host could not say (the caller has another source)."""
+    try:
+        return str(await api.get_bot_uuid() or "")
+    except Exception:  # noqa: BLE001 - any failure means "ask elsewhere", never "no bot"
+        return None
+
+
+def _turn_identity(variables: Any, *, launcher_type: Any, launcher_id: Any, bot_uuid: Any, sender_id: Any,
+                   query_id: int | None) -> Identity:
+    """The query variables win (in a group the session's sender is whoever spoke first); a launcher the
+    variables leave blank, or a sender they leave out, comes from the session or the event."""
+    given: dict[str, Any] = variables if isinstance(variables, dict) else {}
+    variable_launcher = given.get("launcher_id")
     return Identity.from_host(
-        launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid,
-        sender_id=sender_id, sender_name=sender_name, query_id=query_id,
+        launcher_type=given.get("launcher_type") or launcher_type,
+        launcher_id=launcher_id if variable_launcher in (None, "") else variable_launcher,
+        bot_uuid=bot_uuid,
+        sender_id=given.get("sender_id", sender_id),
+        sender_name=given.get("sender_name"),
+        query_id=query_id,
     )

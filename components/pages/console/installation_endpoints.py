@@ -11,7 +11,6 @@ from components.pages.console.spaces import fence_entry, memory_kb, optional_spa
 from ltm import (
     SETTING_CHOICES,
     EffectiveSettings,
-    Identity,
     Isolation,
     MemoryService,
     ValidationError,
@@ -19,7 +18,7 @@ from ltm import (
     params,
     user_key_for,
 )
-from ltm.langbot import split_session_name
+from ltm.langbot import identity_from_session_name
 
 log = logging.getLogger("LongTermMemory")
 
@@ -47,10 +46,9 @@ async def derive(memory: MemoryService, body: Body) -> Result:
     allowed(body, {"bot_uuid", "session_name", "isolation"})
     bot_uuid = text(body.get("bot_uuid"), "bot_uuid", required=False, limit=200)
     session_name = text(body.get("session_name"), "session_name", limit=300)
-    parts = split_session_name(session_name)
-    if parts is None:
+    identity = identity_from_session_name(session_name, bot_uuid)
+    if identity is None:
         raise ValidationError("session_name must look like group_<id> or person_<id>")
-    kind, launcher_id = parts
     kb_id, kb_isolation = await memory_kb(memory)
     raw_isolation = body.get("isolation")
     if raw_isolation in (None, ""):
@@ -60,7 +58,6 @@ async def derive(memory: MemoryService, body: Body) -> Result:
             isolation = Isolation(text(raw_isolation, "isolation", limit=20).lower())
         except ValueError:
             raise ValidationError("isolation must be 'session' or 'bot'") from None
-    identity = Identity.from_host(launcher_type=kind, launcher_id=launcher_id, bot_uuid=bot_uuid)
     note = ""
     if kb_id and isolation is not kb_isolation:
         note = f"the memory knowledge base uses {kb_isolation.value} isolation"

@@ -2,12 +2,12 @@
 
 The console has no end-user identity (the host route is admin-only and `PageRequest.caller` is
 always None). Every space-scoped endpoint takes the selected memory space from the body,
-`{"space": {"scope_key", "user_key"}}`, and builds a `MemoryScope` on the installation's memory
-knowledge base, once the pair is one the plugin derives for a chat (`derived_pair_problem`: the
-scope_key names a chat, the user_key is that chat's key in the KB's isolation mode); any other
-pair is refused here, for every endpoint, before anything is read or written. The service
-filters every read and write on that scope's `user_key` / `scope_key`, so an id of another
-space comes back as "not found".
+`{"space": {"scope_key", "user_key"}}`, and asks the facade for that chat's scope on the
+installation's memory knowledge base (`MemoryService.selected_scope`), which gives one only for a
+pair the plugin derives for a chat (the scope_key names a chat, the user_key is that chat's key in
+the KB's isolation mode); any other pair is refused here, for every endpoint, before anything is
+read or written. The service filters every read and write on that scope's `user_key` /
+`scope_key`, so an id of another space comes back as "not found".
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from ltm import (
     MemoryService,
     SpaceKind,
     ValidationError,
-    derived_pair_problem,
     params,
     split_session_key,
     user_key_for_session_key,
@@ -71,13 +70,11 @@ async def resolve_space(memory: MemoryService, body: Body) -> SelectedSpace:
         raise ValidationError(f"unknown field(s) in space: {', '.join(unknown)}; allowed: scope_key, user_key")
     scope_key = text(raw.get("scope_key"), "space.scope_key")
     user_key = text(raw.get("user_key"), "space.user_key")
-    kb_id, isolation = await memory_kb(memory)
-    # The one check of every endpoint: only a pair the plugin derives selects a space, so no request
-    # reads one chat's records (a candidate, a draft) and writes them into another chat's space.
-    problem = derived_pair_problem(scope_key, user_key, isolation)
-    if problem:
-        raise ValidationError(f"space: {problem}; select a space from the list")
-    return SelectedSpace(MemoryScope(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=isolation))
+    # The one check of every endpoint (the facade's): only a pair the plugin derives selects a space.
+    try:
+        return SelectedSpace(await memory.selected_scope(scope_key, user_key))
+    except ValidationError as exc:
+        raise ValidationError(f"space: {exc}; select a space from the list") from None
 
 
 def space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:

@@ -1,0 +1,191 @@
+"""A turn's identity is built in one module, and no component builds a memory scope (issue 32, point 3).
+
+Components receive an `Identity` from `ltm.langbot` (the one module that reads the host's shapes) and a
+`MemoryScope` from the facade (`scope_for`, `selected_scope`); they use both as values. The type cannot be
+kept out of their reach (every tool and command handler is typed with it), so an import contract cannot
+say this: the scan below parses every `components/**/*.py` and fails on a call that builds either one.
+The second half checks what that module answers for the surfaces: the command test, the attached KB,
+and the fallbacks from query variables to the event.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ltm import Isolation, MemoryScope, ValidationError
+from ltm.langbot import (
+    attached_kbs,
+    identity_from_event,
+    identity_from_session_name,
+    is_memory_command,
+    memory_kb_attached,
+    user_text,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The classes whose construction (a call, or a call of one of their class methods) belongs to the core and
+# the adapter, and the core's functions that return one of them.
+_BUILT_ONLY_BELOW = frozenset({"MemoryScope", "Identity"})
+_BUILDERS = frozenset({"chat_of_session_key", "scope_of_user_key", "with_kb"})
+_FROM = ("ltm", "ltm.identity")
+
+
+def _names(tree: ast.AST) -> dict[str, str]:
+    """Local name -> the core's name, for names imported from `ltm` or `ltm.identity` (aliases too)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in _FROM:
+            for alias in node.names:
+                names[alias.asname or alias.name] = alias.name
+    return names
+
+
+def _built(call: ast.Call, names: dict[str, str]) -> str | None:
+    """What the call builds: `MemoryScope(...)`, `Identity.from_host(...)`, `ltm.MemoryScope.stored(...)`,
+    `scope.with_kb(...)`, `chat_of_session_key(...)`; None for any other call."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _BUILDERS:
+        return func.attr
+    if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
+        func = func.value if _core_name(func.value, names) in _BUILT_ONLY_BELOW else func
+    name = _core_name(func, names)
+    return name if name in _BUILT_ONLY_BELOW | _BUILDERS else None
+
+
+def _core_name(node: ast.expr, names: dict[str, str]) -> str | None:
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "ltm":
+        return node.attr
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "ltm.identity":
+        return node.attr
+    return None
+
+
+def scope_builders(source: str, path: str = "<source>") -> list[str]:
+    tree = ast.parse(source, filename=path)
+    names = _names(tree)
+    return [f"{path}:{node.lineno} builds {found}" for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and (found := _built(node, names)) is not None]
+
+
+def test_no_component_builds_an_identity_or_a_scope() -> None:
+    files = sorted((ROOT / "components").rglob("*.py"))
+    assert len(files) > 40  # the scan reads the real tree
+    found = [hit for file in files
+             for hit in scope_builders(file.read_text(encoding="utf-8"), str(file.relative_to(ROOT)))]
+    assert found == []
+
+
+@pytest.mark.parametrize("source", [
+    # the console's own scope before it asked the facade
+    "from ltm import MemoryScope\n"
+    "def f(a, b, k, i):\n    return MemoryScope(scope_key=a, user_key=b, kb_id=k, isolation=i)\n",
+    # the listeners' own identities before ltm.langbot built them
+    "from ltm import Identity\ndef f(v):\n    return Identity.from_host(launcher_type='group', launcher_id=v)\n",
+    "from ltm.identity import MemoryScope as Scope\ndef f(a, b):\n    return Scope.stored(a, b, '', 'session')\n",
+    "import ltm\ndef f(a, b):\n    return ltm.MemoryScope.selected(a, b, '', 'session')\n",
+    "import ltm.identity\ndef f(i):\n    return ltm.identity.MemoryScope.for_identity(i, 'bot')\n",
+    "from ltm import scope_of_user_key\ndef f(k):\n    return scope_of_user_key(k, 'kb', 'bot')\n",
+    "def f(scope):\n    return scope.with_kb('other')\n",
+])
+def test_the_scan_finds_a_scope_or_identity_built_in_a_component(source: str) -> None:
+    assert len(scope_builders(source)) == 1
+
+
+def test_the_scan_lets_components_use_the_types() -> None:
+    source = ("from ltm import Identity, MemoryScope, MemoryService\n"
+              "async def f(memory: MemoryService, identity: Identity) -> MemoryScope:\n"
+              "    scope = await memory.scope_for(identity)\n"
+              "    assert isinstance(scope, MemoryScope)\n"
+              "    return scope\n")
+    assert scope_builders(source) == []
+
+
+# ----------------------------------------------------------------------------- what the one module answers
+@pytest.mark.parametrize(("text", "command"), [
+    ("!memory list", True), ("！memory list", True), ("  !MEMORY", True), ("！memory", True),
+    ("!memories", False), ("memory list", False), ("!help memory", False), ("", False), ("！", False),
+])
+def test_a_memory_command_is_recognized_with_either_prefix(text: str, command: bool) -> None:
+    assert is_memory_command(text) is command
+
+
+def test_the_memory_kb_is_attached_only_when_the_pipeline_lists_it() -> None:
+    assert memory_kb_attached({"_knowledge_base_uuids": ["kb-0", "kb-1"]}, "kb-1")
+    assert not memory_kb_attached({"_knowledge_base_uuids": ["kb-0"]}, "kb-1")
+    assert not memory_kb_attached({"_knowledge_base_uuids": "kb-1"}, "kb-1")  # not a list: not attached
+    assert not memory_kb_attached({}, "kb-1")
+    assert not memory_kb_attached(None, "kb-1")
+    assert attached_kbs({"_knowledge_base_uuids": ["kb-0"]}) == ["kb-0"]
+    assert attached_kbs({"_knowledge_base_uuids": None}) is None
+
+
+def test_the_user_text_is_the_variable_cleaned() -> None:
+    assert user_text({"user_message_text": "hi\u2028there\x00"}) == "hi\nthere"
+    assert user_text({"user_message_text": 42}) == ""
+    assert user_text(None) == ""
+
+
+def _responded(bot_uuid: str = "bot-session") -> SimpleNamespace:
+    """The fields `NormalMessageResponded` carries about the chat."""
+    return SimpleNamespace(launcher_type="group", launcher_id="g-event", sender_id="s-event",
+                           session=SimpleNamespace(bot_uuid=bot_uuid))
+
+
+def test_an_event_identity_takes_the_query_variables_first() -> None:
+    variables = {"launcher_type": "person", "launcher_id": "p1", "sender_id": "s1", "sender_name": " Ann\x00 "}
+    identity = identity_from_event(_responded(), variables, bot_uuid="bot-1", query_id=7)
+    assert (identity.session_key, identity.sender_id, identity.sender_name, identity.query_id) == (
+        "bot-1:person_p1", "s1", "Ann", 7)
+
+
+def test_an_event_identity_falls_back_to_the_event() -> None:
+    # A blank launcher id and an absent sender come from the event; an unread bot from its session.
+    identity = identity_from_event(_responded(), {"launcher_id": ""}, bot_uuid=None, query_id=1)
+    assert (identity.session_key, identity.sender_id) == ("bot-session:group_g-event", "s-event")
+    # A bot the query named (even "none") is not replaced by the session's.
+    assert identity_from_event(_responded(), {}, bot_uuid="", query_id=1).session_key == "group_g-event"
+
+
+def test_a_prompt_event_identity_reads_its_session_name() -> None:
+    prompt = SimpleNamespace(session_name="group_g_1")  # `PromptPreProcessing` has no launcher fields
+    identity = identity_from_event(prompt, {"sender_id": "s1"}, bot_uuid="bot-1", query_id=1)
+    assert (identity.launcher_type, identity.launcher_id, identity.session_key) == ("group", "g_1", "bot-1:group_g_1")
+    with pytest.raises(ValidationError):
+        identity_from_event(SimpleNamespace(session_name="nonsense"), {}, bot_uuid="bot-1", query_id=1)
+
+
+def test_an_event_identity_escapes_host_ids() -> None:
+    identity = identity_from_event(_responded(), {"launcher_id": "g\u202e1", "sender_id": "s\x001"},
+                                   bot_uuid="b:1", query_id=1)
+    assert "\u202e" not in identity.session_key and "\x00" not in identity.sender_id
+    assert identity.bot_uuid != "b:1"  # a bot uuid's ":" is escaped: the session key reads back one way
+
+
+def test_a_session_name_names_a_chat_or_nothing() -> None:
+    identity = identity_from_session_name("person_u1", "bot-1")
+    assert identity is not None and identity.session_key == "bot-1:person_u1"
+    assert identity_from_session_name("channel_1") is None
+    assert identity_from_session_name(None) is None
+
+
+# ----------------------------------------------------------------------------- the scopes the core derives
+def test_a_selected_pair_gives_a_scope_only_when_the_plugin_derives_it() -> None:
+    scope = MemoryScope.selected("bot-1:group_g1", "bot:bot-1", "kb", Isolation.BOT)
+    assert (scope.user_key, scope.kb_id, scope.isolation, scope.identity) == ("bot:bot-1", "kb", Isolation.BOT, None)
+    with pytest.raises(ValidationError, match="is not the key this plugin derives"):
+        MemoryScope.selected("bot-1:group_g1", "bot-1:group_g2", "kb", Isolation.SESSION)
+    with pytest.raises(ValidationError, match="scope_key is not a chat's key"):
+        MemoryScope.selected("bot:bot-1", "bot:bot-1", "kb", Isolation.BOT)
+
+
+def test_a_chat_key_gives_the_scope_its_isolation_derives() -> None:
+    assert MemoryScope.of_chat_key("bot-1:group_g1", "kb", "bot").user_key == "bot:bot-1"
+    assert MemoryScope.of_chat_key("bot-1:group_g1", "kb", "session").user_key == "bot-1:group_g1"
+    assert MemoryScope.of_chat_key("group_g1", "kb", "bot").user_key == "group_g1"  # no bot: its own space

@@ -276,13 +276,16 @@ class LexicalIndexes:
         gone = [i for i in missing if i in index]
         if not wrong and not gone:
             return
-        log.warning("[LongTermMemory] index of kb=%s disagreed with the store (%d record(s)); reading the "
-                    "space again", kb_id, len(wrong) + len(gone))
         for episode in wrong:
             index.add(episode)
         for episode_id in gone:
             index.remove(episode_id)
-        if key not in self._building:
+        if key in self._building:  # a read's later rows, one by one: said once, when the space is read again
+            log.info("[LongTermMemory] index of kb=%s corrected from the store (%d record(s)) while it is read "
+                     "again", kb_id, len(wrong) + len(gone))
+        else:
+            log.warning("[LongTermMemory] index of kb=%s disagreed with the store (%d record(s)); reading the "
+                        "space again", kb_id, len(wrong) + len(gone))
             self._writes[key] += 1  # a save now would keep the wrong rest
             self._healed[key] = (since, self._writes[key])
             self._background(key, self._build(key))

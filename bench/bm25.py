@@ -1,8 +1,8 @@
 """Plain Okapi BM25 over a whole conversation (the benchmark's baseline).
 
-Same formula and defaults as the plugin's in-window BM25 (`ltm.ranking._bm25_scores`:
+Same formula and defaults as the plugin's in-window BM25 (`ltm.episodes.ranking._bm25_scores`:
 idf = ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.2, b = 0.75) and the plugin's
-tokenizer (`ltm.ranking.tokenize`), but the statistics and the ranking cover every
+tokenizer (`ltm.episodes.terms.tokenize`), but the statistics and the ranking cover every
 document, not a vector-search window.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from ltm.episodes.ranking import tokenize
+from ltm.episodes.terms import tokenize
 
 
 class BM25:

@@ -19,7 +19,7 @@ Systems (same embedder, same data, one process):
   vector          host VECTOR_SEARCH on the plugin's collection, top k (what LangBot's own KB does)
   bm25            rank_bm25.BM25Okapi over every turn, lower-cased `\\w+` tokens
   rrf             reciprocal rank fusion of `vector` and `bm25` (full rankings), k = 60
-  plugin-bm25     Okapi BM25 over every turn with the plugin's tokenizer (ltm.ranking.tokenize)
+  plugin-bm25     Okapi BM25 over every turn with the plugin's tokenizer (ltm.episodes.terms.tokenize)
   mem0            mem0ai 2.2.1 OSS offline: infer=False, the same MiniLM through its huggingface
                   embedder, local Qdrant on disk under bench/.cache (only with --embedder minilm)
   engram          engram-search 0.1.7, its hybrid pipeline (dense + its BM25 + name, quote and time

@@ -3,7 +3,9 @@ from datetime import timedelta
 
 from ltm import RecallFilters, parse_records
 from ltm.episodes.model import Episode, EpisodeStatus
-from ltm.episodes.ranking import RecallRecipe, WindowEntry, rank, time_weight, tokenize, words
+from ltm.episodes.question import Question
+from ltm.episodes.ranking import RecallRecipe, WindowEntry, rank, time_weight
+from ltm.episodes.terms import tokenize, words
 from ltm.timefields import format_utc, utc_now
 from testhost.hooks import top
 from tests.service_helpers import ident
@@ -23,7 +25,7 @@ def test_time_weight_is_half_at_half_life_and_never_zero():
 def test_recent_beats_old_at_equal_similarity():
     old = WindowEntry(_ep("old", "meeting on friday", days_old=90), 0.4)
     new = WindowEntry(_ep("new", "meeting on friday", days_old=1), 0.4)
-    ranked = rank([old, new], "meeting", RecallRecipe(top_k=2), utc_now())
+    ranked = rank([old, new], Question.of("meeting"), RecallRecipe(top_k=2), utc_now())
     assert [r.episode.episode_id for r in ranked] == ["new", "old"]
 
 
@@ -31,7 +33,7 @@ def test_whole_window_is_ranked_before_top_k_is_cut():
     # The verbatim match sits at the far end of the backend's window.
     window = [WindowEntry(_ep(f"e{i}", f"unrelated note number {i} about gardening"), 0.1 + i * 0.01) for i in range(40)]
     window.append(WindowEntry(_ep("target", "the blue bicycle is locked at the station"), 0.9))
-    ranked = rank(window, "blue bicycle", RecallRecipe(top_k=3), utc_now())
+    ranked = rank(window, Question.of("blue bicycle"), RecallRecipe(top_k=3), utc_now())
     assert ranked[0].episode.episode_id == "target"
 
 
@@ -39,7 +41,7 @@ def test_vector_strategy_has_no_lexical_part_but_keeps_exact_id_match():
     recipe = RecallRecipe(top_k=1, vector_weight=1.0, lexical_weight=0.0)
     a = WindowEntry(_ep("11111111-1111-4111-8111-111111111111", "alpha"), 0.1)
     b = WindowEntry(_ep("22222222-2222-4222-8222-222222222222", "beta"), 0.2)
-    ranked = rank([a, b], "22222222-2222-4222-8222-222222222222", recipe, utc_now())
+    ranked = rank([a, b], Question.of("22222222-2222-4222-8222-222222222222"), recipe, utc_now())
     assert ranked[0].episode.episode_id.startswith("2222")
 
 
@@ -48,8 +50,8 @@ def test_exact_match_boost_can_be_switched_off():
     a = WindowEntry(_ep("a", "tag match"), 0.30)
     b = WindowEntry(_ep("b", "something", tags=("travel",)), 0.32)
     vector_only = dict(top_k=1, lexical_weight=0.0, vector_weight=1.0)
-    on = rank([a, b, *filler], "travel", RecallRecipe(**vector_only), utc_now())
-    off = rank([a, b, *filler], "travel", RecallRecipe(**vector_only, exact_match_boost=False), utc_now())
+    on = rank([a, b, *filler], Question.of("travel"), RecallRecipe(**vector_only), utc_now())
+    off = rank([a, b, *filler], Question.of("travel"), RecallRecipe(**vector_only, exact_match_boost=False), utc_now())
     assert on[0].episode.episode_id == "b" and off[0].episode.episode_id == "a"
 
 
@@ -69,7 +71,7 @@ def test_at_the_half_life_the_time_weight_is_half_and_relevance_is_never_divided
     same = [WindowEntry(_ep(name, "the boat trip is on saturday", days_old=age), 0.5)
             for name, age in (("fresh", 0), ("one", 30), ("two", 60), ("ancient", 3650))]
     filler = WindowEntry(_ep("filler", "a note about gardening", days_old=0), 1.5)
-    scored = {s.episode.episode_id: s for s in rank([*same, filler], "boat trip", recipe, now)}
+    scored = {s.episode.episode_id: s for s in rank([*same, filler], Question.of("boat trip"), recipe, now)}
     assert set(scored) == {"fresh", "one", "two", "ancient", "filler"}  # old memories are ranked, never dropped
     assert abs(scored["one"].time_weight - 0.5) < 0.01 and abs(scored["two"].time_weight - 0.25) < 0.01
     relevance = {name: s.score - recipe.recency_weight * s.time_weight for name, s in scored.items()}
@@ -94,8 +96,8 @@ def test_the_other_half_of_an_exchange_rides_on_its_relevant_neighbour():
     window = [WindowEntry(asked, 0.2), WindowEntry(reply, 0.9)] + [WindowEntry(f, 0.9) for f in fillers]
     recipe = RecallRecipe(top_k=2, recency_weight=0.0, session_weight=0.0)  # the neighbour alone
     query = "when was the pottery fair"
-    assert [s.episode.episode_id for s in rank(window, query, recipe, utc_now())] == ["asked", "reply"]
-    without = rank(window, query, replace(recipe, context_weight=0.0), utc_now())
+    assert [s.episode.episode_id for s in rank(window, Question.of(query), recipe, utc_now())] == ["asked", "reply"]
+    without = rank(window, Question.of(query), replace(recipe, context_weight=0.0), utc_now())
     assert "reply" not in [s.episode.episode_id for s in without]
 
 
@@ -103,7 +105,7 @@ def test_a_candidate_found_by_words_only_scores_zero_on_the_vector_side():
     near = WindowEntry(_ep("near", "apples and pears"), 0.1)
     far = WindowEntry(_ep("far", "apples and pears"), 0.5)
     words_only = WindowEntry(_ep("words", "zebracorn"), None)
-    scored = {s.episode.episode_id: s for s in rank([near, far, words_only], "zebracorn", RecallRecipe(top_k=3),
+    scored = {s.episode.episode_id: s for s in rank([near, far, words_only], Question.of("zebracorn"), RecallRecipe(top_k=3),
                                                     utc_now(), lexical_scores={"words": 3.0})}
     assert scored["near"].vector == 1.0 and scored["far"].vector == 0.0 and scored["words"].vector == 0.0
     assert scored["words"].lexical == 1.0
@@ -122,13 +124,13 @@ def test_a_named_speaker_and_a_named_date_lift_their_records_and_a_question_lose
     # Vector side only, all at one distance: whatever separates the three is a cue.
     recipe = RecallRecipe(top_k=3, recency_weight=0.0, vector_weight=1.0, lexical_weight=0.0)
     day = f"{when.day} {when.strftime('%B')}, {when.year}"
-    assert rank(window, "Who went to the pottery fair, Ben?", recipe, utc_now())[0].episode.episode_id == "ben"
-    assert rank(window, "Did Ann go to the pottery fair?", recipe, utc_now())[0].episode.episode_id == "ann"
-    assert rank(window, f"Who went to the pottery fair on {day}?", recipe, utc_now())[0].episode.episode_id == "ann"
-    order = [s.episode.episode_id for s in rank(window, "pottery fair", recipe, utc_now())]
+    assert rank(window, Question.of("Who went to the pottery fair, Ben?"), recipe, utc_now())[0].episode.episode_id == "ben"
+    assert rank(window, Question.of("Did Ann go to the pottery fair?"), recipe, utc_now())[0].episode.episode_id == "ann"
+    assert rank(window, Question.of(f"Who went to the pottery fair on {day}?"), recipe, utc_now())[0].episode.episode_id == "ann"
+    order = [s.episode.episode_id for s in rank(window, Question.of("pottery fair"), recipe, utc_now())]
     assert order.index("asks") > max(order.index("ann"), order.index("ben"))
     plain = replace(recipe, sender_bonus=0.0, date_weight=0.0, question_penalty=0.0)
-    ties = {s.episode.episode_id: s.score for s in rank(window, f"Did Ann go on {day}?", plain, utc_now())}
+    ties = {s.episode.episode_id: s.score for s in rank(window, Question.of(f"Did Ann go on {day}?"), plain, utc_now())}
     assert ties["ann"] == ties["ben"] == ties["asks"]
 
 
@@ -140,10 +142,10 @@ def test_a_record_from_the_conversation_the_question_is_about_outranks_an_equal_
     elsewhere = _at("elsewhere", "the teacher said twice a week", format_utc(day + timedelta(days=3)))
     window = [WindowEntry(e, 0.1) for e in topic] + [WindowEntry(here, 0.5), WindowEntry(elsewhere, 0.5)]
     recipe = RecallRecipe(top_k=10, recency_weight=0.0, context_weight=0.0)
-    scored = {s.episode.episode_id: s for s in rank(window, "cello lessons teacher", recipe, utc_now())}
+    scored = {s.episode.episode_id: s for s in rank(window, Question.of("cello lessons teacher"), recipe, utc_now())}
     assert scored["here"].score > scored["elsewhere"].score
     assert scored["here"].session > scored["elsewhere"].session
-    off = {s.episode.episode_id: s.score for s in rank(window, "cello lessons teacher",
+    off = {s.episode.episode_id: s.score for s in rank(window, Question.of("cello lessons teacher"),
                                                        replace(recipe, session_weight=0.0), utc_now())}
     assert off["here"] == off["elsewhere"]
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field, replace
 from ..errors import HostFailure
 from ..timefields import utc_now
 from .model import Episode, Validity
-from .ranking import tokenize
 from .sameness import cosine, fact_key, near_duplicate, words_could_be_near
 from .space_index import SpaceIndex
 from .store import EpisodeStore
+from .terms import tokenize
 
 log = logging.getLogger("LongTermMemory")
 

@@ -27,7 +27,8 @@ each space: whole-space word candidates and listing order with **no host call pe
   after the last write; a save that overlaps a write is abandoned (the next write schedules one).
 - Corrected when the store disagrees: a record a fetch finds missing, or found with another status,
   or a search hit the index does not know, is fixed in place (`heal`) and, since one wrong entry
-  suggests more, the space is read again in the background.
+  suggests more, the space is read again in the background. The store's reads do this themselves
+  (`store.py`): whoever reads through the store keeps the index true without knowing of it.
 - Holds every status; callers filter, so archived or superseded records are found only when the
   recall's filters ask for them.
 - Background work runs in a fresh `contextvars.Context` (docs/HOST-FACTS.md 10: a task that
@@ -74,6 +75,7 @@ class LexicalIndexes:
         self._guards: dict[SpaceKey, asyncio.Lock] = {}  # a writer marking the saved head vs a save publishing it
         self._writes: Counter[SpaceKey] = Counter()  # bumped when a write starts or an index is dropped
         self._inflight: Counter[SpaceKey] = Counter()  # writes started and not finished
+        self._healed: dict[SpaceKey, tuple[int, int]] = {}  # the last correction's count of writes: before, after
         self._building: dict[SpaceKey, asyncio.Task[None]] = {}
         self._saving: dict[SpaceKey, asyncio.Task[None]] = {}
         self._save_due: dict[SpaceKey, float] = {}
@@ -264,20 +266,28 @@ class LexicalIndexes:
         background."""
         key = (kb_id, user_key)
         index = self._ready.get(key)
-        if index is None or self._inflight[key] or self._writes[key] != since:
+        writes = self._writes[key]
+        # A correction counts as a write (below) yet explains no difference in a read that began before it:
+        # the store shows a read's rows here one at a time, as they are decoded (`store.Hit`).
+        current = writes == since or self._healed.get(key) == (since, writes)
+        if index is None or self._inflight[key] or not current:
             return  # a write during or since the read explains any difference
         wrong = [e for e in found if index.status(e.episode_id) is not e.status]
         gone = [i for i in missing if i in index]
         if not wrong and not gone:
             return
-        log.warning("[LongTermMemory] index of kb=%s disagreed with the store (%d record(s)); reading the "
-                    "space again", kb_id, len(wrong) + len(gone))
         for episode in wrong:
             index.add(episode)
         for episode_id in gone:
             index.remove(episode_id)
-        if key not in self._building:
+        if key in self._building:  # a read's later rows, one by one: said once, when the space is read again
+            log.info("[LongTermMemory] index of kb=%s corrected from the store (%d record(s)) while it is read "
+                     "again", kb_id, len(wrong) + len(gone))
+        else:
+            log.warning("[LongTermMemory] index of kb=%s disagreed with the store (%d record(s)); reading the "
+                        "space again", kb_id, len(wrong) + len(gone))
             self._writes[key] += 1  # a save now would keep the wrong rest
+            self._healed[key] = (since, self._writes[key])
             self._background(key, self._build(key))
 
     # ------------------------------------------------------------------ writes (the store calls these)

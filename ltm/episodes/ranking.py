@@ -18,7 +18,8 @@ isolation key). Everything after that happens here, over the whole window, befor
 - bm25 is the plugin's own Okapi BM25 over the whole space (index statistics), divided
   by the best candidate's; without the index (it could not be built this turn) it is
   computed inside the window (LangBot's Chroma "full text" is a substring match of the
-  whole query, useless for questions); terms are `terms.tokenize` (light stems);
+  whole query, useless for questions); terms are `terms.tokenize` (light stems), the question's
+  read once with the rest of it (`question.py`);
 - time_weight = 0.5 ** (age / half_life): 1 now, 0.5 at `recency_half_life_days`, never 0. It
   is *added* with `recency_weight`, so it orders memories of comparable relevance (the newer
   first) and never divides relevance by age: a clearly relevant memory from years ago still
@@ -40,8 +41,8 @@ isolation key). Everything after that happens here, over the whole window, befor
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -50,14 +51,13 @@ from .. import params
 from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
 from ..timefields import parse_stored
 from .model import Episode, EpisodeStatus
-from .question_cues import date_cues, date_match, named
-from .terms import STOPWORDS, stem, tokenize, words
+from .question import Question
+from .question_cues import date_match
+from .terms import tokenize
 
-__all__ = ["MAX_TOP_K", "STOPWORDS", "RecallRecipe", "ScoredEpisode", "WindowEntry", "rank", "stem", "time_weight",
-           "tokenize", "words"]
+__all__ = ["MAX_TOP_K", "RecallRecipe", "ScoredEpisode", "WindowEntry", "rank", "time_weight"]
 
 MAX_TOP_K = 20  # every surface's recall, and automatic recall per turn
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,7 @@ def _vector_scores(candidates: list[WindowEntry]) -> list[float]:
     return [0.0 if c.distance is None else (high - c.distance) / (high - low) for c in candidates]
 
 
-def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: float) -> list[float]:
+def _bm25_scores(query_tokens: Sequence[str], docs: list[list[str]], k1: float, b: float) -> list[float]:
     if not query_tokens or not docs:
         return [0.0] * len(docs)
     avg_len = sum(len(d) for d in docs) / len(docs) or 1.0
@@ -213,36 +213,20 @@ def _bm25_scores(query_tokens: list[str], docs: list[list[str]], k1: float, b: f
     return [s / top for s in scores] if top > 0 else scores
 
 
-@dataclass(frozen=True)
-class _QueryCues:
-    """What the exact bonuses read of the question, worked out once per recall rather than per candidate."""
-
-    lowered: str
-    ids: frozenset[str]
-    tag_words: frozenset[str]  # the question's words, and its whitespace-split pieces (a tag may hold punctuation)
-    any_words: bool
-
-    @classmethod
-    def of(cls, query: str, query_words: set[str]) -> _QueryCues:
-        lowered = query.strip().lower()
-        return cls(lowered, frozenset(m.lower() for m in _UUID.findall(lowered)),
-                   frozenset(query_words) | frozenset(lowered.split()), bool(query_words))
-
-
-def _exact_bonus(recipe: RecallRecipe, cues: _QueryCues, episode: Episode) -> float:
+def _exact_bonus(recipe: RecallRecipe, question: Question, episode: Episode) -> float:
     if not recipe.exact_match_boost:
         return 0.0
     bonus = 0.0
-    if cues.ids and episode.episode_id.lower() in cues.ids:
+    if question.ids and episode.episode_id.lower() in question.ids:
         bonus += recipe.id_bonus
-    if len(cues.lowered) >= 4 and cues.lowered in episode.content.lower():
+    if len(question.lowered) >= 4 and question.lowered in episode.content.lower():
         bonus += recipe.snippet_bonus
-    if cues.any_words and any(tag in cues.tag_words for tag in episode.tags):
+    if question.words and any(tag in question.tag_words for tag in episode.tags):
         bonus += recipe.tag_bonus
     return bonus
 
 
-def _named_sender(query: str, candidates: list[WindowEntry]) -> set[str]:
+def _named_sender(question: Question, candidates: list[WindowEntry]) -> set[str]:
     """Ids of the candidates' speakers the question names (by name or id), each speaker checked once."""
     out: set[str] = set()
     seen: set[tuple[str, str]] = set()
@@ -252,7 +236,7 @@ def _named_sender(query: str, candidates: list[WindowEntry]) -> set[str]:
         if key in seen:
             continue
         seen.add(key)
-        if any(named(query, who) for who in key if who):
+        if any(question.names(who) for who in key if who):
             out.add(ep.sender_id or ep.sender_name)
     return out
 
@@ -291,7 +275,7 @@ def _is_question(content: str) -> bool:
     return content.rstrip().endswith(("?", "？"))
 
 
-def _lexical_scores(candidates: list[WindowEntry], query: str, recipe: RecallRecipe,
+def _lexical_scores(candidates: list[WindowEntry], question: Question, recipe: RecallRecipe,
                     lexical_scores: dict[str, float] | None) -> list[float]:
     if not recipe.uses_lexical:
         return [0.0] * len(candidates)
@@ -301,39 +285,39 @@ def _lexical_scores(candidates: list[WindowEntry], query: str, recipe: RecallRec
         return [r / top for r in raw] if top > 0 else raw
     docs = [tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
             for c in candidates]
-    return _bm25_scores(tokenize(query), docs, recipe.bm25_k1, recipe.bm25_b)  # tokenized only when used here
+    return _bm25_scores(question.terms, docs, recipe.bm25_k1, recipe.bm25_b)
 
 
 def rank(
     candidates: list[WindowEntry],
-    query: str,
+    question: Question,
     recipe: RecallRecipe,
     now: datetime,
     preferred_sender: str = "",
     lexical_scores: dict[str, float] | None = None,
 ) -> list[ScoredEpisode]:
-    """Score the whole window, then cut `top_k` (E6). `lexical_scores`: raw BM25 per episode id over
-    the whole space (lexical.py); without them BM25 is computed inside the window."""
+    """Score the whole window against the question (read once, `question.py`), then cut `top_k` (E6).
+    `lexical_scores`: raw BM25 per episode id over the whole space (lexical.py); without them BM25 is
+    computed inside the window."""
     if not candidates:
         return []
     vector = _vector_scores(candidates)
-    lexical = _lexical_scores(candidates, query, recipe, lexical_scores)
-    cues = _QueryCues.of(query, set(words(query)))
+    lexical = _lexical_scores(candidates, question, recipe, lexical_scores)
     moments = [parse_stored(c.episode.timestamp) for c in candidates]
     relevance = [recipe.vector_weight * vec + recipe.lexical_weight * lex for vec, lex in zip(vector, lexical)]
     none = [0.0] * len(candidates)
     context = _neighbour_relevance(moments, relevance, recipe.context_seconds) if recipe.context_weight > 0 else none
     session = _session_relevance(moments, relevance, recipe.session_gap_seconds) if recipe.session_weight > 0 \
         else none
-    senders = _named_sender(query, candidates) if recipe.exact_match_boost and recipe.sender_bonus else set()
-    dates = date_cues(query) if recipe.date_weight > 0 else ()
+    senders = _named_sender(question, candidates) if recipe.exact_match_boost and recipe.sender_bonus else set()
+    dates = question.dates if recipe.date_weight > 0 else ()
     scored: list[ScoredEpisode] = []
     for cand, vec, lex, stored, rel, ctx, ses in zip(candidates, vector, lexical, moments, relevance, context, session):
         ep = cand.episode
         age_days = (now - stored).total_seconds() / 86400 if stored else 0.0
         weight = time_weight(age_days, recipe.half_life_days)
         importance = 1 + recipe.importance_weight * (ep.importance - 2)
-        bonus = _exact_bonus(recipe, cues, ep)
+        bonus = _exact_bonus(recipe, question, ep)
         if senders and (ep.sender_id or ep.sender_name) in senders:
             bonus += recipe.sender_bonus
         if preferred_sender and ep.sender_id == preferred_sender:

@@ -14,13 +14,12 @@ from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
 from .model import Episode, EpisodeStatus, Validity
-from .question_cues import named_speakers, without_speakers
-from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank, tokenize
+from .question import Question
+from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank
 from .space_index import SpaceIndex
 from .store import EpisodeStore, Hit
 
 log = logging.getLogger("LongTermMemory")
-_UUID_LEN = 36
 _VECTOR, _SPEAKER, _VERBATIM = "vector", "speaker", "verbatim"  # what found a window entry
 
 
@@ -83,8 +82,10 @@ class Recaller:
         candidates of the whole space (and the speaker's own, S6) come from the plugin's index of the
         space (`lexical.py`, no host call once made), which also supplies what ranking reads of each
         vector hit, so only the records handed on are decoded. While the index is being made, the
-        speaker's own window is one more vector search. `now` is the moment the question is asked
-        (benchmarks replay old conversations, through `testhost/hooks.py`); surfaces never pass it."""
+        speaker's own window is one more vector search. The question is read once (`Question.of`) and
+        every stage takes what it needs from it; the store keeps its index true to the rows it returns
+        (`store.py`). `now` is the moment the question is asked (benchmarks replay old conversations,
+        through `testhost/hooks.py`); surfaces never pass it."""
         recipe = recipe.resolved_for(settings)
         if not recipe.top_k or recipe.top_k <= 0:
             return []
@@ -94,16 +95,14 @@ class Recaller:
         # meet it once read whole (`_resolve`), so with a source filter every candidate is ranked before the
         # cut, never fewer than top_k for want of it.
         loose = _accepting(replace(filters, sources=()), recipe, moment) if filters.sources else accepts
-        text = (query or "").strip()
-        if len(text) == _UUID_LEN and text.count("-") == 4:
-            episode = await self._store.get(scope.kb_id, scope.user_key, text)
+        question = Question.of(query, filters.tags)
+        if question.record_id:
+            episode = await self._store.get(scope.kb_id, scope.user_key, question.record_id)
             if episode is not None and accepts(episode):
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
-        if not text:
-            text = " ".join(filters.tags) or "*"
         index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
-        vector = (await self._store.embed(settings.embedding_model_uuid, [self._embedded_text(text, recipe, index)]))[0]
-        since = self._store.mark(scope.kb_id, scope.user_key)
+        embedded = self._embedded_text(question, recipe, index)
+        vector = (await self._store.embed(settings.embedding_model_uuid, [embedded]))[0]
         searches: list[Awaitable[list[Hit] | None]] = [
             self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)]
         kinds = [_VECTOR]
@@ -113,16 +112,14 @@ class Recaller:
                                                sender_id=scope.sender_id))
             kinds.append(_SPEAKER)
         if recipe.strategy is RetrievalStrategy.HYBRID:
-            searches.append(self._full_text(scope, text, vector, recipe))
+            searches.append(self._full_text(scope, question.text, vector, recipe))
             kinds.append(_VERBATIM)
         window = _Window(index)
         for found, kind in zip(await asyncio.gather(*searches), kinds):
             window.add(found or [], kind)
-        if window.unknown:
-            self._store.heal(scope.kb_id, scope.user_key, since, window.unknown)
         lexical: dict[str, float] | None = None
         if recipe.uses_lexical and index is not None:
-            lexical = self._lexical(index, scope, text, recipe, loose, window)
+            lexical = self._lexical(index, scope, question, recipe, loose, window)
         accepted = [c for c in window.candidates.values()
                     if (loose if c.episode.episode_id in window.partial else accepts)(c.episode)]
         # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
@@ -130,8 +127,8 @@ class Recaller:
         wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe
         if filters.sources:
             wide = replace(recipe, top_k=max(1, len(accepted)))
-        ranked = rank(accepted, text, wide, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
-        ranked = await self._resolve(scope, ranked, window, filters, since)
+        ranked = rank(accepted, question, wide, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
+        ranked = await self._resolve(scope, ranked, window, filters)
         if recipe.fold_summary_sources:
             ranked = fold_summary_sources(ranked)
         ranked = ranked[: recipe.top_k]
@@ -149,15 +146,15 @@ class Recaller:
             return None
 
     @staticmethod
-    def _embedded_text(text: str, recipe: RecallRecipe, index: SpaceIndex | None) -> str:
+    def _embedded_text(question: Question, recipe: RecallRecipe, index: SpaceIndex | None) -> str:
         """The question as embedded: without the names of the space's speakers it names (their records
         are preferred by ranking instead; see question_cues.py)."""
         if not recipe.strip_named_speakers or index is None:
-            return text
-        return without_speakers(text, named_speakers(text, index.speaker_names()))
+            return question.text
+        return question.without_speakers(index.speaker_names())
 
     @staticmethod
-    def _lexical(index: SpaceIndex, scope: MemoryScope, text: str, recipe: RecallRecipe,
+    def _lexical(index: SpaceIndex, scope: MemoryScope, question: Question, recipe: RecallRecipe,
                  accepts: Callable[[Episode], bool], window: _Window) -> dict[str, float]:
         """Whole-space BM25: adds the best `lexical_window` records the filters accept (and the speaker's
         own best `speaker_window`, S6) as candidates without a vector distance, and returns every
@@ -170,7 +167,7 @@ class Recaller:
                 return episode.sender_id == sender and accepts(episode)
 
             speaker = (recipe.speaker_window, own)
-        hits, scores = index.search(tokenize(text), recipe.lexical_window, accepts, also=window.candidates,
+        hits, scores = index.search(question.terms, recipe.lexical_window, accepts, also=window.candidates,
                                     speaker=speaker)
         for hit in hits:
             if hit.episode.episode_id not in window.candidates:
@@ -179,7 +176,7 @@ class Recaller:
         return scores
 
     async def _resolve(self, scope: MemoryScope, ranked: list[ScoredEpisode], window: _Window,
-                       filters: RecallFilters, since: int) -> list[ScoredEpisode]:
+                       filters: RecallFilters) -> list[ScoredEpisode]:
         """Whole records for what ranking chose from the index's partial ones: the vector hit's own row
         where there is one, else one keyed read of the rest. A record the store no longer has, or no
         longer as the filters want it, is dropped: recall never hands on what the store does not hold."""
@@ -193,8 +190,6 @@ class Recaller:
                 whole[episode_id] = episode
             else:
                 fetch.append(episode_id)
-        if whole:
-            self._store.heal(scope.kb_id, scope.user_key, since, list(whole.values()))
         if fetch:
             try:
                 whole.update(await self._store.get_many(scope.kb_id, scope.user_key, fetch))
@@ -227,14 +222,13 @@ class Recaller:
 class _Window:
     """The candidates of one recall from its searches. Ranking reads the space index's (partial) view
     of a hit when the index has it, so its row is decoded only if it is handed on (`rows`, `partial`);
-    a hit the index does not know is decoded now and reported (`unknown`)."""
+    a hit the index does not know is decoded now (and the store's index learns it: `store.Hit`)."""
 
     def __init__(self, index: SpaceIndex | None) -> None:
         self.index = index
         self.candidates: dict[str, WindowEntry] = {}
         self.rows: dict[str, Hit] = {}
         self.partial: set[str] = set()
-        self.unknown: list[Episode] = []
 
     def add(self, hits: list[Hit], kind: str) -> None:
         for hit in hits:
@@ -249,8 +243,6 @@ class _Window:
                 episode = hit.episode
                 if episode is None:
                     continue
-                if self.index is not None:
-                    self.unknown.append(episode)
             # A verbatim match (hybrid) carries no distance of its own: it enters like a word candidate.
             self.candidates[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
                                                       kind == _SPEAKER)

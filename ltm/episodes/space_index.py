@@ -30,8 +30,8 @@ from typing import TypeAlias
 
 from .best_first import BestFirst
 from .model import Episode, EpisodeStatus, FactTime, newest_rows, partial_episode
-from .ranking import tokenize
 from .sameness import fact_key
+from .terms import tokenize
 
 log = logging.getLogger("LongTermMemory")
 

@@ -3,13 +3,15 @@
 Every record that comes back is re-checked against the caller's `user_key` before
 it leaves this module, even though the index already filters: a backend that
 drops filters must fail closed, never leak. The store also owns the plugin's own
-index of each space (`lexical.py`): its writes keep it current.
+index of each space (`lexical.py`): its writes keep it current, and its reads correct it
+where the store disagrees (every row a read decodes is shown to the index, against the
+index's count of writes taken before that read), so no caller does that bookkeeping.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import HostError
@@ -29,15 +31,17 @@ UPSERT_BATCH = 64
 
 class Hit:
     """One vector search result: the id and distance at once, the episode when first asked for (the
-    row is decoded then, and re-checked for the space; None when it is not a record of it)."""
+    row is decoded then, and re-checked for the space; None when it is not a record of it). A decoded
+    record goes to `seen`: the store's index of the space follows the row if it disagrees."""
 
-    __slots__ = ("_decoded", "_episode", "_hit", "_user_key", "distance", "episode_id")
+    __slots__ = ("_decoded", "_episode", "_hit", "_seen", "_user_key", "distance", "episode_id")
 
-    def __init__(self, hit: IndexHit, user_key: str) -> None:
+    def __init__(self, hit: IndexHit, user_key: str, seen: Callable[[Episode], None]) -> None:
         self.episode_id = hit.record_id
         self.distance = hit.distance
         self._hit = hit
         self._user_key = user_key
+        self._seen = seen
         self._episode: Episode | None = None
         self._decoded = False
 
@@ -48,6 +52,7 @@ class Hit:
             record = self._hit.record
             if record is not None and record.space == self._user_key and record.record_id == self.episode_id:
                 self._episode = Episode.from_record(record)
+                self._seen(self._episode)
             else:
                 log.warning("[LongTermMemory] the index returned a hit outside the space; dropped")
         return self._episode
@@ -122,26 +127,29 @@ class EpisodeStore:
     async def search(self, kb_id: str, user_key: str, vector: Sequence[float], *, top_k: int,
                      sender_id: str = "") -> list[Hit]:
         """One search of the whole space (or of one speaker inside it); rows are decoded on use."""
+        seen = self._seen_by(kb_id, user_key)
         rows = await self._index.search(kb_id, user_key, vector, top_k, speaker=sender_id or None)
-        return [Hit(h, user_key) for h in rows]
+        return [Hit(h, user_key, seen) for h in rows]
 
     async def search_text(self, kb_id: str, user_key: str, text: str, vector: Sequence[float], *,
                           top_k: int) -> list[Hit] | None:
+        seen = self._seen_by(kb_id, user_key)
         rows = await self._index.search_text(kb_id, user_key, text, vector, top_k)
-        return None if rows is None else [Hit(h, user_key) for h in rows]
+        return None if rows is None else [Hit(h, user_key, seen) for h in rows]
+
+    def _seen_by(self, kb_id: str, user_key: str) -> Callable[[Episode], None]:
+        """What a read's decoded rows are shown to: the space's index, with the count of writes taken
+        now, before the read (a write since then explains any difference; see lexical.py)."""
+        since = self._lexical.mark(kb_id, user_key)
+
+        def seen(episode: Episode) -> None:
+            self._lexical.heal(kb_id, user_key, since, (episode,))
+
+        return seen
 
     async def save_word_indexes(self) -> None:
         """Save now the space indexes a write scheduled to save later, and wait (shutdown, benchmarks)."""
         await self._lexical.flush()
-
-    def mark(self, kb_id: str, user_key: str) -> int:
-        """Before a read whose records go to `heal` (see lexical.py)."""
-        return self._lexical.mark(kb_id, user_key)
-
-    def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode]) -> None:
-        """Records of the space the store returned to a read that began at `since` (a `mark`): the index
-        follows them if it disagrees."""
-        self._lexical.heal(kb_id, user_key, since, found)
 
     async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
         """Every record of one space (management paths only, never per turn), up to `limit`.

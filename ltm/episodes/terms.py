@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['’][a-z]+)?", re.IGNORECASE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -73,7 +74,12 @@ def _undouble(base: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """BM25 terms: folded `words`, then CJK character bigrams (a lone CJK character stays one term)."""
-    tokens = [stem(w) for w in words(text)]
+    return terms_of(text, words(text))
+
+
+def terms_of(text: str, text_words: Iterable[str]) -> list[str]:
+    """`tokenize(text)` when its `words` are already known (a recall's question reads them once)."""
+    tokens = [stem(w) for w in text_words]
     for run in _CJK.findall(text.lower()):
         if len(run) == 1:
             tokens.append(run)

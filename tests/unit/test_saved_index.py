@@ -14,7 +14,7 @@ from ltm.episodes import index_pages, space_index
 from ltm.episodes.lexical import LexicalIndexes
 from ltm.episodes.lifecycle import DeleteCriteria
 from ltm.episodes.model import EpisodeStatus
-from ltm.episodes.ranking import tokenize
+from ltm.episodes.terms import tokenize
 from ltm.errors import HostError, OutcomeUnknown
 from ltm.ports import IndexRecord
 from testhost.hooks import index_space, top

@@ -12,8 +12,8 @@ import pytest
 
 from ltm.episodes.best_first import BestFirst
 from ltm.episodes.model import Episode, EpisodeStatus
-from ltm.episodes.ranking import tokenize
 from ltm.episodes.space_index import SpaceIndex
+from ltm.episodes.terms import tokenize
 
 WORDS = ["garden", "tomato", "harbor", "violin", "lantern", "pebble", "orchid", "canyon", "meadow", "tunnel"]
 SPEAKERS = [("alice", "Alice"), ("bob", "Bob"), ("carol", "Carol")]

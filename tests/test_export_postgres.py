@@ -145,3 +145,19 @@ def test_another_python_is_told_to_use_langbots(tmp_path, capsys):
     (root / "data" / "config.yaml").write_text(json.dumps({"database": {"use": "postgresql"}}), encoding="utf-8")
     assert export_official.main(["--langbot-dir", str(root), "--out", str(tmp_path / "b.json")]) == 1
     assert "run this script with LangBot's own Python" in capsys.readouterr().err
+
+
+def test_its_session_cannot_write(installation):
+    """The extractor's PostgreSQL session is read-only, like its SQLite connection (`mode=ro`): even a
+    statement that writes is refused by the server."""
+    _, _, name = installation
+    folder, port = socket_and_port()
+    config = {"host": folder, "port": port, "user": "postgres", "database": name}
+    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import export_official as x\n"
+             "try:\n    x._postgres_rows(json.loads(sys.argv[2]), 'DELETE FROM binary_storages', ())\n"
+             "except x.ExportError as e:\n    print(e)")
+    python = ensure_lbvenv(REPO / ".lbvenv") / "bin" / "python"
+    done = subprocess.run([str(python), "-c", probe, str(SCRIPT.parent), json.dumps(config)], capture_output=True,
+                          text=True, timeout=300)
+    assert "read-only transaction" in done.stdout, done.stdout + done.stderr
+    assert len(_storage(name)) == len(oi.table_rows()["binary_storages"])

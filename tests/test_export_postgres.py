@@ -3,7 +3,8 @@
 socket, holding the same official-plugin rows as `tests/official_install.py`'s SQLite database. Run the
 way an operator runs it, with LangBot's own Python (`.lbvenv`), it writes the same bundle as from SQLite,
 for both ways LangBot 4.11.2 spells its connection (`database.postgresql.url`, or host/port/user/
-password/database), and a connection that fails says so in one line without the password."""
+password/database), and a connection that fails says so in one line without the password. The same
+rows in a SQLite file made by LangBot's models give that bundle too."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 from devhost.provision import REPO, ensure_lbvenv
 from tests import official_install as oi
-from tests.langbot_postgres import langbot_database, socket_and_port
+from tests.langbot_tables import langbot_database, langbot_sqlite, socket_and_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import export_official
@@ -161,3 +162,16 @@ def test_its_session_cannot_write(installation):
                           text=True, timeout=300)
     assert "read-only transaction" in done.stdout, done.stdout + done.stderr
     assert len(_storage(name)) == len(oi.table_rows()["binary_storages"])
+
+
+def test_sqlite_made_by_langbots_models_gives_the_same_bundle(installation, tmp_path):
+    """The SQLite path on LangBot's real tables too (`tests/official_install.py` writes only the columns
+    the extractor reads): the same rows in a database LangBot's models created give the same bundle."""
+    root, from_sqlite, _ = installation
+    copy = tmp_path / "install"
+    shutil.copytree(root, copy)
+    langbot_sqlite(copy / "data" / "langbot.db", oi.table_rows())
+    _config(copy, {"use": "sqlite", "sqlite": {"path": "data/langbot.db"}})
+    done, bundle = _extract(copy)
+    assert done.returncode == 0 and bundle is not None, done.stderr[-3000:]
+    assert bundle["source"]["database"] == "sqlite" and _comparable(bundle) == _comparable(from_sqlite)

@@ -6,22 +6,49 @@ in their chats, another space untouched, and a second import writes nothing."""
 
 from __future__ import annotations
 
-import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests import official_install as oi
 from tests.service_helpers import ident
-from tests.test_migration_bundle import _statuses, extract
+from tests.test_migration_bundle import _statuses
 
 pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
+# Built and read in a process of its own: embedded SeekDB is one instance per process, which keeps the
+# first folder it opened, so a second installation in this process would meet the first one's collection.
+BUILD_AND_EXTRACT = """
+import sys
+from pathlib import Path
+sys.path[:0] = [sys.argv[1], sys.argv[1] + "/scripts"]
+from tests import official_install
+import export_official
+root = official_install.build(Path(sys.argv[2]), sys.argv[3])
+sys.exit(export_official.main(["--langbot-dir", str(root), "--out", sys.argv[4]]))
+"""
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    made = {}
+    for store in ("qdrant", "seekdb"):
+        folder = tmp_path_factory.mktemp(store)
+        out = folder / "bundle.json"
+        done = subprocess.run([sys.executable, "-c", BUILD_AND_EXTRACT, str(REPO), str(folder / "install"), store,
+                               str(out)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        made[store] = out.read_text(encoding="utf-8")
+    return made
 
 
 @pytest.mark.parametrize("source", ["qdrant", "seekdb"])
-async def test_a_bundle_read_from_each_store_migrates_every_part_once(harness, kb, tmp_path, source):
+async def test_a_bundle_read_from_each_store_migrates_every_part_once(harness, kb, bundles, source):
     harness.host.bots = [oi.BOT]
     memory = harness.plugin.memory
-    bundle = json.dumps(extract(tmp_path, source))
+    bundle = bundles[source]
     other = await memory.scope_for(ident("77", bot=oi.BOT))
     await memory.remember(other, {"content": "group 77 keeps its own memory"})
 

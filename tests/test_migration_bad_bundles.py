@@ -66,9 +66,14 @@ async def _state(harness: Any) -> dict[str, Any]:
             "storage": dict(harness.host.storage), "workspace": dict(harness.host.workspace_storage)}
 
 
-async def _prepared(harness: Any, tmp_path: Any) -> tuple[str, dict[str, Any]]:
+@pytest.fixture(scope="module")
+def bundle_text(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One extracted bundle for the module: every test mangles its own copy of the text."""
+    return json.dumps(extract(tmp_path_factory.mktemp("official"), "chroma"))
+
+
+async def _prepared(harness: Any, text: str) -> tuple[str, dict[str, Any]]:
     harness.host.bots = [oi.BOT]
-    text = json.dumps(extract(tmp_path, "chroma"))
     memory = harness.plugin.memory
     await memory.remember(await memory.scope_for(ident("77", bot=oi.BOT)), {"content": "group 77's own memory"})
     await harness.settle()
@@ -81,8 +86,8 @@ def _no_writes(harness: Any) -> None:
 
 
 @pytest.mark.parametrize("kind", list(BAD))
-async def test_the_console_refuses_a_bad_bundle_and_writes_nothing(harness, kb, tmp_path, kind):
-    text, before = await _prepared(harness, tmp_path)
+async def test_the_console_refuses_a_bad_bundle_and_writes_nothing(harness, kb, bundle_text, kind):
+    text, before = await _prepared(harness, bundle_text)
     mangle, message = BAD[kind]
     response = await harness.page_api("console", "/migrate", "POST", {"bundle": mangle(text), "dry_run": False})
     assert response["error"] is None, response
@@ -93,8 +98,8 @@ async def test_the_console_refuses_a_bad_bundle_and_writes_nothing(harness, kb, 
 
 
 @pytest.mark.parametrize("kind", list(BAD))
-async def test_a_bad_bundle_uploaded_to_the_memory_kb_fails_and_writes_nothing(harness, kb, tmp_path, kind):
-    text, before = await _prepared(harness, tmp_path)
+async def test_a_bad_bundle_uploaded_to_the_memory_kb_fails_and_writes_nothing(harness, kb, bundle_text, kind):
+    text, before = await _prepared(harness, bundle_text)
     mangle, message = BAD[kind]
     result = await harness.ingest(kb, "doc-bad", "bundle.json", mangle(text).encode("utf-8", "surrogatepass"))
     assert result["status"] == "failed" and result["error_message"], result
@@ -104,8 +109,8 @@ async def test_a_bad_bundle_uploaded_to_the_memory_kb_fails_and_writes_nothing(h
     assert await _state(harness) == before
 
 
-async def test_an_upload_that_is_not_utf8_fails_and_writes_nothing(harness, kb, tmp_path):
-    text, before = await _prepared(harness, tmp_path)
+async def test_an_upload_that_is_not_utf8_fails_and_writes_nothing(harness, kb, bundle_text):
+    text, before = await _prepared(harness, bundle_text)
     data = text.replace("the standup is at 10am", "the standup is at 10am \udcff", 1).encode("utf-8", "surrogateescape")
     result = await harness.ingest(kb, "doc-bad", "bundle.json", data)
     assert result["status"] == "failed" and "not UTF-8 text" in result["error_message"], result
@@ -113,11 +118,11 @@ async def test_an_upload_that_is_not_utf8_fails_and_writes_nothing(harness, kb, 
     assert await _state(harness) == before
 
 
-async def test_hostile_characters_in_a_chat_key_skip_that_chat_and_write_nothing_for_it(harness, kb, tmp_path):
+async def test_hostile_characters_in_a_chat_key_skip_that_chat_and_write_nothing_for_it(harness, kb, bundle_text):
     """A key with a direction override, a NUL, a lookalike colon or half a UTF-16 pair is not a key this
     plugin derives: the chat is reported with its reason and nothing is written for it. A zero-width space
     is allowed in a chat id (as in a live chat's), so that key is a space of its own, never group_3's."""
-    text, before = await _prepared(harness, tmp_path)
+    text, before = await _prepared(harness, bundle_text)
     bundle = json.loads(text)
     g3 = next(c for c in bundle["chats"] if c["key"] == oi.G3)
     hostile = [f"{oi.BOT}:group_\u202e3", f"{oi.BOT}:group_3\u0000", f"{oi.BOT}\uff1agroup_3", f"{oi.BOT}:group_\ud8003"]
@@ -132,10 +137,10 @@ async def test_hostile_characters_in_a_chat_key_skip_that_chat_and_write_nothing
     assert harness.host.count(A.VECTOR_UPSERT) == 1
 
 
-async def test_half_a_utf16_pair_in_a_record_skips_that_record_with_its_reason(harness, kb, tmp_path):
+async def test_half_a_utf16_pair_in_a_record_skips_that_record_with_its_reason(harness, kb, bundle_text):
     """A JSON escape of half a UTF-16 pair is valid JSON but no character (it cannot be stored as UTF-8):
     that record is skipped and named, the rest of its chat is imported."""
-    text, _ = await _prepared(harness, tmp_path)
+    text, _ = await _prepared(harness, bundle_text)
     hostile = text.replace("the standup is at 10am", "the standup is at 10am \\ud800", 1)
     for surface in ("console", "upload"):
         if surface == "console":

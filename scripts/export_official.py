@@ -7,8 +7,9 @@ Run it on the LangBot host with LangBot's own Python, from anywhere:
     python scripts/export_official.py --langbot-dir /path/to/langbot --out bundle.json
 
 It needs nothing LangBot does not already have: the standard library, PyYAML (LangBot reads its
-config with it), the driver of LangBot's database (sqlite3, or asyncpg for PostgreSQL) and the client
-of its vector store (chromadb, qdrant-client or pyseekdb). It lives in scripts/ rather than in the
+config with it), for PostgreSQL SQLAlchemy and asyncpg (LangBot connects with them, so it reads
+`database.postgresql` exactly as LangBot does) and the client of its vector store (chromadb,
+qdrant-client or pyseekdb). It lives in scripts/ rather than in the
 plugin because it runs beside LangBot, not inside the plugin's runtime, and must not import the plugin.
 
 What it reads (LangBot 4.11.2): `data/config.yaml` (`database.use`, `vdb.use`); plugin storage rows
@@ -56,26 +57,71 @@ def _sqlite_rows(path: Path, sql: str, args: tuple[Any, ...]) -> list[tuple[Any,
         db.close()
 
 
+def postgres_url(config: dict[str, Any]) -> Any:
+    """The SQLAlchemy URL LangBot 4.11.2 connects with (`pkg/persistence/databases/postgresql.py`):
+    `database.postgresql.url` when set (`postgresql://` or `postgresql+asyncpg://`, libpq's `sslmode`
+    read as asyncpg's `ssl`), else `host`, `port`, `user`, `password`, `database` with LangBot's defaults.
+    A `host` that is a folder (or `?host=/folder` in the url) is a unix socket, as asyncpg reads it."""
+    import sqlalchemy
+
+    explicit = config.get("url")
+    if not explicit:
+        try:
+            port = int(config.get("port", 5432))
+        except (TypeError, ValueError):
+            raise ExportError("database.postgresql.port in data/config.yaml is not a number") from None
+        return sqlalchemy.URL.create("postgresql+asyncpg", username=str(config.get("user", "postgres")),
+                                     password=str(config.get("password", "postgres")),
+                                     host=str(config.get("host", "127.0.0.1")), port=port,
+                                     database=str(config.get("database", "postgres")))
+    try:
+        url = sqlalchemy.engine.make_url(str(explicit))
+    except Exception:  # noqa: BLE001 - its message quotes the url, password and all
+        raise ExportError("database.postgresql.url in data/config.yaml is not a valid URL") from None
+    if url.drivername == "postgresql":
+        url = url.set(drivername="postgresql+asyncpg")
+    elif url.drivername != "postgresql+asyncpg":
+        raise ExportError(f"database.postgresql.url uses {url.drivername!r}: LangBot connects with "
+                          "postgresql:// or postgresql+asyncpg://")
+    query = dict(url.query)
+    sslmode = query.pop("sslmode", None)
+    if sslmode is not None:
+        query.setdefault("ssl", sslmode)
+    return url.set(query=query)
+
+
 def _postgres_rows(config: dict[str, Any], sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    import asyncpg  # LangBot's own PostgreSQL driver
+    try:
+        import asyncpg  # noqa: F401 - LangBot's PostgreSQL driver; missing, it is the wrong Python
+        from sqlalchemy.ext.asyncio import create_async_engine
+        from sqlalchemy.pool import NullPool
+    except ImportError as exc:
+        raise ExportError(f"{exc}: run this script with LangBot's own Python (it has SQLAlchemy and asyncpg)"
+                          ) from None
+    url = postgres_url(config)
+    numbered = sql
+    for n in range(1, len(args) + 1):  # asyncpg numbers its parameters
+        numbered = numbered.replace("?", f"${n}", 1)
 
     async def fetch() -> list[tuple[Any, ...]]:
-        url = str(config.get("url") or "").replace("postgresql+asyncpg://", "postgresql://")
-        if url:
-            conn = await asyncpg.connect(url)
-        else:
-            conn = await asyncpg.connect(host=config.get("host", "127.0.0.1"), port=int(config.get("port", 5432)),
-                                         user=config.get("user", "postgres"), password=config.get("password", ""),
-                                         database=config.get("database", "postgres"))
+        # A read-only session, like SQLite's mode=ro: the official data cannot change.
+        engine = create_async_engine(url, poolclass=NullPool, connect_args={
+            "server_settings": {"default_transaction_read_only": "on"}})
         try:
-            numbered = sql
-            for n in range(1, len(args) + 1):
-                numbered = numbered.replace("?", f"${n}", 1)
-            return [tuple(r) for r in await conn.fetch(numbered, *args)]
+            async with engine.connect() as conn:
+                return [tuple(r) for r in (await conn.exec_driver_sql(numbered, args)).fetchall()]
         finally:
-            await conn.close()
+            await engine.dispose()
 
-    return asyncio.run(fetch())
+    try:
+        return asyncio.run(fetch())
+    except Exception as exc:  # noqa: BLE001 - any driver error becomes one clear line, without the password
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        password = url.password
+        if password:
+            message = message.replace(str(password), "***")
+        raise ExportError(f"could not read LangBot's PostgreSQL database "
+                          f"{url.render_as_string(hide_password=True)}: {message}") from None
 
 
 class Database:

@@ -26,7 +26,8 @@ SECRET = "my password is hunter2hunter2"
 DDL = """
 CREATE TABLE workspaces (uuid VARCHAR(36) PRIMARY KEY, instance_uuid VARCHAR(255) NOT NULL,
   name VARCHAR(255) NOT NULL, slug VARCHAR(255) NOT NULL);
-CREATE TABLE bots (uuid VARCHAR(255) PRIMARY KEY, workspace_uuid VARCHAR(36), name VARCHAR(255));
+CREATE TABLE bots (uuid VARCHAR(255) PRIMARY KEY, workspace_uuid VARCHAR(36), name VARCHAR(255),
+  description VARCHAR(255), adapter VARCHAR(255), adapter_config JSON);
 CREATE TABLE binary_storages (workspace_uuid VARCHAR(36) NOT NULL, unique_key VARCHAR(255) NOT NULL,
   key VARCHAR(255) NOT NULL, owner_type VARCHAR(255) NOT NULL, owner VARCHAR(255) NOT NULL, value BLOB NOT NULL,
   created_at DATETIME DEFAULT CURRENT_TIMESTAMP, updated_at DATETIME DEFAULT CURRENT_TIMESTAMP,
@@ -91,6 +92,26 @@ def storage_rows() -> dict[str, Any]:
     }
 
 
+def table_rows() -> dict[str, list[dict[str, Any]]]:
+    """The installation's rows in LangBot's tables, in insertion order (a bot and a KB name their
+    workspace), as LangBot's models take them: JSON columns as objects, binary columns as bytes."""
+    storage = [{"workspace_uuid": WORKSPACE, "unique_key": f"plugin:{PLUGIN}:{key}", "key": key,
+                "owner_type": "plugin", "owner": PLUGIN, "value": json.dumps(value).encode("utf-8")}
+               for key, value in storage_rows().items()]
+    # Another plugin's row with the same key: never read.
+    storage.append({"workspace_uuid": WORKSPACE, "unique_key": "x", "key": f"ps:{G1}", "owner_type": "plugin",
+                    "owner": "someone/Else", "value": b'{"name": "not ours"}'})
+    return {
+        "workspaces": [{"uuid": WORKSPACE, "instance_uuid": INSTANCE, "name": "Default", "slug": "default"}],
+        "bots": [{"uuid": BOT, "workspace_uuid": WORKSPACE, "name": "A", "description": "", "adapter": "aiocqhttp",
+                  "adapter_config": {}}],
+        "knowledge_bases": [{"uuid": KB, "workspace_uuid": WORKSPACE, "name": "memory",
+                             "knowledge_engine_plugin_id": PLUGIN, "collection_id": KB,
+                             "creation_settings": KB_SETTINGS, "retrieval_settings": {"top_k": 5}}],
+        "binary_storages": storage,
+    }
+
+
 def vector_rows() -> list[tuple[str, dict[str, Any]]]:
     def row(rid: str, key: str, content: str, status: str = "active", **extra: Any) -> tuple[str, dict[str, Any]]:
         meta = {"content": content, "tags": "work,plan", "importance": "3", "timestamp": "2026-01-10T09:00:00Z",
@@ -137,18 +158,10 @@ def build(root: Path, store: str) -> Path:
     (data / "config.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
     db = sqlite3.connect(data / "langbot.db")
     db.executescript(DDL)
-    db.execute("INSERT INTO workspaces VALUES (?, ?, 'Default', 'default')", (WORKSPACE, INSTANCE))
-    db.execute("INSERT INTO bots VALUES (?, ?, 'A')", (BOT, WORKSPACE))
-    db.execute("INSERT INTO knowledge_bases (uuid, workspace_uuid, name, knowledge_engine_plugin_id, collection_id, "
-               "creation_settings, retrieval_settings) VALUES (?, ?, 'memory', ?, ?, ?, ?)",
-               (KB, WORKSPACE, PLUGIN, KB, json.dumps(KB_SETTINGS), json.dumps({"top_k": 5})))
-    for key, value in storage_rows().items():
-        db.execute("INSERT INTO binary_storages (workspace_uuid, unique_key, key, owner_type, owner, value) "
-                   "VALUES (?, ?, ?, 'plugin', ?, ?)",
-                   (WORKSPACE, f"plugin:{PLUGIN}:{key}", key, PLUGIN, json.dumps(value).encode("utf-8")))
-    # Another plugin's row with the same key: never read.
-    db.execute("INSERT INTO binary_storages (workspace_uuid, unique_key, key, owner_type, owner, value) "
-               "VALUES (?, 'x', ?, 'plugin', 'someone/Else', ?)", (WORKSPACE, f"ps:{G1}", b'{"name": "not ours"}'))
+    for table, rows in table_rows().items():
+        for row in rows:
+            values = [json.dumps(v) if isinstance(v, (dict, list)) else v for v in row.values()]
+            db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", values)
     db.commit()
     db.close()
     rows = vector_rows()

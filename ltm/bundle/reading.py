@@ -74,11 +74,13 @@ def read_bundle(data: str | bytes) -> Bundle:
 
 
 def is_bundle(payload: Any) -> bool:
-    return isinstance(payload, dict) and payload.get("format") == BUNDLE_FORMAT
+    """A document meant as a migration bundle: it says so, or it has the bundle's `chats`. A bundle
+    whose `format` was damaged is then refused as a bundle, saying why, not read as episodes."""
+    return isinstance(payload, dict) and (payload.get("format") == BUNDLE_FORMAT or "chats" in payload)
 
 
 def parse_bundle(payload: Any) -> Bundle:
-    if not is_bundle(payload):
+    if not isinstance(payload, dict) or payload.get("format") != BUNDLE_FORMAT:
         raise ValidationError(f'not a migration bundle: expected {{"format": "{BUNDLE_FORMAT}", ...}} as '
                               "scripts/export_official.py writes it; nothing was imported")
     version = payload.get("version")

@@ -235,3 +235,24 @@ def seed_langbot(data: Path, store: str, n: Names, extra: dict[str, Any] | None 
     finally:
         db.close()
     write_vectors(data, store, n)
+
+
+def unseed_langbot(data: Path, store: str, n: Names) -> None:
+    """What `seed_langbot` wrote, removed again (the plugin under test never writes there), so the other
+    tests of a shared LangBot see no foreign memory KB."""
+    db = sqlite3.connect(data / "langbot.db", timeout=30)
+    try:
+        with db:
+            db.execute("DELETE FROM knowledge_bases WHERE uuid = ? AND knowledge_engine_plugin_id = ?", (n.kb, PLUGIN))
+            db.execute("DELETE FROM binary_storages WHERE workspace_uuid = ? AND owner_type = 'plugin' AND owner = ?",
+                       (n.workspace, PLUGIN))
+    finally:
+        db.close()
+    if store == "chroma":
+        import chromadb
+
+        chromadb.PersistentClient(path=str(data / "chroma")).delete_collection(collection(n))
+    elif store == "seekdb":
+        import pyseekdb
+
+        pyseekdb.Client(path=str(data / "seekdb"), database="langbot").delete_collection(collection(n))

@@ -7,7 +7,8 @@ and the KB's collection in LangBot's vector store, written with the client in La
 Then, as the README's guide tells an operator: `scripts/export_official.py` with LangBot's Python against
 LangBot's home, the Memory Console's dry run and import (its real page API, through LangBot), and in each
 chat `!memory list`, `!memory profile` and a question whose prompt carries the migrated memory. A fourth
-chat sees none of it, and importing the same bundle again writes nothing.
+chat sees none of it, and importing the same bundle again writes nothing. Afterwards the seeded rows are
+removed and the settings the import overrode are put back, for the session's other tests.
 
 The three chats are the WebUI debug chat's (LangBot 4.11.2 gives them bot `websocket-proxy-bot`): its
 Group Chat (`group_websocketgroup`, the same in every connection) and two Private Chats, whose keys hold
@@ -41,9 +42,19 @@ CHAT1_KEPT = ("the standup is at 9am", "the old retreat plan")  # superseded, ar
 CHAT2_EPISODE, CHAT3_EPISODE = "Bo studies openings every Sunday", "group 3 picks the venue by vote"
 NEVER = ("a memory the user forgot", "hunter2", "a memory of a bot that is gone")
 EVERY_EPISODE = (*CHAT1_ACTIVE, *CHAT1_KEPT, CHAT2_EPISODE, CHAT3_EPISODE)
-SEED = ("import json, sys; from pathlib import Path; from tests import official_install as oi; "
-        "a = json.loads(sys.argv[1]); oi.seed_langbot(Path(a['data']), a['store'], oi.Names(**a['names']), "
-        "a['extra'])")
+# Run with LangBot's Python (its vector store client): argv[1] is {"do", "data", "store", "names", "extra"}.
+SEEDING = ("import json, sys; from pathlib import Path; from tests import official_install as oi; "
+           "a = json.loads(sys.argv[1]); names = oi.Names(**a['names']); "
+           "oi.seed_langbot(Path(a['data']), a['store'], names, a['extra']) if a['do'] == 'seed' else "
+           "oi.unseed_langbot(Path(a['data']), a['store'], names)")
+
+
+def seeding(e2e: Any, do: str, names: oi.Names, extra: dict[str, Any] | None = None) -> None:
+    args = {"do": do, "data": str(e2e.stack.home / "data"), "store": e2e.stack.config.vdb, "names": names.__dict__,
+            "extra": extra or {}}
+    done = subprocess.run([str(e2e.stack.config.lbvenv / "bin" / "python"), "-c", SEEDING, json.dumps(args)],
+                          cwd=REPO, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
 
 
 def instance_uuid(database: Path, workspace: str) -> str:
@@ -96,22 +107,19 @@ def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_
                          bo=second.sender_id, bot=DEBUG_BOT, instance=instance_uuid(data / "langbot.db",
                                                                                     e2e.info.workspace_uuid),
                          workspace=e2e.info.workspace_uuid, kb=str(uuid.uuid4()))
-        cy = {f"pp:{names.chat3}:{third.sender_id}": oi._profile("Cy", ["collects old maps"])}
-        seeded = subprocess.run([python, "-c", SEED, json.dumps({
-            "data": str(data), "store": e2e.stack.config.vdb, "names": names.__dict__, "extra": cy})],
-            cwd=REPO, capture_output=True, text=True, timeout=180)
-        assert seeded.returncode == 0, seeded.stderr
-
-        # The migration command, as the README gives it, run with LangBot's Python against its home.
-        out = tmp_path / "bundle.json"
-        exported = subprocess.run([python, "scripts/export_official.py", "--langbot-dir", str(e2e.stack.home),
-                                   "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert exported.returncode == 0, exported.stderr
-        bundle = out.read_text(encoding="utf-8")
-        keys = {c["key"] for c in json.loads(bundle)["chats"]}
-        assert keys == {names.chat1, names.chat2, names.chat3, oi.GONE}, (keys, exported.stderr)
-
+        seeding(e2e, "seed", names, {f"pp:{names.chat3}:{third.sender_id}": oi._profile("Cy", ["collects old maps"])})
         try:
+            # The migration command, as the README gives it, run with LangBot's Python against its home.
+            out = tmp_path / "bundle.json"
+            exported = subprocess.run([python, "scripts/export_official.py", "--langbot-dir", str(e2e.stack.home),
+                                       "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
+            assert exported.returncode == 0, exported.stderr
+            bundle = out.read_text(encoding="utf-8")
+            source = json.loads(bundle)["source"]
+            assert (source["database"], source["vector_store"]) == ("sqlite", e2e.stack.config.vdb), source
+            keys = {c["key"] for c in json.loads(bundle)["chats"]}
+            assert keys == {names.chat1, names.chat2, names.chat3, oi.GONE}, (keys, exported.stderr)
+
             dry = e2e.client.page_api("/migrate", {"bundle": bundle})
             assert dry["ok"] is True and dry["dry_run"] is True, dry
             chats = {c["key"]: c for c in dry["chats"]}
@@ -153,6 +161,7 @@ def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_
                 assert not any(e in every_text(requests) for e in (*others, *NEVER)), block
         finally:
             restore_settings(e2e, before)
+            seeding(e2e, "unseed", names)
 
     with e2e.chat("person") as fourth:  # a chat the official plugin never saw
         listed, _ = turn(e2e, fourth, "!memory list")

@@ -7,13 +7,16 @@ written with the real clients.
 
 Three chats of bot "bot-a": group_1 (profiles with fact history, episodes of every status with a
 supersede link, audit, candidates), person_2 (a profile, episodes) and group_3 (episodes only);
-plus storage and rows of a bot this LangBot does not list ("bot-gone")."""
+plus storage and rows of a bot this LangBot does not list ("bot-gone"). `Names` puts the same records under
+other keys: `seed_langbot` writes them into a running LangBot (tests/e2e/test_real_official_migration.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,22 @@ INSTANCE, WORKSPACE, KB = "inst-1", "ws-1", "kb-official"
 BOT = "bot-a"
 G1, P2, G3, GONE = f"{BOT}:group_1", f"{BOT}:person_2", f"{BOT}:group_3", "bot-gone:group_9"
 SECRET = "my password is hunter2hunter2"
+
+
+@dataclass(frozen=True)
+class Names:
+    """What the records are keyed by: the three chats (`chat1` has every kind of record, `chat2` a
+    speaker profile and an episode, `chat3` an episode), their speakers and the installation's ids."""
+
+    chat1: str = G1
+    chat2: str = P2
+    chat3: str = G3
+    ann: str = "u1"  # chat1's speaker
+    bo: str = "u2"  # chat2's speaker
+    bot: str = BOT
+    instance: str = INSTANCE
+    workspace: str = WORKSPACE
+    kb: str = KB
 
 DDL = """
 CREATE TABLE workspaces (uuid VARCHAR(36) PRIMARY KEY, instance_uuid VARCHAR(255) NOT NULL,
@@ -56,39 +75,39 @@ CITY_SLOT = {"city": {"value": "lives in Berlin", "updated_at": "2026-02-01T10:0
                                    "status": "superseded", "reason": "profile_update"}]}}
 
 
-def storage_rows() -> dict[str, Any]:
-    audit = [{"audit_id": f"a0000000000{i}", "operation": op, "scope_key": G1, "user_key": G1, "sender_id": "u1",
-              "sender_name": "Ann", "target_type": "episode", "target_id": "e11111111111", "summary": summary,
-              "timestamp": f"2026-01-0{i + 1}T08:00:00Z", "query_id": 7, "metadata": {"x": 1}}
+def storage_rows(n: Names = Names()) -> dict[str, Any]:
+    audit = [{"audit_id": f"a0000000000{i}", "operation": op, "scope_key": n.chat1, "user_key": n.chat1,
+              "sender_id": n.ann, "sender_name": "Ann", "target_type": "episode", "target_id": "e11111111111",
+              "summary": summary, "timestamp": f"2026-01-0{i + 1}T08:00:00Z", "query_id": 7, "metadata": {"x": 1}}
              for i, (op, summary) in enumerate([("remember", "the team meets on Mondays"),
                                                 ("archived", "archived e11111111111"),
                                                 ("remember", SECRET)])]
     candidates = [
-        {"candidate_id": "c00000000001", "scope_key": G1, "user_key": G1, "candidate_type": "l2_episode",
+        {"candidate_id": "c00000000001", "scope_key": n.chat1, "user_key": n.chat1, "candidate_type": "l2_episode",
          "status": "pending", "payload": {"content": "Ann: we decided to ship on Friday", "tags": ["candidate"],
                                           "importance": 2},
-         "reason": "decision", "sender_id": "u1", "sender_name": "Ann", "query_id": 3,
+         "reason": "decision", "sender_id": n.ann, "sender_name": "Ann", "query_id": 3,
          "created_at": "2026-01-05T08:00:00Z", "updated_at": "2026-01-05T08:00:00Z"},
-        {"candidate_id": "c00000000002", "scope_key": G1, "user_key": G1, "candidate_type": "l1_profile",
+        {"candidate_id": "c00000000002", "scope_key": n.chat1, "user_key": n.chat1, "candidate_type": "l1_profile",
          "status": "rejected", "payload": {"target_scope": "speaker", "field": "preferences", "action": "add",
                                            "value": "Ann: prefers tea"},
-         "reason": "preference", "sender_id": "u1", "sender_name": "Ann", "query_id": 4,
+         "reason": "preference", "sender_id": n.ann, "sender_name": "Ann", "query_id": 4,
          "created_at": "2026-01-06T08:00:00Z", "updated_at": "2026-01-07T08:00:00Z"},
-        {"candidate_id": "c00000000003", "scope_key": G1, "user_key": G1, "candidate_type": "l1_profile",
+        {"candidate_id": "c00000000003", "scope_key": n.chat1, "user_key": n.chat1, "candidate_type": "l1_profile",
          "status": "pending", "payload": {"target_scope": "session", "field": "notes", "action": "add",
                                           "value": "a note"},
-         "reason": "note", "sender_id": "u1", "sender_name": "Ann", "query_id": 5,
+         "reason": "note", "sender_id": n.ann, "sender_name": "Ann", "query_id": 5,
          "created_at": "2026-01-08T08:00:00Z", "updated_at": "2026-01-08T08:00:00Z"},
     ]
     return {
-        "kb_configs": {KB: KB_SETTINGS},
-        f"ps:{G1}": _profile(notes="the release team"),
-        f"pp:{G1}:u1": _profile("Ann", ["likes hiking", "lives in Berlin"], CITY_SLOT),
-        f"pp:{P2}:u2": _profile("Bo", ["plays chess"]),
+        "kb_configs": {n.kb: KB_SETTINGS},
+        f"ps:{n.chat1}": _profile(notes="the release team"),
+        f"pp:{n.chat1}:{n.ann}": _profile("Ann", ["likes hiking", "lives in Berlin"], CITY_SLOT),
+        f"pp:{n.chat2}:{n.bo}": _profile("Bo", ["plays chess"]),
         f"pp:{GONE}:u9": _profile("Gone", ["left"]),
-        f"audit:{G1}": audit,
-        f"candidates:{G1}": candidates,
-        f"inj:{G1}": {"session_profile": "", "episodes": []},
+        f"audit:{n.chat1}": audit,
+        f"candidates:{n.chat1}": candidates,
+        f"inj:{n.chat1}": {"session_profile": "", "episodes": []},
     }
 
 
@@ -112,30 +131,30 @@ def table_rows() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def vector_rows() -> list[tuple[str, dict[str, Any]]]:
+def vector_rows(n: Names = Names()) -> list[tuple[str, dict[str, Any]]]:
     def row(rid: str, key: str, content: str, status: str = "active", **extra: Any) -> tuple[str, dict[str, Any]]:
         meta = {"content": content, "tags": "work,plan", "importance": "3", "timestamp": "2026-01-10T09:00:00Z",
-                "user_key": key, "source": "agent", "sender_id": "u1", "sender_name": "Ann", "bot_uuid": BOT,
+                "user_key": key, "source": "agent", "sender_id": n.ann, "sender_name": "Ann", "bot_uuid": n.bot,
                 "status": status, "superseded_by": "", "imported_episode_id": "",
-                "_langbot_instance_uuid": INSTANCE, "_langbot_workspace_uuid": WORKSPACE,
-                "_langbot_knowledge_base_uuid": KB, **extra}
+                "_langbot_instance_uuid": n.instance, "_langbot_workspace_uuid": n.workspace,
+                "_langbot_knowledge_base_uuid": n.kb, **extra}
         return rid, meta
     return [
-        row("e11111111111", G1, "the standup is at 10am"),
-        row("e22222222222", G1, "the standup is at 9am", "superseded", superseded_by="e11111111111",
+        row("e11111111111", n.chat1, "the standup is at 10am"),
+        row("e22222222222", n.chat1, "the standup is at 9am", "superseded", superseded_by="e11111111111",
             importance="1"),
-        row("e33333333333", G1, "the old retreat plan", "archived"),
-        row("e44444444444", G1, "a memory the user forgot", "deleted"),
-        row("e55555555555", G1, SECRET),
-        row("e66666666666", P2, "Bo studies openings every Sunday", sender_id="u2", sender_name="Bo"),
-        row("e77777777777", G3, "group 3 picks the venue by vote"),
+        row("e33333333333", n.chat1, "the old retreat plan", "archived"),
+        row("e44444444444", n.chat1, "a memory the user forgot", "deleted"),
+        row("e55555555555", n.chat1, SECRET),
+        row("e66666666666", n.chat2, "Bo studies openings every Sunday", sender_id=n.bo, sender_name="Bo"),
+        row("e77777777777", n.chat3, "group 3 picks the venue by vote"),
         row("e88888888888", GONE, "a memory of a bot that is gone"),
         row("e99999999999", "ltm-health:x:a", "probe", source="health_probe"),
     ]
 
 
-def collection() -> str:
-    return "lb_" + uuid.uuid5(uuid.NAMESPACE_URL, f"langbot:knowledge-vector:{INSTANCE}:{WORKSPACE}:{KB}").hex
+def collection(n: Names = Names()) -> str:
+    return "lb_" + uuid.uuid5(uuid.NAMESPACE_URL, f"langbot:knowledge-vector:{n.instance}:{n.workspace}:{n.kb}").hex
 
 
 def _vector(i: int) -> list[float]:
@@ -164,7 +183,13 @@ def build(root: Path, store: str) -> Path:
             db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", values)
     db.commit()
     db.close()
-    rows = vector_rows()
+    write_vectors(data, store)
+    return root
+
+
+def write_vectors(data: Path, store: str, n: Names = Names()) -> None:
+    """The memory KB's rows into its collection in `data` (LangBot's data folder), with the store's client."""
+    rows = vector_rows(n)
     ids = [_point_id(rid, store) for rid, _ in rows]
     metas = [{**meta, "superseded_by": _point_id(meta["superseded_by"], store) if meta["superseded_by"] else ""}
              for _, meta in rows]
@@ -174,15 +199,15 @@ def build(root: Path, store: str) -> Path:
         import chromadb
 
         client = chromadb.PersistentClient(path=str(data / "chroma"))
-        client.get_or_create_collection(collection(), metadata={"hnsw:space": "cosine"}).upsert(
+        client.get_or_create_collection(collection(n), metadata={"hnsw:space": "cosine"}).upsert(
             ids=ids, embeddings=vectors, metadatas=metas, documents=docs)
     elif store == "qdrant":
         from qdrant_client import QdrantClient, models
 
         qdrant = QdrantClient(path=str(data / "qdrant"))
-        qdrant.create_collection(collection(), vectors_config=models.VectorParams(size=4,
+        qdrant.create_collection(collection(n), vectors_config=models.VectorParams(size=4,
                                                                                  distance=models.Distance.COSINE))
-        qdrant.upsert(collection(), points=[models.PointStruct(id=i, vector=v, payload=m)
+        qdrant.upsert(collection(n), points=[models.PointStruct(id=i, vector=v, payload=m)
                                             for i, v, m in zip(ids, vectors, metas)])
         qdrant.close()
     else:
@@ -192,7 +217,55 @@ def build(root: Path, store: str) -> Path:
         if "langbot" not in [d.name for d in admin.list_databases()]:
             admin.create_database("langbot")
         client = pyseekdb.Client(path=str(data / "seekdb"), database="langbot")
-        made = client.create_collection(name=collection(), configuration=pyseekdb.HNSWConfiguration(
+        made = client.create_collection(name=collection(n), configuration=pyseekdb.HNSWConfiguration(
             dimension=4, distance="cosine"), embedding_function=None)
         made.upsert(ids=ids, embeddings=vectors, metadatas=metas, documents=docs)
-    return root
+
+
+def storage_key(instance: str, workspace: str, key: str) -> str:
+    """`binary_storages.unique_key` of a plugin's storage key in LangBot 4.11.2 (its canonical form)."""
+    canonical = json.dumps([instance, workspace, "plugin", PLUGIN, key], ensure_ascii=False, separators=(",", ":"))
+    return (f"v1:{hashlib.sha256(instance.encode()).hexdigest()[:24]}:{workspace}:plugin:"
+            f"{hashlib.sha256(canonical.encode()).hexdigest()}")
+
+
+def seed_langbot(data: Path, store: str, n: Names, extra: dict[str, Any] | None = None) -> None:
+    """A LangBot's own data folder (`data/langbot.db` and its vector store), running or not, as if the
+    official plugin had kept `n`'s chats there: its memory KB's row, its storage rows (plus `extra`) in
+    `n.workspace`, and the KB's collection. Run it with LangBot's Python (the store's client is there)."""
+    db = sqlite3.connect(data / "langbot.db", timeout=30)  # LangBot may be writing: wait for its lock
+    try:
+        with db:
+            db.execute("INSERT INTO knowledge_bases (uuid, workspace_uuid, name, description, "
+                       "knowledge_engine_plugin_id, collection_id, creation_settings, retrieval_settings, "
+                       "created_at, updated_at) VALUES (?, ?, 'memory', 'the official plugin''s memory', ?, ?, ?, ?, "
+                       "'2026-01-01 08:00:00.000000', '2026-01-01 08:00:00.000000')",
+                       (n.kb, n.workspace, PLUGIN, n.kb, json.dumps(KB_SETTINGS), json.dumps({"top_k": 5})))
+            for key, value in {**storage_rows(n), **(extra or {})}.items():
+                db.execute("INSERT INTO binary_storages (workspace_uuid, unique_key, key, owner_type, owner, value) "
+                           "VALUES (?, ?, ?, 'plugin', ?, ?)", (n.workspace, storage_key(n.instance, n.workspace, key),
+                                                               key, PLUGIN, json.dumps(value).encode("utf-8")))
+    finally:
+        db.close()
+    write_vectors(data, store, n)
+
+
+def unseed_langbot(data: Path, store: str, n: Names) -> None:
+    """What `seed_langbot` wrote, removed again (the plugin under test never writes there), so the other
+    tests of a shared LangBot see no foreign memory KB."""
+    db = sqlite3.connect(data / "langbot.db", timeout=30)
+    try:
+        with db:
+            db.execute("DELETE FROM knowledge_bases WHERE uuid = ? AND knowledge_engine_plugin_id = ?", (n.kb, PLUGIN))
+            db.execute("DELETE FROM binary_storages WHERE workspace_uuid = ? AND owner_type = 'plugin' AND owner = ?",
+                       (n.workspace, PLUGIN))
+    finally:
+        db.close()
+    if store == "chroma":
+        import chromadb
+
+        chromadb.PersistentClient(path=str(data / "chroma")).delete_collection(collection(n))
+    elif store == "seekdb":
+        import pyseekdb
+
+        pyseekdb.Client(path=str(data / "seekdb"), database="langbot").delete_collection(collection(n))

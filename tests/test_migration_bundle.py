@@ -149,6 +149,23 @@ async def test_another_installations_bundle_and_hostile_keys(harness, kb, tmp_pa
     assert len(hostile) == 2 and all(c["problem"] for c in hostile)
 
 
+async def test_the_debug_chats_of_langbots_webui_are_imported_though_no_bot_list_names_their_bot(
+        harness, kb, tmp_path):
+    """Found in the real LangBot 4.11.2 (tests/e2e/test_real_official_migration.py): its WebUI debug chat's
+    bot is in no bot list, so every chat an operator had with the official plugin there was skipped."""
+    from ltm import ValidationError
+    debug_bot = "websocket-proxy-bot"  # LangBot's name for it
+    text = json.dumps(extract(tmp_path, "chroma")).replace(oi.G1, f"{debug_bot}:group_websocketgroup")
+    report = (await _migrate(harness, text, dry_run=False, bots=[oi.BOT])).to_dict()
+    chat = next(c for c in report["chats"] if c["key"].startswith(debug_bot))
+    assert not chat["problem"] and chat["episodes"]["write"] == 3 and chat["profiles"]["write"] == 2, chat
+    debug = await harness.plugin.memory.scope_for(ident("websocketgroup", bot=debug_bot))
+    assert {e.content for e in await harness.plugin.memory.all_episodes(debug)} >= {"the standup is at 10am"}
+    assert next(c for c in report["chats"] if c["key"] == oi.GONE)["problem"]  # a real bot it lacks: still skipped
+    with pytest.raises(ValidationError, match="another LangBot installation"):  # nor does it vouch for a bundle
+        await _migrate(harness, text, dry_run=True, bots=["some-other-bot"])
+
+
 async def test_a_bundle_uploaded_to_the_memory_kb_imports_into_every_chat(harness, kb, tmp_path):
     harness.host.bots = [oi.BOT]
     data = json.dumps(extract(tmp_path, "chroma")).encode("utf-8")

@@ -7,9 +7,11 @@ the refusal of credentials, duplicates and the audit hold as for any other write
 
 **Another installation's bundle** is refused whole: when this LangBot can list its bots and none of
 the bundle's bots is among them. A chat whose bot this LangBot does not have is skipped with that
-reason. **Importing twice writes nothing new**: episodes are known by their official id
-(`original_id`), audit entries by `official_audit_id`, candidates by their id, and a profile already
-stored exactly so is not written again; settings already at the bundle's value are left alone.
+reason; the WebUI debug chat's bot (`DEBUG_CHAT_BOT`) is in no bot list but in every LangBot, so its
+chats are imported (it never counts as evidence that the bundle is this installation's).
+**Importing twice writes nothing new**: episodes are known by their official id (`original_id`), audit
+entries by `official_audit_id`, candidates by their id, and a profile already stored exactly so is not
+written again; settings already at the bundle's value are left alone.
 
 A dry run reads only. It counts what would be written, what is already here and what would be skipped
 and why; an episode that repeats a stored fact without having been imported before is found only by
@@ -43,6 +45,9 @@ from .reading import Bundle, ChatPart, read_bundle
 
 log = logging.getLogger("LongTermMemory")
 OPERATION = Operation.OFFICIAL_MIGRATION
+# LangBot 4.11.2's WebUI debug chat answers as this bot, which lives in memory: `get_bots` never lists it,
+# yet every installation has it, so an official plugin tried in the debug chat kept chats under it.
+DEBUG_CHAT_BOT = "websocket-proxy-bot"
 
 
 @dataclass
@@ -117,6 +122,8 @@ class BundleImport:
             raise ValidationError(f"this bundle comes from another LangBot installation: none of its "
                                   f"{len(bundle.bots)} bot(s) exists here (source {bundle.fingerprint[:12]}); "
                                   "nothing was imported")
+        if ours is not None:
+            ours.add(DEBUG_CHAT_BOT)  # after the installation check: every LangBot has it
         settings = await self._settings(bundle, dry_run)
         effective = await self._kbs.open_kb(kb_id)
         isolation = effective.isolation

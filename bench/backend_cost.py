@@ -129,12 +129,12 @@ async def speaker_recall(size: int, queries: int = 30, window: int = 20, cap: in
     import dataclasses
     import random
 
-    from ltm.langbot import vector_index
+    from ltm.langbot.policies import speaker as speaker_search
     from ltm.langbot.vector_index import HostVectorIndex
 
     if cap:  # try another bound than the plugin's
-        vector_index.SPEAKER_OVERFETCH, vector_index.SPEAKER_OVERFETCH_MAX = cap // window, cap
-    SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX = vector_index.SPEAKER_OVERFETCH, vector_index.SPEAKER_OVERFETCH_MAX
+        speaker_search.SPEAKER_OVERFETCH, speaker_search.SPEAKER_OVERFETCH_MAX = cap // window, cap
+    SPEAKER_OVERFETCH, SPEAKER_OVERFETCH_MAX = speaker_search.SPEAKER_OVERFETCH, speaker_search.SPEAKER_OVERFETCH_MAX
 
     host = MeteredHost(make_backend("chroma"))
     host.add_embedding_model("emb-1")
@@ -162,8 +162,9 @@ async def speaker_recall(size: int, queries: int = 30, window: int = 20, cap: in
         for _ in range(queries):
             vector = embedder.embed([" ".join(rng.choice(TOPIC_WORDS) for _ in range(5))])[0]
             truth = await exact.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
-            traits = exact._traits[kb]  # learned by the first search
-            over._traits[kb] = dataclasses.replace(traits, filters_metadata=False)
+            traits = exact.traits(kb)  # learned by the first search
+            assert traits is not None
+            over.adopt(kb, dataclasses.replace(traits, filters_metadata=False))  # over-fetch on Chroma too
             got = await over.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
             want = {h.record.record_id for h in truth}
             found += len(want & {h.record.record_id for h in got})

@@ -1,7 +1,7 @@
 """In-process fake LangBot host used by the plugin's tests.
 
 - ``embedder.HashingEmbedder``: deterministic embedding model stand-in.
-- ``vectors``: the six vector-store backends with the host's quirks, one module each (``vectors.BACKENDS``).
+- ``vectors``: the vector-store backends with the host's quirks, one file per store (``vectors.BACKENDS``).
 - ``hooks``: what tests and benchmarks do with the memory core that no surface does.
 - ``fake_host.FakeLangBotHost``: answers the plugin's Host API calls.
 - ``harness.PluginHarness``: loads the real plugin through the SDK runtime.

@@ -1,4 +1,4 @@
-"""Vector-store backends of the fake host, reproducing LangBot 4.11.2's translation, one per module.
+"""Vector-store backends of the fake host, reproducing LangBot 4.11.2's translation, one file per store.
 
 The host forwards the plugin's vector calls to one of several stores, and each store treats
 filters, metadata and distances differently (docs/HOST-FACTS.md 6 and 12). These classes
@@ -16,35 +16,35 @@ here the same way they would fail on a real host:
 - `valkey`        Valkey Search: per-field hash writes, `file_id` the only filter, every-word text match.
 
 All backends receive the physical collection name (`lb_<kb uuid>`); the `FakeLangBotHost`
-resolves knowledge bases and adds the `_langbot_*` keys. A new backend is one module here and
-one line in `BACKENDS`.
+resolves knowledge bases and adds the `_langbot_*` keys. A store is one module here that ends with
+`BACKEND = <its class>` (the class has a `name`); `BACKENDS` finds it. The modules without `BACKEND`
+are the small helpers the stores share as functions and objects, never as base classes: `base.py`
+(the interface and the host's filter translation), `memory_table.py` (fixed-schema rows in memory),
+`process_engine.py` (an engine started once per test process).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
-from .base import VectorBackend, normalize_filter
-from .chroma import ChromaBackend
-from .fixed_schema import FixedSchemaBackend
-from .insert_only import InsertOnlyBackend
-from .milvus_lite import MilvusLiteBackend
-from .pgvector import PgVectorBackend
-from .qdrant import QdrantBackend, build_qdrant_filter
-from .seekdb import SeekDBBackend
-from .valkey_like import ValkeyLikeBackend
+from .base import VectorBackend
 
-# name -> class; the order is the order the backend-parametrized tests run in.
-BACKENDS: dict[str, type[VectorBackend]] = {
-    "chroma": ChromaBackend,
-    "qdrant": QdrantBackend,
-    "milvus": MilvusLiteBackend,
-    "seekdb": SeekDBBackend,
-    "pgvector": PgVectorBackend,
-    "fixed": FixedSchemaBackend,
-    "milvus-insert": InsertOnlyBackend,
-    "valkey": ValkeyLikeBackend,
-}
+
+def _stores() -> dict[str, type[VectorBackend]]:
+    found: dict[str, type[VectorBackend]] = {}
+    for module in pkgutil.iter_modules(__path__):
+        backend = getattr(importlib.import_module(f"{__name__}.{module.name}"), "BACKEND", None)
+        if backend is not None:
+            if backend.name in found:
+                raise RuntimeError(f"two test-host stores are called {backend.name!r}")
+            found[backend.name] = backend
+    return found
+
+
+# name -> class, every store module of this folder.
+BACKENDS: dict[str, type[VectorBackend]] = _stores()
 BACKEND_NAMES = tuple(BACKENDS)
 
 
@@ -62,19 +62,4 @@ def make_backend(name: str, tmp_path: Path | str | None = None) -> VectorBackend
     return backend()
 
 
-__all__ = [
-    "BACKENDS",
-    "BACKEND_NAMES",
-    "ChromaBackend",
-    "FixedSchemaBackend",
-    "InsertOnlyBackend",
-    "MilvusLiteBackend",
-    "PgVectorBackend",
-    "QdrantBackend",
-    "SeekDBBackend",
-    "ValkeyLikeBackend",
-    "VectorBackend",
-    "build_qdrant_filter",
-    "make_backend",
-    "normalize_filter",
-]
+__all__ = ["BACKENDS", "BACKEND_NAMES", "VectorBackend", "make_backend"]

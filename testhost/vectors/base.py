@@ -1,5 +1,7 @@
-"""What every fake vector store shares: the interface the fake host calls, and the host's filter
-translation (LangBot 4.11.2, `vector/filter_utils.py`) with the row checks of the stand-in stores."""
+"""What every fake vector store shares: the interface the fake host calls, the host's filter
+translation (LangBot 4.11.2, `vector/filter_utils.py`), the fixed (text, file_id, chunk_uuid) schema
+of Milvus and pgvector, and the row checks of the stand-in stores. A store module uses these as
+functions; no store inherits from another (one file per store, see `__init__.py`)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ from typing import Any, Protocol
 logger = logging.getLogger(__name__)
 
 SearchHit = dict[str, Any]
-ListResult = dict[str, Any]
-
 ListResult = dict[str, Any]
 
 RANGE_OPS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
@@ -63,8 +63,6 @@ class VectorBackend(Protocol):
     async def close(self) -> None: ...
 
 
-
-
 def normalize_filter(filters: dict[str, Any] | None) -> list[tuple[str, str, Any]]:
     """Turn a Chroma-style filter into ``(field, op, value)`` triples.
 
@@ -98,6 +96,20 @@ def fixed_field_conditions(filters: dict[str, Any] | None, fields: set[str], ali
     return kept
 
 
+# The fixed schema's columns, and the filter keys the host maps onto them (it accepts "uuid" for chunk_uuid).
+FIXED_FIELDS = frozenset({"text", "file_id", "chunk_uuid"})
+FIXED_ALIASES = {"uuid": "chunk_uuid"}
+
+
+def fixed_conditions(filters: dict[str, Any] | None, store: str) -> list[tuple[str, str, Any]]:
+    return fixed_field_conditions(filters, FIXED_FIELDS, FIXED_ALIASES, store)
+
+
+def fixed_metadata(text: Any, file_id: Any, chunk_uuid: Any) -> dict[str, Any]:
+    """The metadata a fixed-schema store answers: its three columns, `chunk_uuid` back under "uuid"."""
+    return {"text": text or "", "file_id": file_id or "", "uuid": chunk_uuid or ""}
+
+
 def check_lengths(ids: list[str], vectors: list[list[float]],
                    metadatas: list[dict[str, Any]], documents: list[str] | None) -> None:
     if len(ids) != len(vectors) or len(ids) != len(metadatas):
@@ -109,8 +121,6 @@ def check_lengths(ids: list[str], vectors: list[list[float]],
         raise ValueError(
             f"documents must have the same length as ids (got {len(documents)}, {len(ids)})"
         )
-
-
 
 
 def row_matches(row: dict[str, Any], conditions: list[tuple[str, str, Any]]) -> bool:
@@ -149,5 +159,3 @@ def cosine(a: list[float], b: list[float]) -> float:
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(y * y for y in b))
     return 0.0 if na == 0.0 or nb == 0.0 else dot / (na * nb)
-
-

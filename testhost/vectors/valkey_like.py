@@ -96,3 +96,4 @@ class ValkeyLikeBackend:
         self._hashes.clear()
 
 
+BACKEND = ValkeyLikeBackend

@@ -57,7 +57,7 @@ from testhost import PluginHarness, make_backend  # noqa: E402
 IMPORT_BATCH = 5000
 
 
-async def direct_fill(host: MeteredHost, kb: str, user_key: str, items: list[dict[str, Any]]) -> None:
+async def direct_fill(host: MeteredHost, kb: str, space_key: str, items: list[dict[str, Any]]) -> None:
     """The same episodes in record layout 2, written straight into the store in batches of 2,000 (the
     plugin's import writes 64 per call, and LangBot's Milvus adapter loads the collection after every
     insert: filling 100,000 that way takes hours on Milvus Lite, and the fill is not what is measured)."""
@@ -68,12 +68,12 @@ async def direct_fill(host: MeteredHost, kb: str, user_key: str, items: list[dic
     collection = host.collection_name(kb)
     for start in range(0, len(items), 2000):
         batch = items[start:start + 2000]
-        records = [Episode(episode_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{start + i}")), user_key=user_key,
+        records = [Episode(episode_id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{start + i}")), space_key=space_key,
                            content=item["content"], timestamp=item["timestamp"], importance=item["importance"],
                            sender_id=item["sender_id"], sender_name=item["sender_name"], source="import").to_record()
                    for i, item in enumerate(batch)]
         await host.backend.upsert(
-            collection, [layout.host_id(r.space, r.record_id) for r in records], embedder.embed([r.text for r in records]),
+            collection, [layout.host_id(r.space_key, r.record_id) for r in records], embedder.embed([r.text for r in records]),
             [{**layout.to_metadata(r), **host._host_metadata(kb)} for r in records], [r.text for r in records])
 
 
@@ -86,7 +86,7 @@ async def measure(backend: str, size: int, runs: int, warmup: int, direct: bool 
         items = synthetic_episodes(size)
         t0 = time.perf_counter()
         if direct:
-            await direct_fill(host, kb, scope.user_key, items)
+            await direct_fill(host, kb, scope.space_key, items)
         else:
             for start in range(0, size, IMPORT_BATCH):
                 await memory.import_episodes(scope, parse_records(items[start:start + IMPORT_BATCH]))
@@ -161,11 +161,11 @@ async def speaker_recall(size: int, queries: int = 30, window: int = 20, cap: in
         found = total = 0
         for _ in range(queries):
             vector = embedder.embed([" ".join(rng.choice(TOPIC_WORDS) for _ in range(5))])[0]
-            truth = await exact.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
+            truth = await exact.search(kb, scope.space_key, vector, window, speaker=SPEAKER)
             traits = exact.traits(kb)  # learned by the first search
             assert traits is not None
             over.adopt(kb, dataclasses.replace(traits, filters_metadata=False))  # over-fetch on Chroma too
-            got = await over.search(kb, scope.user_key, vector, window, speaker=SPEAKER)
+            got = await over.search(kb, scope.space_key, vector, window, speaker=SPEAKER)
             want = {h.record.record_id for h in truth}
             found += len(want & {h.record.record_id for h in got})
             total += len(want)

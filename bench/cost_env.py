@@ -312,7 +312,7 @@ def normalized_cpu(plugin_s: Sequence[float], reference_s: Sequence[float]) -> d
 
 
 def use_window(size: int | None) -> int:
-    """Measure with a vector window of `size` rows instead of the shipped `candidate_window` (a
+    """Measure with a vector window of `size` rows instead of the shipped `vector_window` (a
     benchmark-only seam: every recall applies the KB's settings to its recipe with
     `RecallRecipe.resolved_for`, patched here for this process). Returns the window every recall now uses."""
     from dataclasses import replace
@@ -322,11 +322,11 @@ def use_window(size: int | None) -> int:
     shipped = _SHIPPED_RESOLVED_FOR[0]
     if size is None:
         RecallRecipe.resolved_for = shipped  # type: ignore[method-assign]  # the shipped method back
-        return int(RecallRecipe().candidate_window)
+        return int(RecallRecipe().vector_window)
 
     def resolved_for(recipe: RecallRecipe, settings: Any) -> RecallRecipe:
         resolved = shipped(recipe, settings)
-        return resolved if resolved.candidate_window == size else replace(resolved, candidate_window=size)
+        return resolved if resolved.vector_window == size else replace(resolved, vector_window=size)
 
     RecallRecipe.resolved_for = resolved_for  # type: ignore[method-assign]  # benchmark-only seam
     return size

@@ -244,7 +244,7 @@ class Installation:
         have = await audit_log.count(log_id)
         t0 = time.perf_counter()
         while have < entries:
-            batch = [AuditEntry("import", "episode", str(uuid.uuid4()), scope.scope_key, scope.user_key, SPEAKER,
+            batch = [AuditEntry("import", "episode", str(uuid.uuid4()), scope.chat_key, scope.space_key, SPEAKER,
                                 SPEAKER_NAME, None, IMPORTED(status="active")) for _ in range(min(AUDIT_FILL_BATCH,
                                                                                              entries - have))]
             await audit_log.append_many(log_id, batch)
@@ -254,7 +254,7 @@ class Installation:
         append_calls: dict[str, int] = {}
         page_calls: dict[str, int] = {}
         for i in range(self.args.runs):
-            entry = AuditEntry("remember", "episode", str(uuid.uuid4()), scope.scope_key, scope.user_key, SPEAKER,
+            entry = AuditEntry("remember", "episode", str(uuid.uuid4()), scope.chat_key, scope.space_key, SPEAKER,
                                SPEAKER_NAME, None, STORED(chars=i, importance=3))
             wall, append_calls, _ = await self.timed(lambda e=entry: audit_log.append_many(log_id, [e]))
             appends.append(wall)

@@ -103,7 +103,7 @@ async def _resident(n: int) -> dict[str, Any]:
     identity = Identity.build(launcher_type="group", launcher_id="g1", bot_uuid="bot-1", sender_id="alice",
                               sender_name="Alice")
     scope = MemoryScope.for_identity(identity, identity_isolation(), "kb")
-    built = SpaceIndex(scope.user_key)
+    built = SpaceIndex(scope.space_key)
     items = synthetic_episodes(n)
     for part in range(0, n, 5000):
         for episode in materialize(scope, parse_records(items[part:part + 5000]), None, True):
@@ -111,14 +111,14 @@ async def _resident(n: int) -> dict[str, Any]:
     del items
     fake = InMemoryPorts()
     pages = IndexPages(Bookkeeping(fake.store))
-    await pages.save("kb", scope.user_key, list(rows_of(built)), lambda: True, asyncio.Lock())
+    await pages.save("kb", scope.space_key, list(rows_of(built)), lambda: True, asyncio.Lock())
     del built
     gc.collect()
     libc = ctypes.CDLL("libc.so.6")
     libc.malloc_trim(0)
     before = _rss_mib()
     t0 = time.perf_counter()
-    loaded = await pages.load("kb", scope.user_key)
+    loaded = await pages.load("kb", scope.space_key)
     load_s = time.perf_counter() - t0
     gc.collect()
     libc.malloc_trim(0)

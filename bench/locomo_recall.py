@@ -394,7 +394,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--limit-questions", type=int, default=None, metavar="N", help="per conversation")
     parser.add_argument("--recipe", default="", metavar="FIELD=VALUE,...",
                         help="override RecallRecipe defaults for the plugin rows (tuning experiments), "
-                             "e.g. candidate_window=200,session_weight=0")
+                             "e.g. vector_window=200,session_weight=0")
     parser.add_argument("--json", type=Path, default=None,
                         help="output file (default bench/.cache/results/locomo-<embedder>.json)")
     args = parser.parse_args(argv)

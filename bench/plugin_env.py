@@ -123,10 +123,10 @@ class ConversationEnv:
                                                                 "texts": [question]})
         res = await self.host.call_action(A.VECTOR_SEARCH, {
             "collection_id": self.kb_id, "query_vector": emb["vectors"][0], "top_k": k,
-            "filters": space_filter(self.scope.user_key), "search_type": "vector",
+            "filters": space_filter(self.scope.space_key), "search_type": "vector",
         })
         out = []
         for row in res["results"]:
-            record = from_metadata(row.get("metadata"), self.scope.user_key)
+            record = from_metadata(row.get("metadata"), self.scope.space_key)
             out.append(Episode.from_record(record).original_id or "" if record is not None else "")
         return out

@@ -292,7 +292,7 @@ def install_floor(info: SetupInfo, lbvenv: Path, state_dir: Path) -> None:
 
 
 def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, window: int) -> None:
-    """Install LongTermMemory built from a copy of this checkout whose `RecallRecipe.candidate_window`
+    """Install LongTermMemory built from a copy of this checkout whose `RecallRecipe.vector_window`
     default is `window` (benchmark only: the installed plugin has no other way to be told; the
     checkout itself is not changed)."""
     import shutil
@@ -309,9 +309,9 @@ def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, windo
         elif source.exists():
             shutil.copy2(source, stage / name)
     ranking = stage / "ltm" / "episodes" / "ranking.py"
-    text, count = re.subn(r"candidate_window: int = \d+", f"candidate_window: int = {window}", ranking.read_text())
+    text, count = re.subn(r"vector_window: int = \d+", f"vector_window: int = {window}", ranking.read_text())
     if count != 1:
-        raise RuntimeError("RecallRecipe.candidate_window not found in ltm/episodes/ranking.py")
+        raise RuntimeError("RecallRecipe.vector_window not found in ltm/episodes/ranking.py")
     ranking.write_text(text)
     done = subprocess.run(["bash", str(stage / "scripts" / "build.sh"), str(stage / "dist")], cwd=str(stage),
                           env=dict(os.environ, LBP=str(lbvenv.resolve() / "bin" / "lbp")), capture_output=True,
@@ -323,7 +323,7 @@ def install_window_variant(info: SetupInfo, lbvenv: Path, state_dir: Path, windo
     install_plugin(client, next((stage / "dist").glob("*.lbpkg")), LTM_PLUGIN, state_dir)
 
 
-def configure_floor(info: SetupInfo, kb_uuid: str, user_key: str, top_k: int) -> None:
+def configure_floor(info: SetupInfo, kb_uuid: str, space_key: str, top_k: int) -> None:
     """Point the floor plugin at the measured memory space: its collection, embedding model, space token."""
     from ltm.langbot.layout import space_token
 
@@ -331,7 +331,7 @@ def configure_floor(info: SetupInfo, kb_uuid: str, user_key: str, top_k: int) ->
     client.workspace_uuid = info.workspace_uuid
     client.put(f"/plugins/{FLOOR_PLUGIN[0]}/{FLOOR_PLUGIN[1]}/config", {
         "collection_id": kb_uuid, "embedding_model_uuid": info.embedding_model_uuid,
-        "file_id": space_token(user_key), "top_k": top_k})
+        "file_id": space_token(space_key), "top_k": top_k})
     client.wait_plugin(*FLOOR_PLUGIN)
 
 
@@ -495,7 +495,7 @@ def main(argv: Iterable[str] | None = None) -> int:
                              "latency (default 0: the host's and the plugin's own time only)")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     parser.add_argument("--window", type=int, default=None,
-                        help="install LongTermMemory with this candidate_window instead of the shipped default "
+                        help="install LongTermMemory with this vector_window instead of the shipped default "
                              "(built from a patched copy of the checkout)")
     parser.add_argument("--no-floor", dest="floor", action="store_false",
                         help="skip the third pipeline that measures the floor (embedding + top-k search)")

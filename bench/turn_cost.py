@@ -120,7 +120,7 @@ class Turns:
         t1 = time.perf_counter()
         res = await host.call_action(A.VECTOR_SEARCH, {
             "collection_id": self.kb, "query_vector": emb["vectors"][0], "top_k": self.top_k,
-            "filters": layout.space_filter(self.scope.user_key), "search_type": "vector"})
+            "filters": layout.space_filter(self.scope.space_key), "search_type": "vector"})
         t2 = time.perf_counter()
         return {"wall": t2 - t0, "embed": t1 - t0, "search": t2 - t1, "rows": len(res["results"])}
 
@@ -243,7 +243,7 @@ def recipe_window() -> int:
     from ltm import AUTO_RECALL
     from ltm.kb_settings import KBSettings
 
-    return AUTO_RECALL.resolved_for(KBSettings.parse({"embedding_model_uuid": "emb-1"})).candidate_window
+    return AUTO_RECALL.resolved_for(KBSettings.parse({"embedding_model_uuid": "emb-1"})).vector_window
 
 
 def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -366,7 +366,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-host-threads", dest="host_threads", action="store_false",
                         help="run store calls on the event loop (the test host's default) instead of in threads")
     parser.add_argument("--window", type=int, default=None,
-                        help="vector window rows per recall (default: the shipped candidate_window)")
+                        help="vector window rows per recall (default: the shipped vector_window)")
     parser.add_argument("--profile", type=Path, default=None, metavar="PATH",
                         help="after the timed turns, profile as many more on the event-loop thread (cProfile) "
                              "and write PATH-<backend>-<size>.prof")

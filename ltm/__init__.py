@@ -28,7 +28,7 @@ from .candidates import (
 # ----
 # --- consolidation (K)
 from .consolidation import (
-    ArchivalCandidate,
+    Archivable,
     ConsolidationDisabled,
     ConsolidationPreview,
     ConsolidationRun,
@@ -89,9 +89,9 @@ from .identity import (
     Isolation,
     MemoryScope,
     derived_pair_problem,
-    split_session_key,
-    user_key_for,
-    user_key_for_session_key,
+    space_key_for,
+    space_key_for_chat_key,
+    split_chat_key,
 )
 from .kb_overrides import SettingChange
 from .kb_settings import (
@@ -133,7 +133,7 @@ __all__ = [
     "REVIEW_SEARCH",
     "SETTING_CHOICES",
     "SETTING_NAMES",
-    "ArchivalCandidate",
+    "Archivable",
     "AuditPage",
     "BatchDuplicate",
     "BatchSimilar",
@@ -222,9 +222,9 @@ __all__ = [
     "said_from",
     "secret_kind",
     "shown_value",
-    "split_session_key",
-    "user_key_for",
-    "user_key_for_session_key",
+    "space_key_for",
+    "space_key_for_chat_key",
+    "split_chat_key",
     "utc_now",
 ]
 

@@ -26,6 +26,7 @@ from typing import Any, NewType
 from ._bookkeeping import Bookkeeping
 from ._storage import AUDIT_PREFIX, JsonStore, KeyedLocks, audit_chunk_key, audit_head_key, audit_log_ids
 from .operations import Operation
+from .spaces import stored_names
 from .timefields import now_iso, parse_stored
 from .wording import Said
 
@@ -54,8 +55,8 @@ class AuditEntry:
     operation: Operation | ForeignOperation
     target_type: str
     target_id: str
-    scope_key: str
-    user_key: str = ""
+    chat_key: str
+    space_key: str = ""
     sender_id: str = ""
     sender_name: str = ""
     query_id: int | None = None
@@ -64,7 +65,7 @@ class AuditEntry:
     time: str = field(default_factory=now_iso)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = stored_names(asdict(self))
         data["operation"] = str(self.operation)  # the plain value, as stored before `Operation` existed
         said = self.summary
         data["summary"] = said.english[:MAX_SUMMARY_CHARS] if said else ""

@@ -129,8 +129,8 @@ class WriteTx:
         scope = self.scope
         return AuditEntry(
             operation=operation, target_type=target_type, target_id=target_id,
-            scope_key=scope.scope_key if scope else INSTALLATION_KEY,
-            user_key=scope.user_key if scope else "",
+            chat_key=scope.chat_key if scope else INSTALLATION_KEY,
+            space_key=scope.space_key if scope else "",
             sender_id=scope.sender_id if scope else "", sender_name=scope.sender_name if scope else "",
             query_id=scope.query_id if scope else None, summary=summary, meta=meta,
         )
@@ -415,9 +415,9 @@ class WriteGate:
         Returns the spaces that were fenced and are now clear; each clear is audited in its space."""
         targets: list[Space] = []
         if scope is not None:
-            targets.append(Space.l1(scope.scope_key))
+            targets.append(Space.l1(scope.chat_key))
             if scope.kb_id:
-                targets.append(Space.l2(scope.kb_id, scope.user_key))
+                targets.append(Space.l2(scope.kb_id, scope.space_key))
         if installation:
             targets.append(Space.installation())
         cleared: list[str] = []
@@ -433,9 +433,9 @@ class WriteGate:
     def logs_of(scope: MemoryScope) -> list[str]:
         """The audit logs a chat sees: its L1 space and, with a memory KB, its L2 space (shared with
         every chat of the bot in bot isolation)."""
-        logs = [Space.l1(scope.scope_key).key]
+        logs = [Space.l1(scope.chat_key).key]
         if scope.kb_id:
-            logs.append(Space.l2(scope.kb_id, scope.user_key).key)
+            logs.append(Space.l2(scope.kb_id, scope.space_key).key)
         return logs
 
 

@@ -53,19 +53,19 @@ def _key(*parts: str) -> str:
     return "v2/" + "/".join(parts)
 
 
-def profile_key(scope_key: str, sender_id: str = "") -> str:
+def profile_key(chat_key: str, sender_id: str = "") -> str:
     """The session profile of a scope, or one speaker's profile in it."""
     if sender_id:
-        return _key("profile", escape(scope_key), "speaker", escape(sender_id))
-    return _key("profile", escape(scope_key), "session")
+        return _key("profile", escape(chat_key), "speaker", escape(sender_id))
+    return _key("profile", escape(chat_key), "session")
 
 
-def speaker_profile_prefix(scope_key: str) -> str:
-    return _key("profile", escape(scope_key), "speaker", "")
+def speaker_profile_prefix(chat_key: str) -> str:
+    return _key("profile", escape(chat_key), "speaker", "")
 
 
-def sender_of_profile_key(key: str, scope_key: str) -> str:
-    return unescape(key[len(speaker_profile_prefix(scope_key)):])
+def speaker_of_profile_key(key: str, chat_key: str) -> str:
+    return unescape(key[len(speaker_profile_prefix(chat_key)):])
 
 
 def audit_head_key(log_id: str) -> str:
@@ -91,8 +91,8 @@ def audit_log_ids(keys: list[str]) -> list[str]:
 FENCE_PREFIX = _key("fence", "")
 
 
-def fence_key(space_key: str) -> str:
-    return FENCE_PREFIX + escape(space_key)
+def fence_key(lock_key: str) -> str:
+    return FENCE_PREFIX + escape(lock_key)
 
 
 def space_of_fence_key(key: str) -> str:
@@ -103,8 +103,8 @@ def space_of_fence_key(key: str) -> str:
 WRITE_MARK_PREFIX = _key("writing", "")
 
 
-def write_mark_key(space_key: str) -> str:
-    return WRITE_MARK_PREFIX + escape(space_key)
+def write_mark_key(lock_key: str) -> str:
+    return WRITE_MARK_PREFIX + escape(lock_key)
 
 
 def space_of_write_mark_key(key: str) -> str:
@@ -114,8 +114,8 @@ def space_of_write_mark_key(key: str) -> str:
 SNAPSHOT_PREFIX = _key("snapshot", "")
 
 
-def snapshot_key(scope_key: str) -> str:
-    return _key("snapshot", escape(scope_key))
+def snapshot_key(chat_key: str) -> str:
+    return _key("snapshot", escape(chat_key))
 
 
 def document_key(kb_id: str, document_id: str) -> str:
@@ -133,17 +133,17 @@ def document_prefix(kb_id: str) -> str:
 DRAFT_PREFIX = _key("draft", "")
 
 
-def draft_key(kb_id: str, user_key: str, scope_key: str, proposal_id: str) -> str:
-    return _key("draft", escape(kb_id), escape(user_key), escape(scope_key), escape(proposal_id))
+def draft_key(kb_id: str, space_key: str, chat_key: str, proposal_id: str) -> str:
+    return _key("draft", escape(kb_id), escape(space_key), escape(chat_key), escape(proposal_id))
 
 
-def draft_space_prefix(kb_id: str, user_key: str) -> str:
+def draft_space_prefix(kb_id: str, space_key: str) -> str:
     """Every pending draft over one L2 space (all the sessions that share it)."""
-    return _key("draft", escape(kb_id), escape(user_key), "")
+    return _key("draft", escape(kb_id), escape(space_key), "")
 
 
-def draft_scope_prefix(kb_id: str, user_key: str, scope_key: str) -> str:
-    return _key("draft", escape(kb_id), escape(user_key), escape(scope_key), "")
+def draft_scope_prefix(kb_id: str, space_key: str, chat_key: str) -> str:
+    return _key("draft", escape(kb_id), escape(space_key), escape(chat_key), "")
 
 
 def draft_kb_prefix(kb_id: str) -> str:
@@ -157,29 +157,29 @@ def parse_draft_key(key: str) -> tuple[str, str, str, str] | None:
     parts = key[len(DRAFT_PREFIX):].split("/")
     if len(parts) != 4 or not all(parts):
         return None
-    kb_id, user_key, scope_key, proposal_id = (unescape(p) for p in parts)
-    return kb_id, user_key, scope_key, proposal_id
+    kb_id, space_key, chat_key, proposal_id = (unescape(p) for p in parts)
+    return kb_id, space_key, chat_key, proposal_id
 
 
-def draft_log_key(kb_id: str, scope_key: str) -> str:
-    return _key("draftlog", escape(kb_id), escape(scope_key))
+def draft_log_key(kb_id: str, chat_key: str) -> str:
+    return _key("draftlog", escape(kb_id), escape(chat_key))
 
 
 def draft_log_kb_prefix(kb_id: str) -> str:
     return _key("draftlog", escape(kb_id), "")
 
 
-def lineage_key(kb_id: str, user_key: str) -> str:
-    return _key("lineage", escape(kb_id), escape(user_key))
+def lineage_key(kb_id: str, space_key: str) -> str:
+    return _key("lineage", escape(kb_id), escape(space_key))
 
 
 def lineage_kb_prefix(kb_id: str) -> str:
     return _key("lineage", escape(kb_id), "")
 
 
-def scope_marker_key(scope_key: str) -> str:
+def scope_marker_key(chat_key: str) -> str:
     """A small record saying this session scope has written memory (the list of known scopes)."""
-    return _key("scope", escape(scope_key))
+    return _key("scope", escape(chat_key))
 
 
 # ---- migrations: a KB whose vector records are all in record layout 2 is never scanned again
@@ -196,26 +196,26 @@ def legacy_layout_marker_key(kb_id: str) -> str:
 CANDIDATES_PREFIX = _key("candidates", "")
 
 
-def candidates_key(scope_key: str) -> str:
+def candidates_key(chat_key: str) -> str:
     """Every memory candidate of one session scope, with its review state, in one bounded record."""
-    return _key("candidates", escape(scope_key))
+    return _key("candidates", escape(chat_key))
 
 
 # ---- the saved word index of one L2 space (episodes/index_pages.py): a head and numbered pages
-def word_index_head_key(kb_id: str, user_key: str) -> str:
-    return _key("wordindex", escape(kb_id), escape(user_key), "head")
+def word_index_head_key(kb_id: str, space_key: str) -> str:
+    return _key("wordindex", escape(kb_id), escape(space_key), "head")
 
 
-def word_index_page_key(kb_id: str, user_key: str, generation: int, page: int) -> str:
-    return _key("wordindex", escape(kb_id), escape(user_key), str(generation), str(page))
+def word_index_page_key(kb_id: str, space_key: str, generation: int, page: int) -> str:
+    return _key("wordindex", escape(kb_id), escape(space_key), str(generation), str(page))
 
 
 def word_index_kb_prefix(kb_id: str) -> str:
     return _key("wordindex", escape(kb_id), "")
 
 
-def word_index_space_prefix(kb_id: str, user_key: str) -> str:
-    return _key("wordindex", escape(kb_id), escape(user_key), "")
+def word_index_space_prefix(kb_id: str, space_key: str) -> str:
+    return _key("wordindex", escape(kb_id), escape(space_key), "")
 
 
 def scope_of_key(key: str) -> str | None:
@@ -230,8 +230,8 @@ def scope_of_key(key: str) -> str | None:
         return owner[3:]
     if kind == "audit" and owner.startswith("l2:"):
         # In session isolation the L2 key is the session key itself; a bot-wide key names no chat.
-        user_key = owner[3:].partition(":")[2]
-        return None if user_key.startswith("bot:") else user_key or None
+        space_key = owner[3:].partition(":")[2]
+        return None if space_key.startswith("bot:") else space_key or None
     return None
 
 

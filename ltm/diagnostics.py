@@ -20,7 +20,7 @@ from ._fences import FenceRegistry
 from ._gate import WriteTx
 from ._storage import SNAPSHOT_PREFIX, JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
 from .errors import LTMError
-from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, user_key_for_session_key
+from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, space_key_for_chat_key
 from .kb_settings import EffectiveSettings, KBSettings, shown_value
 from .ports import PROBE_TEXT, DescribedIndex, Embedder, HostDirectory, VectorIndex
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
@@ -187,9 +187,9 @@ class Diagnostics:
         return items
 
     async def fences_of(self, scope: MemoryScope) -> list[Any]:
-        spaces = [Space.l1(scope.scope_key)]
+        spaces = [Space.l1(scope.chat_key)]
         if scope.kb_id:
-            spaces.append(Space.l2(scope.kb_id, scope.user_key))
+            spaces.append(Space.l2(scope.kb_id, scope.space_key))
         return [await self._fences.get(space) for space in spaces]
 
     # ------------------------------------------------------------------ injection snapshots (I5)
@@ -200,10 +200,10 @@ class Diagnostics:
         if self.deleted and isinstance(episodes, list) and quoted_ids(snapshot) & self.deleted.keys():
             snapshot = {**snapshot, "episodes": [e for e in episodes if not (isinstance(e, dict)
                                                                              and str(e.get("id")) in self.deleted)]}
-        await self._store.set(snapshot_key(scope.scope_key), snapshot)
+        await self._store.set(snapshot_key(scope.chat_key), snapshot)
 
     async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
-        value = await self._store.get(snapshot_key(scope.scope_key))
+        value = await self._store.get(snapshot_key(scope.chat_key))
         return value if isinstance(value, dict) else None
 
     async def snapshot_shows(self, scope: MemoryScope, sender_id: str, episode_ids: set[str]) -> bool:
@@ -220,8 +220,8 @@ class Diagnostics:
         when it shows that person."""
         if not await self.snapshot_shows(scope, sender_id, episode_ids):
             return False
-        await tx.delete(snapshot_key(scope.scope_key))
-        tx.applied(tx.operation, "snapshot", scope.scope_key, SNAPSHOT_DROPPED())
+        await tx.delete(snapshot_key(scope.chat_key))
+        tx.applied(tx.operation, "snapshot", scope.chat_key, SNAPSHOT_DROPPED())
         return True
 
     # ------------------------------------------------------------------ double recall (I4)
@@ -230,24 +230,24 @@ class Diagnostics:
         with the same message is answered empty, once."""
         now = time.monotonic()
         self._injected = {k: t for k, t in self._injected.items() if now - t < INJECTION_TTL_SECONDS}
-        self._injected[(scope.scope_key, " ".join(text.split()))] = now
+        self._injected[(scope.chat_key, " ".join(text.split()))] = now
 
     def consume_injection(self, scope: MemoryScope, text: str) -> bool:
-        stamp = self._injected.pop((scope.scope_key, " ".join(text.split())), None)
+        stamp = self._injected.pop((scope.chat_key, " ".join(text.split())), None)
         return stamp is not None and time.monotonic() - stamp < INJECTION_TTL_SECONDS
 
     # ------------------------------------------------------------------ known scopes (M1)
     async def note_scope(self, scope: MemoryScope) -> None:
         """Remember that a session scope wrote memory, once per scope and process. Bookkeeping only:
         a failure is logged, never reported (the change itself is already stored and audited)."""
-        if scope.scope_key in self._noted or not names_a_chat(scope.scope_key):
+        if scope.chat_key in self._noted or not names_a_chat(scope.chat_key):
             return
         try:
-            await self._store.set(scope_marker_key(scope.scope_key), {"user_key": scope.user_key})
+            await self._store.set(scope_marker_key(scope.chat_key), {"user_key": scope.space_key})
         except LTMError as exc:
-            log.warning("[LongTermMemory] scope marker not written scope=%s: %s", scope.scope_key, exc.code)
+            log.warning("[LongTermMemory] scope marker not written scope=%s: %s", scope.chat_key, exc.code)
             return
-        self._noted.add(scope.scope_key)
+        self._noted.add(scope.chat_key)
 
     async def known_scopes(self) -> list[str]:
         scopes = {scope_of_key(key) for key in await self._store.keys("")}
@@ -259,21 +259,21 @@ class Diagnostics:
         space, so a space that ever held a record of this KB has one)."""
         sessions = await self.known_scopes()
         l2: dict[str, str] = {}
-        for scope_key in sessions:
-            l2.setdefault(user_key_for_session_key(scope_key, isolation), scope_key)
+        for chat_key in sessions:
+            l2.setdefault(space_key_for_chat_key(chat_key, isolation), chat_key)
         if kb_id:
             for log_id in audit_log_ids(await self._store.keys("")):
                 space = Space.from_key(log_id)
                 if space is not None and space.kind is SpaceKind.L2 and space.kb_id == kb_id:
-                    l2.setdefault(space.user_key, "")
+                    l2.setdefault(space.space_key, "")
         return KnownSpaces(tuple(sessions), l2 if kb_id else {})
 
     async def holds_memories(self, kb_id: str, spaces: KnownSpaces) -> str | None:
         """The first known L2 space of `kb_id` that holds a record (one page of one record each), or None."""
-        for user_key in sorted(spaces.l2):
-            page = await self._index.page(kb_id, user_key, 1, 0)
-            if any(r.space == user_key for r in page.records):
-                return user_key
+        for space_key in sorted(spaces.l2):
+            page = await self._index.page(kb_id, space_key, 1, 0)
+            if any(r.space_key == space_key for r in page.records):
+                return space_key
         return None
 
 
@@ -306,7 +306,7 @@ class QuotedSnapshots:
         if not removed or not episode_ids:
             return  # an archived or superseded episode is still kept: a snapshot quoting it may stay
         ids = set(episode_ids)
-        ids |= {s for s, sources in (await self._lineage(scope.kb_id, scope.user_key)).items()
+        ids |= {s for s, sources in (await self._lineage(scope.kb_id, scope.space_key)).items()
                 if ids.intersection(sources)}
         for episode_id in ids:  # a turn that recalled one before this delete saves its snapshot without it
             self._deleted.pop(episode_id, None)
@@ -315,12 +315,12 @@ class QuotedSnapshots:
             del self._deleted[next(iter(self._deleted))]
         for key in sorted(await self._store.keys(SNAPSHOT_PREFIX)):
             chat = scope_of_key(key)
-            if chat is None or not (chat == scope.user_key
-                                    or user_key_for_session_key(chat, Isolation.BOT) == scope.user_key):
+            if chat is None or not (chat == scope.space_key
+                                    or space_key_for_chat_key(chat, Isolation.BOT) == scope.space_key):
                 continue
             snapshot = await self._store.get(key)
             if not (isinstance(snapshot, dict) and snapshot.get("kb_id") == scope.kb_id
-                    and snapshot.get("user_key") == scope.user_key and quoted_ids(snapshot) & ids):
+                    and snapshot.get("user_key") == scope.space_key and quoted_ids(snapshot) & ids):
                 continue
             await tx.delete(key)
             tx.applied(tx.operation, "snapshot", chat, SNAPSHOT_QUOTED())

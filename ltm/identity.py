@@ -1,12 +1,13 @@
 """Identity of a turn and the memory scopes derived from it (S1-S4 in docs/REQUIREMENTS.md).
 
 `Identity` is what a component learns from the host. `MemoryScope` is what the
-service uses: the L1 `scope_key` (= `session_key`) and the L2 `user_key`.
+service uses: the chat's key `chat_key` (its L1 space; LangBot's session key, stored as
+`scope_key`) and the L2 space's key `space_key` (stored as `user_key`).
 
 Decisions (also in docs/ARCHITECTURE.md):
-- An empty `bot_uuid` gives `session_key = session_name` (S3).
+- An empty `bot_uuid` gives `chat_key = session_name` (S3).
 - In `bot` isolation without a bot uuid there is no bot to share with, so the
-  L2 space falls back to the session's own space: `user_key = session_key`.
+  L2 space falls back to the chat's own space: `space_key = chat_key`.
   This never widens sharing beyond one conversation.
 - A sender id of None, 0, "0" or "" means "unknown speaker": no speaker profile,
   and episodes carry `sender_id = ""`.
@@ -118,44 +119,44 @@ class Identity:
         return f"{self.launcher_type}_{self.launcher_id}"
 
     @property
-    def session_key(self) -> str:
+    def chat_key(self) -> str:
         return f"{self.bot_uuid}:{self.session_name}" if self.bot_uuid else self.session_name
 
 
-def user_key_for(identity: Identity, isolation: Isolation | str) -> str:
+def space_key_for(identity: Identity, isolation: Isolation | str) -> str:
     """The L2 isolation key (S4)."""
     mode = Isolation(isolation)
     if mode is Isolation.BOT and identity.bot_uuid:
         return f"bot:{identity.bot_uuid}"
-    return identity.session_key
+    return identity.chat_key
 
 
-def split_session_key(session_key: str) -> tuple[str, str]:
+def split_chat_key(chat_key: str) -> tuple[str, str]:
     """`bot:group_1` -> ("bot", "group_1"); a key without a bot uuid is just the session name (S3)."""
-    if session_key.startswith(("group_", "person_")):
-        return "", session_key
-    head, sep, tail = session_key.partition(":")
-    return (head, tail) if sep else ("", session_key)
+    if chat_key.startswith(("group_", "person_")):
+        return "", chat_key
+    head, sep, tail = chat_key.partition(":")
+    return (head, tail) if sep else ("", chat_key)
 
 
-def names_a_chat(session_key: str) -> bool:
+def names_a_chat(chat_key: str) -> bool:
     """Whether a key is a chat's session key (`[<bot>:]group_<id>` / `person_<id>`), not, say, the key of
     a bot-wide L2 space (`bot:<uuid>`)."""
-    return split_session_key(session_key)[1].startswith(("group_", "person_"))
+    return split_chat_key(chat_key)[1].startswith(("group_", "person_"))
 
 
-def user_key_for_session_key(session_key: str, isolation: Isolation | str) -> str:
+def space_key_for_chat_key(chat_key: str, isolation: Isolation | str) -> str:
     """The L2 key this plugin derives for a stored session key (used where only keys are known)."""
-    bot_uuid, _ = split_session_key(session_key)
+    bot_uuid, _ = split_chat_key(chat_key)
     if Isolation(isolation) is Isolation.BOT and bot_uuid:
         return f"bot:{bot_uuid}"
-    return session_key
+    return chat_key
 
 
-def chat_of_session_key(session_key: str) -> Identity | None:
+def chat_of_key(chat_key: str) -> Identity | None:
     """The chat a session key names, when it is a key this plugin derives: `<bot uuid>:group_<id>`,
     `<bot uuid>:person_<id>` or the session name alone, every id in the kept form (None otherwise)."""
-    bot_uuid, session_name = split_session_key(session_key)
+    bot_uuid, session_name = split_chat_key(chat_key)
     launcher_type, sep, launcher_id = session_name.partition("_")
     if not sep or launcher_type not in LAUNCHER_TYPES or not launcher_id:
         return None
@@ -163,38 +164,38 @@ def chat_of_session_key(session_key: str) -> Identity | None:
         chat = Identity.build(launcher_type=launcher_type, launcher_id=launcher_id, bot_uuid=bot_uuid)
     except ValidationError:
         return None
-    return chat if chat.session_key == session_key else None
+    return chat if chat.chat_key == chat_key else None
 
 
-def scope_of_user_key(user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope | None:
+def scope_of_space_key(space_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope | None:
     """The memory space an L2 key names, when it is one a KB of this isolation derives (None otherwise):
     in `session` isolation a chat's key (`<bot uuid>:group_<id>`, `<bot uuid>:person_<id>`, or the
     session name alone), in `bot` isolation `bot:<bot uuid>`. A bot's space names no chat: its scope
     key is the space's own key."""
     mode = Isolation(isolation)
     if mode is Isolation.BOT:
-        bot_uuid = user_key[len("bot:"):] if user_key.startswith("bot:") else ""
+        bot_uuid = space_key[len("bot:"):] if space_key.startswith("bot:") else ""
         if not bot_uuid or id_problem(bot_uuid, "bot_uuid", bot=True):
             return None
-        return MemoryScope(scope_key=user_key, user_key=user_key, kb_id=kb_id, isolation=mode)
-    chat = chat_of_session_key(user_key)
+        return MemoryScope(chat_key=space_key, space_key=space_key, kb_id=kb_id, isolation=mode)
+    chat = chat_of_key(space_key)
     if chat is None:
         return None
     scope = MemoryScope.for_identity(chat, mode, kb_id)
-    return scope if scope.user_key == user_key else None
+    return scope if scope.space_key == space_key else None
 
 
-def derived_pair_problem(scope_key: str, user_key: str, isolation: Isolation | str) -> str | None:
+def derived_pair_problem(chat_key: str, space_key: str, isolation: Isolation | str) -> str | None:
     """Why `(scope_key, user_key)` is not a pair this plugin derives for one chat (None when it is).
     A surface that takes raw keys (an admin page) checks this before it builds a `MemoryScope`, so
     no pair of keys can read one chat's records and write them into another's space."""
-    chat = chat_of_session_key(scope_key)
+    chat = chat_of_key(chat_key)
     if chat is None:
         return ("scope_key is not a chat's key this plugin derives: <bot uuid>:group_<id>, "
                 "<bot uuid>:person_<id>, or group_<id> / person_<id> without a bot")
-    expected = user_key_for(chat, isolation)
-    if user_key != expected:
-        return (f"user_key {user_key} is not the key this plugin derives for scope_key {scope_key} "
+    expected = space_key_for(chat, isolation)
+    if space_key != expected:
+        return (f"user_key {space_key} is not the key this plugin derives for scope_key {chat_key} "
                 f"in {Isolation(isolation).value} isolation ({expected})")
     return None
 
@@ -207,16 +208,16 @@ class MemoryScope:
     an admin selected (then there is no speaker).
     """
 
-    scope_key: str
-    user_key: str
+    chat_key: str
+    space_key: str
     kb_id: str = ""
     isolation: Isolation = Isolation.SESSION
     identity: Identity | None = None
 
     def __post_init__(self) -> None:
-        if not self.scope_key or not self.user_key:
+        if not self.chat_key or not self.space_key:
             raise ValidationError("scope_key and user_key are required")
-        for name, key in (("scope_key", self.scope_key), ("user_key", self.user_key)):
+        for name, key in (("scope_key", self.chat_key), ("user_key", self.space_key)):
             if has_stray_characters(key):
                 raise ValidationError(f"{name} contains a control, bidi or unpaired surrogate character; "
                                       "no memory space key does")
@@ -225,45 +226,45 @@ class MemoryScope:
     def for_identity(cls, identity: Identity, isolation: Isolation | str, kb_id: str = "") -> MemoryScope:
         mode = Isolation(isolation)
         return cls(
-            scope_key=identity.session_key,
-            user_key=user_key_for(identity, mode),
+            chat_key=identity.chat_key,
+            space_key=space_key_for(identity, mode),
             kb_id=kb_id,
             isolation=mode,
             identity=identity,
         )
 
     @classmethod
-    def of_chat_key(cls, scope_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
+    def of_chat_key(cls, chat_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
         """The scope of a chat by the session key the plugin noted for it, its L2 key derived in this
         isolation (no speaker, no live turn)."""
         mode = Isolation(isolation)
-        return cls(scope_key=scope_key, user_key=user_key_for_session_key(scope_key, mode), kb_id=kb_id,
+        return cls(chat_key=chat_key, space_key=space_key_for_chat_key(chat_key, mode), kb_id=kb_id,
                    isolation=mode)
 
     @classmethod
-    def selected(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
+    def selected(cls, chat_key: str, space_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
         """The scope of a chat an operator selected by its two keys: only a pair this plugin derives for
         one chat (`derived_pair_problem`, else `ValidationError`)."""
-        problem = derived_pair_problem(scope_key, user_key, isolation)
+        problem = derived_pair_problem(chat_key, space_key, isolation)
         if problem:
             raise ValidationError(problem)
-        return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=Isolation(isolation))
+        return cls(chat_key=chat_key, space_key=space_key, kb_id=kb_id, isolation=Isolation(isolation))
 
     @classmethod
-    def stored(cls, scope_key: str, user_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
+    def stored(cls, chat_key: str, space_key: str, kb_id: str, isolation: Isolation | str) -> MemoryScope:
         """A scope rebuilt from keys the plugin stored earlier (no speaker, no live turn)."""
         try:
             mode = Isolation(isolation)
         except ValueError:
             mode = Isolation.SESSION
-        return cls(scope_key=scope_key, user_key=user_key, kb_id=kb_id, isolation=mode)
+        return cls(chat_key=chat_key, space_key=space_key, kb_id=kb_id, isolation=mode)
 
     @property
     def shared(self) -> bool:
         """Whether this chat's memory is shared with other people: a group's is shared by its members,
         and in bot isolation every chat of the bot (private chats too) shares one episode space."""
         launcher = self.identity.launcher_type if self.identity else ""
-        return launcher == "group" or (self.isolation is Isolation.BOT and self.user_key != self.scope_key)
+        return launcher == "group" or (self.isolation is Isolation.BOT and self.space_key != self.chat_key)
 
     def with_kb(self, kb_id: str) -> MemoryScope:
         return replace(self, kb_id=kb_id)

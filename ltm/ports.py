@@ -37,13 +37,13 @@ class KeyValueStore(Protocol):
 class IndexRecord:
     """One episode as the vector index keeps it.
 
-    `space` is the isolation key (a `user_key`) and `speaker` the sender id ("" when
+    `space_key` is the memory space's key and `speaker` the speaker's sender id ("" when
     unknown): the index must be able to filter on both. `fields` are the episode's
     own flat fields (str/int/float/bool values), stored verbatim and returned as
     stored. `text` is what full-text search matches."""
 
     record_id: str
-    space: str
+    space_key: str
     speaker: str
     text: str
     fields: Mapping[str, Any] = field(default_factory=dict)

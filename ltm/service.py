@@ -31,8 +31,8 @@ from ._audit import AuditPage
 from ._fences import Fence
 from ._gate import WriteGate
 from .bundle.importer import MigrationReport
+from .candidates.candidate import Candidate, CandidateStatus
 from .candidates.queue import CandidatePage
-from .candidates.records import Candidate, CandidateStatus
 from .candidates.review import CandidateRun
 from .consolidation import ConsolidationPreview, ConsolidationRun, Draft
 from .diagnostics import HealthReport
@@ -76,13 +76,13 @@ class MemoryService:
     async def scope_for(self, identity: Identity, kb_id: str | None = None) -> MemoryScope:
         return await self._m.kbs.scope_for(identity, kb_id)
 
-    async def selected_scope(self, scope_key: str, user_key: str) -> MemoryScope:
+    async def selected_scope(self, chat_key: str, space_key: str) -> MemoryScope:
         """The scope of a chat an operator's surface selected by its two keys, on the memory KB. Only a pair
         this plugin derives for one chat selects it (else `ValidationError`), so no pair of keys reads one
         chat's records and writes them into another chat's space."""
         found = await self._m.kbs.memory_kb()
         kb_id, isolation = (found[0], found[1].isolation) if found else ("", Isolation.SESSION)
-        return MemoryScope.selected(scope_key, user_key, kb_id, isolation)
+        return MemoryScope.selected(chat_key, space_key, kb_id, isolation)
 
     # ------------------------------------------------------------------ settings and their overrides
     async def settings(self) -> EffectiveSettings:
@@ -175,14 +175,14 @@ class MemoryService:
         return await self._m.lifecycle.bulk_delete(scope, criteria)
 
     async def import_episodes(self, scope: MemoryScope, records: list[ImportRecord], *,
-                              skipped: Sequence[SkippedRecord[int]] = (), keep_senders: bool = True) -> ImportResult:
+                              skipped: Sequence[SkippedRecord[int]] = (), keep_speakers: bool = True) -> ImportResult:
         """A validated batch (see `episodes.transfer.parse_batch`): new ids, this space. `skipped` are the
         records it refused, named in the result and the audit. `keep_senders=False` attributes every record
         to the importer. Records that repeat a stored fact (or an earlier record of the batch), or were
         imported before (their `original_id`), are not written and are named in the result."""
         settings = await self._m.kbs.open(scope)
         return await self._m.transfer.import_episodes(scope, settings, records, skipped=skipped,
-                                                      keep_senders=keep_senders)
+                                                      keep_speakers=keep_speakers)
 
     async def ingest_document(self, scope: MemoryScope, records: list[ImportRecord], document_id: str,
                               skipped: Sequence[SkippedRecord[int]] = ()) -> ImportResult:
@@ -296,13 +296,13 @@ class MemoryService:
         """Everything kept about one sender id (its episodes in every status, the summaries built from
         them, its speaker profiles, the candidates of its messages, snapshots that show it), in every
         space the installation noted, or only in `chat`'s own spaces."""
-        return await self._m.people.find_sender(sender_id, chat)
+        return await self._m.people.find_speaker(sender_id, chat)
 
     async def erase_person(self, sender_id: Any, *, dry_run: bool, chat: MemoryScope | None = None,
                            actor: Identity | None = None) -> PersonErasure:
         """Erase what `find_person` finds, space by space, each audited in its own log; a fenced space is
         reported and not written. `dry_run` writes nothing and says what would go."""
-        return await self._m.people.erase_sender(sender_id, dry_run=dry_run, chat=chat, actor=actor)
+        return await self._m.people.erase_speaker(sender_id, dry_run=dry_run, chat=chat, actor=actor)
 
     # ------------------------------------------------------------------ candidates (Q1-Q4)
     async def propose_candidates(self, scope: MemoryScope, user_text: str) -> CandidateRun:

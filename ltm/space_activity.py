@@ -14,15 +14,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._audit import AuditLog
+from .candidates.candidate import CandidateStatus
 from .candidates.queue import CandidateQueue
-from .candidates.records import CandidateStatus
 from .diagnostics import Diagnostics
 from .episodes.listing import EpisodeListing
 from .episodes.model import EpisodeStatus
 from .errors import LTMError
-from .identity import Isolation, MemoryScope, split_session_key
+from .identity import Isolation, MemoryScope, split_chat_key
 from .kb_registry import KnowledgeBaseRegistry
-from .spaces import Space
+from .spaces import Space, stored_names
 
 # How many of the newest entries of a shared L2 log are read to find this chat's latest change.
 SHARED_LOG_LOOKBACK = 20
@@ -30,8 +30,8 @@ SHARED_LOG_LOOKBACK = 20
 
 @dataclass(frozen=True)
 class SpaceActivity:
-    scope_key: str
-    user_key: str
+    chat_key: str
+    space_key: str
     bot_uuid: str
     chat_type: str  # "group" or "person", as LangBot names the launcher type
     chat_id: str
@@ -41,7 +41,7 @@ class SpaceActivity:
     pending_candidates: int
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return stored_names(asdict(self))
 
 
 class SpaceActivityReader:
@@ -61,17 +61,17 @@ class SpaceActivityReader:
             await self._kbs.open_kb(kb_id)  # the records in the current layout before they are counted
         counted: dict[str, int | None] = {}
         out = []
-        for scope_key in await self._diagnostics.known_scopes():
-            scope = MemoryScope.of_chat_key(scope_key, kb_id, isolation)
-            if scope.user_key not in counted:
-                counted[scope.user_key] = await self._active_episodes(scope) if kb_id else None
-            bot_uuid, session_name = split_session_key(scope_key)
+        for chat_key in await self._diagnostics.known_scopes():
+            scope = MemoryScope.of_chat_key(chat_key, kb_id, isolation)
+            if scope.space_key not in counted:
+                counted[scope.space_key] = await self._active_episodes(scope) if kb_id else None
+            bot_uuid, session_name = split_chat_key(chat_key)
             chat_type, _, chat_id = session_name.partition("_")
             time, speaker = await self._last_change(scope)
             pending = sum(c.status is CandidateStatus.PENDING for c in await self._queue.all(scope))
-            out.append(SpaceActivity(scope_key, scope.user_key, bot_uuid, chat_type, chat_id, time, speaker,
-                                     counted[scope.user_key], pending))
-        out.sort(key=lambda a: a.scope_key)
+            out.append(SpaceActivity(chat_key, scope.space_key, bot_uuid, chat_type, chat_id, time, speaker,
+                                     counted[scope.space_key], pending))
+        out.sort(key=lambda a: a.chat_key)
         out.sort(key=lambda a: a.last_activity, reverse=True)  # stable: equal times stay in key order
         return out
 
@@ -83,10 +83,10 @@ class SpaceActivityReader:
 
     async def _last_change(self, scope: MemoryScope) -> tuple[str, str]:
         newest: dict[str, Any] = {}
-        logs = [Space.l1(scope.scope_key).key] + ([Space.l2(scope.kb_id, scope.user_key).key] if scope.kb_id else [])
+        logs = [Space.l1(scope.chat_key).key] + ([Space.l2(scope.kb_id, scope.space_key).key] if scope.kb_id else [])
         for log_id in logs:
             page = await self._audit.page(log_id, 1, SHARED_LOG_LOOKBACK)
-            mine = next((e for e in page.entries if e.get("scope_key") == scope.scope_key), None)
+            mine = next((e for e in page.entries if e.get("scope_key") == scope.chat_key), None)
             if mine and str(mine.get("time") or "") > str(newest.get("time") or ""):
                 newest = mine
         return str(newest.get("time") or ""), str(newest.get("sender_name") or "")

@@ -1,7 +1,7 @@
 """Memory spaces: the unit of write serialization, fencing and audit (F1 in docs/REQUIREMENTS.md).
 
-- `Space.l1(scope_key)`          L1 profiles, snapshots and candidates of one session;
-- `Space.l2(kb_id, user_key)`    L2 episodes of one isolation key in one memory knowledge base;
+- `Space.l1(chat_key)`           L1 profiles, snapshots and candidates of one chat;
+- `Space.l2(kb_id, space_key)`   L2 episodes of one space key in one memory knowledge base;
 - `Space.installation()`         the installation-wide `kb_configs` record.
 """
 
@@ -9,8 +9,19 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 INSTALLATION_KEY = "installation"  # the installation space's lock, fence and audit log key
+
+
+# The glossary's words for the chat's key and the space's key, and the names stored data and the
+# console's JSON keep for them (what earlier releases wrote and other tools read).
+STORED_NAMES = {"chat_key": "scope_key", "space_key": "user_key"}
+
+
+def stored_names(data: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields under their stored names (order kept)."""
+    return {STORED_NAMES.get(key, key): value for key, value in data.items()}
 
 
 class SpaceKind(str, enum.Enum):
@@ -22,17 +33,17 @@ class SpaceKind(str, enum.Enum):
 @dataclass(frozen=True)
 class Space:
     kind: SpaceKind
-    scope_key: str = ""
+    chat_key: str = ""
     kb_id: str = ""
-    user_key: str = ""
+    space_key: str = ""
 
     @classmethod
-    def l1(cls, scope_key: str) -> Space:
-        return cls(SpaceKind.L1, scope_key=scope_key)
+    def l1(cls, chat_key: str) -> Space:
+        return cls(SpaceKind.L1, chat_key=chat_key)
 
     @classmethod
-    def l2(cls, kb_id: str, user_key: str) -> Space:
-        return cls(SpaceKind.L2, kb_id=kb_id, user_key=user_key)
+    def l2(cls, kb_id: str, space_key: str) -> Space:
+        return cls(SpaceKind.L2, kb_id=kb_id, space_key=space_key)
 
     @classmethod
     def installation(cls) -> Space:
@@ -42,9 +53,9 @@ class Space:
     def key(self) -> str:
         """Lock and fence key."""
         if self.kind is SpaceKind.L1:
-            return f"l1:{self.scope_key}"
+            return f"l1:{self.chat_key}"
         if self.kind is SpaceKind.L2:
-            return f"l2:{self.kb_id}:{self.user_key}"
+            return f"l2:{self.kb_id}:{self.space_key}"
         return INSTALLATION_KEY
 
     @classmethod
@@ -55,15 +66,15 @@ class Space:
         if key.startswith("l1:") and len(key) > 3:
             return cls.l1(key[3:])
         if key.startswith("l2:"):
-            kb_id, sep, user_key = key[3:].partition(":")
-            if sep and kb_id and user_key:
-                return cls.l2(kb_id, user_key)
+            kb_id, sep, space_key = key[3:].partition(":")
+            if sep and kb_id and space_key:
+                return cls.l2(kb_id, space_key)
         return None
 
     def describe(self) -> dict[str, str]:
         data = {"kind": self.kind.value}
         if self.kind is SpaceKind.L1:
-            data["scope_key"] = self.scope_key
+            data["scope_key"] = self.chat_key
         elif self.kind is SpaceKind.L2:
-            data.update(kb_id=self.kb_id, user_key=self.user_key)
+            data.update(kb_id=self.kb_id, user_key=self.space_key)
         return data

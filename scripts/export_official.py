@@ -277,24 +277,24 @@ def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[
         name = str(collection_id) if legacy and collection_id else collection_name(instance_uuid, workspace_uuid,
                                                                                      kb_uuid)
         for row_id, meta, document in vector_rows(root, config, name):
-            user_key = str(meta.get("user_key") or "")
-            if meta.get("source") == "health_probe" or user_key.startswith("ltm-health:"):
+            space_key = str(meta.get("user_key") or "")
+            if meta.get("source") == "health_probe" or space_key.startswith("ltm-health:"):
                 continue  # the official health check's throwaway records
-            if not user_key:
+            if not space_key:
                 unplaced += 1
                 continue
-            chat(user_key)["episodes"].append(episode_record(row_id, {k: v for k, v in meta.items()
+            chat(space_key)["episodes"].append(episode_record(row_id, {k: v for k, v in meta.items()
                                                                       if k not in HOST_KEYS}, document))
-    scope_keys = {k.split(":", 1)[1] for k in storage if k.startswith(("ps:", "audit:", "candidates:"))}
+    chat_keys = {k.split(":", 1)[1] for k in storage if k.startswith(("ps:", "audit:", "candidates:"))}
     for key, value in sorted(storage.items()):
         if key.startswith("ps:") and isinstance(value, dict):
             chat(key[3:])["profiles"].append({"type": "session", "scope_key": key[3:], "profile": value})
         elif key.startswith("pp:") and isinstance(value, dict):
             rest = key[3:]
-            known = [s for s in scope_keys if rest.startswith(s + ":")]
-            scope_key = max(known, key=len) if known else rest.rsplit(":", 1)[0]
-            sender = rest[len(scope_key) + 1:]
-            chat(scope_key)["profiles"].append({"type": "speaker", "scope_key": scope_key, "sender_id": sender,
+            known = [s for s in chat_keys if rest.startswith(s + ":")]
+            chat_key = max(known, key=len) if known else rest.rsplit(":", 1)[0]
+            sender = rest[len(chat_key) + 1:]
+            chat(chat_key)["profiles"].append({"type": "speaker", "scope_key": chat_key, "sender_id": sender,
                                                 "profile": value})
         elif key.startswith("audit:") and isinstance(value, list):
             chat(key[6:])["audit"].extend(value)

@@ -289,7 +289,7 @@ class InMemoryIndex:
 
     # -------------------------------------------------------------- the index's own filters
     def _in_space(self, stored: StoredVector, space: str) -> bool:
-        return self.ignore_space_filter or stored.record.space == space
+        return self.ignore_space_filter or stored.record.space_key == space
 
     def _rows(self, collection: str, space: str, speaker: str | None = None) -> list[StoredVector]:
         rows = self.collections.get(collection, {}).values()
@@ -314,7 +314,7 @@ class InMemoryIndex:
             bad = [k for k, v in record.fields.items() if not isinstance(v, _FLAT)]
             if bad or not record.record_id:
                 raise HostError(f"vector upsert: record {record.record_id!r} has non-flat fields {bad}")
-            stored = IndexRecord(record.record_id, record.space, record.speaker, record.text, dict(record.fields))
+            stored = IndexRecord(record.record_id, record.space_key, record.speaker, record.text, dict(record.fields))
             values = tuple(float(x) for x in vector)
             rows.append(StoredVector(stored, values, _norm(values)))
         target = self.collections.setdefault(collection, {})
@@ -378,7 +378,7 @@ class InMemoryIndex:
     # -------------------------------------------------------------- the port
     async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
         call = Call("index.upsert", {"collection": collection, "ids": tuple(r.record_id for r in records),
-                                     "spaces": tuple(sorted({r.space for r in records}))})
+                                     "spaces": tuple(sorted({r.space_key for r in records}))})
         await self._host.run(call, lambda: self._upsert_now(collection, records, vectors))
 
     async def search(self, collection: str, space: str, vector: Vector, top_k: int, *,
@@ -422,7 +422,7 @@ class InMemoryIndex:
     def records(self, collection: str, space: str | None = None) -> list[IndexRecord]:
         """What the collection holds (all spaces, or one), bypassing faults, counts and leaks."""
         rows = self.collections.get(collection, {}).values()
-        return [s.record for s in rows if space is None or s.record.space == space]
+        return [s.record for s in rows if space is None or s.record.space_key == space]
 
 
 class InMemoryEmbedder:
@@ -534,7 +534,7 @@ class InMemoryPorts:
     def state(self) -> MemoryState:
         return MemoryState(
             kv=dict(self.store.data),
-            index={name: {rid: (IndexRecord(s.record.record_id, s.record.space, s.record.speaker, s.record.text,
+            index={name: {rid: (IndexRecord(s.record.record_id, s.record.space_key, s.record.speaker, s.record.text,
                                             dict(s.record.fields)), s.vector)
                           for rid, s in rows.items()}
                    for name, rows in self.index.collections.items()},

@@ -117,7 +117,7 @@ class Chat:
     privilege: int = 2  # an operator: bot admin (mutating subcommands need it in shared spaces)
 
     @property
-    def scope_key(self) -> str:
+    def chat_key(self) -> str:
         return f"{BOT}:group_{self.launcher_id}"
 
     async def run(self, text: str) -> str:

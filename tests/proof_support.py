@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.common.chat_text import quote
-from ltm import Identity, user_key_for
+from ltm import Identity, space_key_for
 from testhost import FakeLangBotHost, PluginHarness, make_backend, make_session
 from tests.chat import Place, prompt_turn
 
@@ -75,16 +75,16 @@ def _identity(place: Place) -> Identity:
                               bot_uuid=place.bot_uuid)
 
 
-def scope_key(place: Place) -> str:
-    return _identity(place).session_key
+def chat_key(place: Place) -> str:
+    return _identity(place).chat_key
 
 
-def user_key(place: Place, isolation: str) -> str:
-    return user_key_for(_identity(place), isolation)
+def space_key(place: Place, isolation: str) -> str:
+    return space_key_for(_identity(place), isolation)
 
 
 def console_space(place: Place, isolation: str) -> dict[str, str]:
-    return {"scope_key": scope_key(place), "user_key": user_key(place, isolation)}
+    return {"scope_key": chat_key(place), "user_key": space_key(place, isolation)}
 
 
 def label(place: Place) -> str:
@@ -291,27 +291,27 @@ class MemoryModel:
         self.content_owner: dict[str, str] = {}  # content -> user_key (contents are unique)
 
     # -- keys
-    def user_key(self, place: Place) -> str:
-        return user_key(place, self.isolation)
+    def space_key(self, place: Place) -> str:
+        return space_key(place, self.isolation)
 
     def space(self, place: Place) -> dict[str, ModelEpisode]:
-        return self.episodes.setdefault(self.user_key(place), {})
+        return self.episodes.setdefault(self.space_key(place), {})
 
     def l1(self, place: Place) -> dict[str, ModelProfile]:
-        return self.profiles.setdefault(scope_key(place), {})
+        return self.profiles.setdefault(chat_key(place), {})
 
     def logs(self, place: Place) -> list[str]:
-        return [f"l1:{scope_key(place)}", f"l2:{self.user_key(place)}"]
+        return [f"l1:{chat_key(place)}", f"l2:{self.space_key(place)}"]
 
     def l2_spaces(self) -> list[str]:
-        return sorted({self.user_key(p) for p in self.places})
+        return sorted({self.space_key(p) for p in self.places})
 
     # -- changes (each one also records the audit entries the plugin must write)
     def audited(self, log: str, operation: str, target: str) -> None:
         self.audit.setdefault(log, []).append((operation, target))
 
     def add_episode(self, place: Place, episode: ModelEpisode, operation: str) -> None:
-        key = self.user_key(place)
+        key = self.space_key(place)
         assert episode.id not in self.owner, f"episode id {episode.id} handed out twice"
         self.space(place)[episode.id] = episode
         self.owner[episode.id] = key
@@ -323,16 +323,16 @@ class MemoryModel:
         episode.status = status
         for name, value in changes.items():
             setattr(episode, name, value)
-        self.audited(f"l2:{self.user_key(place)}", operation, episode_id)
+        self.audited(f"l2:{self.space_key(place)}", operation, episode_id)
 
     def delete(self, place: Place, episode_id: str, operation: str) -> None:
         del self.space(place)[episode_id]
-        self.audited(f"l2:{self.user_key(place)}", operation, episode_id)
+        self.audited(f"l2:{self.space_key(place)}", operation, episode_id)
 
     def update_profile(self, place: Place, target_sender: str, mode: str, change: dict[str, Any]) -> None:
         profile = self.l1(place).setdefault(target_sender, ModelProfile())
         profile.apply(mode, change)
-        self.audited(f"l1:{scope_key(place)}", "update_profile", target_sender or "session")
+        self.audited(f"l1:{chat_key(place)}", "update_profile", target_sender or "session")
 
     # -- expectations
     def l2_view(self, place: Place, statuses: tuple[str, ...] = (ACTIVE, SUPERSEDED, ARCHIVED)) -> set[tuple[Any, ...]]:
@@ -353,7 +353,7 @@ class MemoryModel:
     # -- leak detection
     def foreign(self, place: Place, ids: Iterable[str] = (), contents: Iterable[str] = ()) -> list[str]:
         """Records of another space in one read of `place`."""
-        own = self.user_key(place)
+        own = self.space_key(place)
         leaks = [f"id {i} of {self.owner[i]!r}" for i in ids if self.owner.get(i, own) != own]
         leaks += [f"content {c!r} of {self.content_owner[c]!r}" for c in contents
                   if self.content_owner.get(c, own) != own]
@@ -401,8 +401,30 @@ def json_reply(reply: str) -> Any | None:
 
 
 __all__ = [
-    "ACTIVE", "ARCHIVED", "BOT_1", "BOT_2", "BOT_3", "PLACES", "SENDERS", "SUPERSEDED", "UNKNOWN_SENDER",
-    "MemoryModel", "ModelEpisode", "ModelProfile", "Surfaces", "console_space", "imported_ids", "json_reply",
-    "label", "listed_ids", "new_host", "no_leak", "profile_view", "public_view", "scope_key", "sender_key",
-    "summary_counts", "user_key",
+    "ACTIVE",
+    "ARCHIVED",
+    "BOT_1",
+    "BOT_2",
+    "BOT_3",
+    "PLACES",
+    "SENDERS",
+    "SUPERSEDED",
+    "UNKNOWN_SENDER",
+    "MemoryModel",
+    "ModelEpisode",
+    "ModelProfile",
+    "Surfaces",
+    "chat_key",
+    "console_space",
+    "imported_ids",
+    "json_reply",
+    "label",
+    "listed_ids",
+    "new_host",
+    "no_leak",
+    "profile_view",
+    "public_view",
+    "sender_key",
+    "space_key",
+    "summary_counts",
 ]

@@ -77,9 +77,9 @@ def test_lexical_cost_resident_smoke() -> None:
 
 
 def test_recipe_overrides_are_typed_and_refused_when_unknown_or_on_held_out() -> None:
-    args = locomo_recall.parse_args(["--split", "tuning", "--recipe", "candidate_window=200,session_weight=0,"
+    args = locomo_recall.parse_args(["--split", "tuning", "--recipe", "vector_window=200,session_weight=0,"
                                      "strip_named_speakers=off"])
-    assert args.recipe == {"candidate_window": 200, "session_weight": 0.0, "strip_named_speakers": False}
+    assert args.recipe == {"vector_window": 200, "session_weight": 0.0, "strip_named_speakers": False}
     for bad in (["--split", "tuning", "--recipe", "window=3"], ["--split", "heldout", "--recipe", "top_k=3"],
                 ["--systems", "engram"]):
         with pytest.raises(SystemExit):

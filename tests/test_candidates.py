@@ -185,8 +185,8 @@ async def test_forgetting_an_accepted_candidates_memory_redacts_the_candidate(ha
                           sender_id="u1" if surface == "forget tool" else "admin-1")
     action = FORGET_SURFACES[surface]
     if action is None:
-        user_key = f"bot:{BOT}" if isolation == "bot" else forgetter.scope_key
-        space = {"scope_key": forgetter.scope_key, "user_key": user_key}
+        space_key = f"bot:{BOT}" if isolation == "bot" else forgetter.chat_key
+        space = {"scope_key": forgetter.chat_key, "user_key": space_key}
         assert (await api(harness, "/episode/delete", {"space": space, "episode_id": episode_id}))["ok"]
     else:
         await action(forgetter, episode_id)
@@ -216,7 +216,7 @@ async def test_a_memory_forgotten_while_its_candidate_is_being_accepted_takes_th
     await responded(harness, "Remember that the offsite is in Lisbon. Remember that the retro is on Monday.")
     first, second = queue_records(harness.host)
     chat = open_chat(harness, sender_id="admin-1", sender_name="Ada")
-    scope = MemoryScope(scope_key=chat.scope_key, user_key=chat.scope_key, kb_id=kb)
+    scope = MemoryScope(chat_key=chat.chat_key, space_key=chat.chat_key, kb_id=kb)
     decide = CandidateQueue.decide
     forgotten: list[str] = []
 

@@ -76,8 +76,8 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
         await host.close()
 
 
-def _queue(host: FakeLangBotHost, scope_key: str) -> list[dict[str, object]]:
-    raw = host.storage.get(f"v2/candidates/{scope_key.replace(':', '%3A')}")
+def _queue(host: FakeLangBotHost, chat_key: str) -> list[dict[str, object]]:
+    raw = host.storage.get(f"v2/candidates/{chat_key.replace(':', '%3A')}")
     return json.loads(raw)["items"] if raw else []
 
 

@@ -406,7 +406,7 @@ async def test_export_l2_status_flags_and_bad_input(harness: PluginHarness) -> N
     assert default["user_key"] == f"{BOT}:group_g1" and default["statuses"] == ["active", "superseded", "archived"]
     assert ids(default) == {old, new, hidden}
     console = await harness.page_api("console", "/export", "POST", {"space": {
-        "scope_key": chat.scope_key, "user_key": chat.scope_key}})
+        "scope_key": chat.chat_key, "user_key": chat.chat_key}})
     assert {e["id"] for e in console["data"]["export"]["l2"]["episodes"]} == ids(default)
     assert ids(await chat.run_json("!memory export l2 --status active")) == {new}
     assert ids(await chat.run_json("!memory export l2 --status active --include-archived")) == {new, hidden}
@@ -440,14 +440,14 @@ async def test_long_export_is_summarized_never_cut(harness: PluginHarness) -> No
 async def test_import_forces_current_scope_new_ids_and_keeps_raw_text(harness: PluginHarness) -> None:
     chat, other, _ = await two_chats(harness)
     original = str(uuid.uuid4())
-    batch = {"user_key": other.scope_key, "episodes": [
-        {"id": original, "user_key": other.scope_key, "content": "Imported   with  spaces", "tags": ["x"]},
+    batch = {"user_key": other.chat_key, "episodes": [
+        {"id": original, "user_key": other.chat_key, "content": "Imported   with  spaces", "tags": ["x"]},
         {"content": "Second imported note", "status": "archived"},
     ]}
     # A pasted JSON with newlines and runs of spaces must reach the parser intact.
     text = await chat.run("!memory import l2\n" + json.dumps(batch, indent=2))
     assert text.startswith(f"Imported 2 episodes into {BOT}:group_g1 (1 active, 1 archived)")
-    assert f"user_key {other.scope_key} in the JSON was ignored" in text
+    assert f"user_key {other.chat_key} in the JSON was ignored" in text
 
     mine = await chat.export_l2()
     assert {e["content"] for e in mine} == {"Imported   with  spaces", "Second imported note"}
@@ -598,7 +598,7 @@ async def test_every_mutating_subcommand_audits_each_changed_record(harness: Plu
         _, added = await _audited(chat, other, command)
         assert sorted((e["operation"], e["target_id"]) for e in added) == sorted((operation, t) for t in targets)
         for entry in added:
-            assert entry["scope_key"] == chat.scope_key and entry["user_key"] == chat.scope_key
+            assert entry["scope_key"] == chat.chat_key and entry["user_key"] == chat.chat_key
             assert entry["sender_id"] == "u1" and entry["sender_name"] == "Alice"
             assert entry["query_id"] == chat.query_id
         page = await chat.run("!memory audit")

@@ -37,12 +37,12 @@ from tests.proof_support import (
     MemoryModel,
     ModelEpisode,
     Surfaces,
+    chat_key,
     console_space,
     imported_ids,
     public_view,
-    scope_key,
     sender_key,
-    user_key,
+    space_key,
 )
 
 A = Place("group", "g1", BOT_1)
@@ -247,14 +247,14 @@ async def test_concurrent_writes_across_spaces_end_as_each_space_says(supported_
         # Each text names its place by position too: in bot isolation the places share one space, and
         # "Ｇ1" and "g1" (full-width and plain) are one fact there, so one speaker's copy would not be written.
         for n, place in enumerate(places):
-            seed = f"seed of place {n} {scope_key(place)}"
+            seed = f"seed of place {n} {chat_key(place)}"
             result = await s.tool(place, "u1", "remember", {"content": seed})
             seeded[place] = result["episode_id"]
             model.add_episode(place, ModelEpisode(result["episode_id"], seed, ACTIVE, "u1"), "remember")
         slow_backend(supported_host, monkeypatch)
 
         async def work(place: Place, n: int) -> list[tuple[str, Any]]:
-            key = f"place {n} {scope_key(place)}"
+            key = f"place {n} {chat_key(place)}"
             calls = [s.tool(place, f"u{j}", "remember", {"content": f"note {j} of {key}"}) for j in range(3)]
             calls.append(s.tool(place, "u1", "update_profile", {"scope": "session", "traits": [f"trait {n}"]}))
             calls.append(s.command(place, "u1", f"!memory archive {seeded[place]}"))
@@ -265,7 +265,7 @@ async def test_concurrent_writes_across_spaces_end_as_each_space_says(supported_
 
         everything = await asyncio.gather(*(work(p, n) for n, p in enumerate(places)))
         for (place, n), results in zip(((p, n) for n, p in enumerate(places)), everything):
-            key = f"place {n} {scope_key(place)}"
+            key = f"place {n} {chat_key(place)}"
             for kind, result in results:
                 if kind.startswith("r"):
                     j = int(kind[1])
@@ -285,11 +285,11 @@ async def test_concurrent_writes_across_spaces_end_as_each_space_says(supported_
                                           "import")
         for place in places:
             data = await export(s, place, isolation)
-            assert {public_view(i) for i in data["l2"]["episodes"]} == model.l2_view(place), scope_key(place)
+            assert {public_view(i) for i in data["l2"]["episodes"]} == model.l2_view(place), chat_key(place)
             assert data["l1"]["session_profile"]["traits"] == model.profile(place, "").traits
             audit = (await s.console_ok("/audit/export", {"space": console_space(place, isolation)}))
             got = Counter((e["operation"], e["target_id"]) for e in audit["export"]["entries"])
-            assert got == model.audit_of(place), scope_key(place)
+            assert got == model.audit_of(place), chat_key(place)
     finally:
         await harness.stop()
 
@@ -318,9 +318,9 @@ async def test_kb_deletion_during_writes_of_every_kind_leaves_nothing_in_the_del
     places = PLACES[:6]
     seeded = {}
     for place in places:
-        seeded[place] = (await s.tool(place, "u1", "remember", {"content": f"seed of {scope_key(place)}"}))["episode_id"]
+        seeded[place] = (await s.tool(place, "u1", "remember", {"content": f"seed of {chat_key(place)}"}))["episode_id"]
         await s.command(place, "u1", "!memory import l2 " + json.dumps(
-            [{"content": f"old {j} of {scope_key(place)}", "tags": ["old"]} for j in range(3)]))
+            [{"content": f"old {j} of {chat_key(place)}", "tags": ["old"]} for j in range(3)]))
     # Vector writes wait until released: the first wave of writes is in flight when the KB is deleted.
     released, entered = asyncio.Event(), asyncio.Event()
     for name in ("upsert", "delete"):
@@ -336,7 +336,7 @@ async def test_kb_deletion_during_writes_of_every_kind_leaves_nothing_in_the_del
                            "episodes": [{"content": f"document fact {i}"} for i in range(3)]}).encode()
 
     def wave(place: Place, label: str) -> list[Awaitable[Any]]:
-        key = scope_key(place)
+        key = chat_key(place)
         return [
             s.tool(place, "u1", "remember", {"content": f"{label} note of {key}"}),
             s.command(place, "u1", "!memory import l2 " + json.dumps(
@@ -378,7 +378,7 @@ async def test_kb_deletion_during_writes_of_every_kind_leaves_nothing_in_the_del
     # The changes told done are in the removed KB's audit.
     memory = harness.plugin.memory
     for n, place in enumerate(places):
-        scope = MemoryScope(scope_key=scope_key(place), user_key=user_key(place, "session"), kb_id=kb)
+        scope = MemoryScope(chat_key=chat_key(place), space_key=space_key(place, "session"), kb_id=kb)
         audited = Counter(e["operation"] for e in await memory.audit_export(scope))
         for label, results in (("first", first_results), ("second", second_results)):
             remembered, imported = results[5 * n], results[5 * n + 1]
@@ -386,7 +386,7 @@ async def test_kb_deletion_during_writes_of_every_kind_leaves_nothing_in_the_del
                 assert ("remember", remembered["episode_id"]) in {
                     (e["operation"], e["target_id"]) for e in await memory.audit_export(scope)}, label
             if isinstance(imported, str) and imported.startswith("Imported 70"):
-                assert audited["import"] >= 3 + 70, (scope_key(place), label, audited)
+                assert audited["import"] >= 3 + 70, (chat_key(place), label, audited)
     # A write now is refused, and a new memory KB starts empty.
     refused = await s.tool(A, "u1", "remember", {"content": "after the removal"})
     assert refused["ok"] is False and refused["code"] == "no_knowledge_base", refused

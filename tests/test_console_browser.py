@@ -106,9 +106,9 @@ class Console:
         frame = self.page_frame()
         await frame.wait_for_function("t => document.documentElement.classList.contains(t)", arg=theme)
 
-    async def select_space(self, scope_key: str) -> None:
-        await self.frame.locator(f'.scope-btn[data-scope-key="{scope_key}"]').first.click()
-        await self.frame.locator("#current-scope", has_text=scope_key).wait_for()
+    async def select_space(self, chat_key: str) -> None:
+        await self.frame.locator(f'.scope-btn[data-scope-key="{chat_key}"]').first.click()
+        await self.frame.locator("#current-scope", has_text=chat_key).wait_for()
 
     async def tab(self, name: str) -> None:
         await self.frame.locator(f"#tab-{name}").click()

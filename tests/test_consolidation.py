@@ -243,19 +243,19 @@ async def world(harness: PluginHarness, memory: MemoryService, kb: str) -> dict[
     found = await memory.memory_kb()
     assert found is not None
     state: dict[str, Any] = {}
-    for scope_key in await memory.known_scopes():
-        scope = MemoryScope.stored(scope_key, scope_key, kb, "session")
+    for chat_key in await memory.known_scopes():
+        scope = MemoryScope.stored(chat_key, chat_key, kb, "session")
         episodes = await memory.export_episodes(scope, LISTED_STATUSES)
         drafts = [d.proposal_id for d in await memory.consolidation_drafts(scope)]
-        state[scope_key] = (episodes["episodes"], drafts)
+        state[chat_key] = (episodes["episodes"], drafts)
     state["storage"] = {k: v for k, v in harness.host.storage.items()
                         if k.startswith(("v2/draft", "v2/lineage"))}
     return state
 
 
-def others(state: dict[str, Any], scope_key: str) -> dict[str, Any]:
-    storage = {k: v for k, v in state["storage"].items() if scope_key.replace(":", "%3A") not in k}
-    return {**{k: v for k, v in state.items() if k not in (scope_key, "storage")}, "storage": storage}
+def others(state: dict[str, Any], chat_key: str) -> dict[str, Any]:
+    storage = {k: v for k, v in state["storage"].items() if chat_key.replace(":", "%3A") not in k}
+    return {**{k: v for k, v in state.items() if k not in (chat_key, "storage")}, "storage": storage}
 
 
 async def summarized_chat(harness: PluginHarness, launcher_id: str, *facts: str, tag: str = ""
@@ -295,8 +295,8 @@ async def test_a_cascade_touches_its_own_scope_only(how: str, harness: PluginHar
     assert {f"{BOT}:group_g2", f"{BOT}:group_g3"} <= set(before) and len(before["storage"]) > 6
     await chat.run(CASCADE_COMMANDS[how](ids))
     after = await world(harness, memory, kb)
-    assert others(after, chat.scope_key) == others(before, chat.scope_key)
-    episodes, drafts = after[chat.scope_key]
+    assert others(after, chat.chat_key) == others(before, chat.chat_key)
+    episodes, drafts = after[chat.chat_key]
     remaining = {e["id"] for e in episodes}
     assert summary not in remaining and set(ids[1:]) <= remaining
     assert quoting not in drafts and len(drafts) == 1
@@ -312,8 +312,8 @@ async def test_a_correction_through_the_tool_removes_the_summary_and_restore_doe
     before = await world(harness, memory, kb)
     await chat.remember("the demo is on Tuesday", supersedes=[ids[0]])
     after = await world(harness, memory, kb)
-    assert others(after, chat.scope_key) == others(before, chat.scope_key)
-    assert summary not in {e["id"] for e in after[chat.scope_key][0]}
+    assert others(after, chat.chat_key) == others(before, chat.chat_key)
+    assert summary not in {e["id"] for e in after[chat.chat_key][0]}
     await chat.run(f"!memory restore {ids[0]}")
     assert summary not in {e["id"] for e in await stored(harness, chat)}
 
@@ -346,11 +346,11 @@ async def test_document_deletion_removes_summaries_and_drafts_built_from_it(harn
     await chat.run(f"!memory consolidate run {await preview_id(chat)}")
     await summarized_chat(harness, "g2", "doc fact one", "doc fact two")
     before = await world(harness, memory, kb)
-    assert len(before[chat.scope_key][0]) == 5
+    assert len(before[chat.chat_key][0]) == 5
     assert await harness.delete_document(kb, "doc-1")
     after = await world(harness, memory, kb)
-    assert others(after, chat.scope_key) == others(before, chat.scope_key)
-    assert after[chat.scope_key] == ([], [])
+    assert others(after, chat.chat_key) == others(before, chat.chat_key)
+    assert after[chat.chat_key] == ([], [])
 
 
 async def test_deleting_the_kb_clears_its_drafts(harness: PluginHarness) -> None:
@@ -362,7 +362,7 @@ async def test_deleting_the_kb_clears_its_drafts(harness: PluginHarness) -> None
 
 
 def chat_scope(chat: Chat, kb: str, *, bot: bool = False) -> MemoryScope:
-    return MemoryScope.stored(chat.scope_key, f"bot:{BOT}" if bot else chat.scope_key, kb, "bot" if bot else "session")
+    return MemoryScope.stored(chat.chat_key, f"bot:{BOT}" if bot else chat.chat_key, kb, "bot" if bot else "session")
 
 
 # --------------------------------------------------------------------------- Memory Console (K7)

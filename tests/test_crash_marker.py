@@ -21,7 +21,7 @@ from langbot_plugin.entities.io.errors import ActionCallError, ConnectionClosedE
 from ltm._storage import WRITE_MARK_PREFIX
 from testhost import FakeLangBotHost, PluginHarness
 from tests.chat import Place
-from tests.proof_support import BOT_1, Surfaces, console_space, scope_key
+from tests.proof_support import BOT_1, Surfaces, chat_key, console_space
 
 # SeekDB and pgvector run this file in the default run too (tests/stores.py).
 pytestmark = pytest.mark.stores_slice
@@ -114,7 +114,7 @@ async def test_a_plugin_killed_after_its_first_host_write_comes_back_with_that_s
         await asyncio.wait_for(killer.reached.wait(), timeout=30)
         await relaunch(harness, killer, task)
 
-        l2_a = f"l2:{kb}:{scope_key(PLACE_A)}"
+        l2_a = f"l2:{kb}:{chat_key(PLACE_A)}"
         fenced = await fences(s)
         assert set(fenced) == {l2_a}, fenced  # exactly the space of the write in flight
         assert fenced[l2_a]["operation"] == "import"
@@ -199,7 +199,7 @@ async def test_a_marker_that_cannot_be_removed_fences_its_space_now_and_after_a_
         host.fail_next(A.DELETE_PLUGIN_STORAGE, ActionCallError("[StorageError] busy"), after_dispatch=False)
         result = await s.tool(PLACE_A, SPEAKER, "remember", {"content": "stored and audited"})
         assert result["ok"], result  # the change itself is complete: stored and audited
-        l2_a = f"l2:{kb}:{scope_key(PLACE_A)}"
+        l2_a = f"l2:{kb}:{chat_key(PLACE_A)}"
         fenced = await fences(s)
         assert set(fenced) == {l2_a} and fenced[l2_a]["reason"].startswith("write-ahead marker not removed")
         stored, audited = await stored_and_audited(s, PLACE_A)

@@ -33,14 +33,14 @@ from components.pages.console import api
 from ltm.secrets import kinds, secret_kind
 from testhost import PluginHarness
 from tests.chat import BOT, Chat, Place, open_chat
-from tests.proof_support import console_space, scope_key
+from tests.proof_support import chat_key, console_space
 
 # One of issue 35's three proofs: it also runs on SeekDB and pgvector in the default run (tests/stores.py).
 pytestmark = pytest.mark.stores_slice
 
 ROOT = Path(__file__).resolve().parents[1]
 G1 = Place("group", "g1")
-G1_KEY = scope_key(G1)
+G1_KEY = chat_key(G1)
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from langbot_plugin.entities.io.errors import ActionCallError, ActionCallTimeout
 from testhost import FakeLangBotHost, PluginHarness
 from testhost.hooks import installation_audit
 from tests.chat import Place
-from tests.proof_support import BOT_1, Surfaces, console_space, new_host, profile_view, public_view, scope_key
+from tests.proof_support import BOT_1, Surfaces, chat_key, console_space, new_host, profile_view, public_view
 from tests.stores import CORE_STORES, full_matrix_stores
 
 KINDS = ("refusal", "timeout", "lost", "cancel")
@@ -215,10 +215,10 @@ class Rig:
         return console_space(place, "session")
 
     def l2(self, place: Place = PLACE_A) -> str:
-        return f"l2:{self.kb}:{scope_key(place)}"
+        return f"l2:{self.kb}:{chat_key(place)}"
 
     def l1(self, place: Place = PLACE_A) -> str:
-        return f"l1:{scope_key(place)}"
+        return f"l1:{chat_key(place)}"
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ async def snapshot(rig: Rig) -> Snapshot:
     episodes, profiles, audit = {}, {}, {}
     overview = await rig.s.console_ok("/overview")
     for place in (PLACE_A, PLACE_B):
-        name = scope_key(place)
+        name = chat_key(place)
         result = await rig.s.console("/export", {"space": rig.space(place)})
         if result["ok"]:
             export = result["export"]
@@ -266,7 +266,7 @@ def shape(rig: Rig, snap: Snapshot, places: tuple[Place, ...], *, installation: 
 
     out: dict[str, Any] = {}
     for place in places:
-        key = scope_key(place)
+        key = chat_key(place)
         out[key] = (Counter((c, st, snd, tg, name(sb) if sb else None) for _, c, st, snd, tg, sb in snap.episodes[key]),
                     snap.profiles[key])
     if installation:
@@ -774,7 +774,7 @@ def check_outcome(rig: Rig, op: Operation, clean: Clean, before: Snapshot, after
         problems.append(f"internal error told: {told.text[:160]}")
     kb_wide = covered_by_installation(rig, before, after)
     for place in op.places:
-        key = scope_key(place)
+        key = chat_key(place)
         changed = changed_targets(before, after, key)
         audited = audited_targets(net_audit(before.audit[key], after.audit[key])) - {op.fence(rig)}
         if kb_wide:
@@ -840,7 +840,7 @@ async def clear_fences(rig: Rig, snap: Snapshot) -> None:
         body["installation"] = True
     result = await rig.s.console_ok("/fence/clear", body)
     for place in (PLACE_A, PLACE_B):
-        if any(scope_key(place) in f for f in snap.fences - set(result["cleared"])):
+        if any(chat_key(place) in f for f in snap.fences - set(result["cleared"])):
             await rig.s.console_ok("/fence/clear", {"space": rig.space(place)})
 
 
@@ -850,7 +850,7 @@ def check_audit(rig: Rig, op: Operation, before: Snapshot, final: Snapshot, fenc
     problems = []
     kb_wide = covered_by_installation(rig, before, final)
     for place in op.places:
-        key = scope_key(place)
+        key = chat_key(place)
         delta = net_audit(before.audit[key], final.audit[key])
         delta = Counter({e: n for e, n in delta.items() if e[0] != "fence_clear"})  # audit-only entries
         twice = [entry for entry, n in delta.items() if n > 1]
@@ -992,7 +992,7 @@ async def test_cancellation_while_the_audit_entry_is_written_fences_the_space(ha
     with pytest.raises(asyncio.CancelledError):
         await task
     fences = {f["space"] for f in (await s.console_ok("/overview"))["fences"]}
-    assert fences == {f"l2:{kb}:{scope_key(PLACE_A)}"}
+    assert fences == {f"l2:{kb}:{chat_key(PLACE_A)}"}
 
 
 async def test_a_registration_with_a_lost_answer_never_leaves_a_phantom_memory_kb(harness: PluginHarness) -> None:

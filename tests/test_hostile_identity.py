@@ -241,7 +241,7 @@ class Driver:
         self.sc = sc
         self.serial = serial
         self.run = Run(backend)
-        self.space = {"scope_key": sc.scope().scope_key, "user_key": sc.scope().user_key}
+        self.space = {"scope_key": sc.scope().chat_key, "user_key": sc.scope().space_key}
 
     def _session(self) -> dict[str, Any]:
         return make_session(self.sc.launcher_type, self.sc.launcher_id, sender_id=self.sc.sender_id,

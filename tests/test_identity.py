@@ -20,8 +20,8 @@ from ltm.identity import (
     MemoryScope,
     clean_id,
     derived_pair_problem,
-    split_session_key,
-    user_key_for,
+    space_key_for,
+    split_chat_key,
 )
 from ltm.langbot.identity import identity_from_retrieval, split_session_name
 
@@ -29,9 +29,9 @@ from ltm.langbot.identity import identity_from_retrieval, split_session_name
 def test_session_keys_with_and_without_bot():
     ident = Identity.build(launcher_type="group", launcher_id=123, bot_uuid="b1", sender_id=42)
     assert ident.session_name == "group_123"
-    assert ident.session_key == "b1:group_123"
+    assert ident.chat_key == "b1:group_123"
     no_bot = Identity.build(launcher_type="person", launcher_id="u9", bot_uuid=None)
-    assert no_bot.session_key == "person_u9"
+    assert no_bot.chat_key == "person_u9"
 
 
 def test_derived_pairs_are_exactly_the_plugins_keys_of_one_chat():
@@ -42,7 +42,7 @@ def test_derived_pairs_are_exactly_the_plugins_keys_of_one_chat():
                  Identity.build(launcher_type="person", launcher_id="p:1", bot_uuid="bot-1"),
                  Identity.build(launcher_type="group", launcher_id="g1"), hostile):
         for isolation in Isolation:
-            assert derived_pair_problem(chat.session_key, user_key_for(chat, isolation), isolation) is None
+            assert derived_pair_problem(chat.chat_key, space_key_for(chat, isolation), isolation) is None
     assert "is not the key this plugin derives" in str(derived_pair_problem("bot-1:group_g1", "bot-1:group_g2",
                                                                             "session"))
     assert "(bot:bot-1)" in str(derived_pair_problem("bot-1:group_g1", "bot-1:group_g1", "bot"))
@@ -52,13 +52,13 @@ def test_derived_pairs_are_exactly_the_plugins_keys_of_one_chat():
 
 def test_user_key_by_isolation_mode():
     ident = Identity.build(launcher_type="group", launcher_id="g", bot_uuid="b1")
-    assert user_key_for(ident, Isolation.SESSION) == "b1:group_g"
-    assert user_key_for(ident, "bot") == "bot:b1"
+    assert space_key_for(ident, Isolation.SESSION) == "b1:group_g"
+    assert space_key_for(ident, "bot") == "bot:b1"
 
 
 def test_bot_mode_without_bot_uuid_falls_back_to_session_space():
     ident = Identity.build(launcher_type="group", launcher_id="g", bot_uuid="")
-    assert user_key_for(ident, Isolation.BOT) == "group_g"
+    assert space_key_for(ident, Isolation.BOT) == "group_g"
 
 
 @pytest.mark.parametrize("raw", [None, 0, "0", "", "  "])
@@ -79,7 +79,7 @@ def test_retrieval_settings_identity():
     assert split_session_name("group_a_b") == ("group", "a_b")
     assert split_session_name("nonsense") is None
     ident = identity_from_retrieval({"session_name": "person_7", "bot_uuid": "b", "sender_id": "7"})
-    assert ident is not None and ident.session_key == "b:person_7" and ident.sender_id == "7"
+    assert ident is not None and ident.chat_key == "b:person_7" and ident.sender_id == "7"
     assert identity_from_retrieval({"top_k": 5}) is None
 
 
@@ -113,12 +113,12 @@ def test_different_host_places_never_share_a_session_key(bot_a, id_a, kind_a, bo
     assume(id_a.strip() and id_b.strip())
     a = Identity.from_host(launcher_type=kind_a, launcher_id=id_a, bot_uuid=bot_a)
     b = Identity.from_host(launcher_type=kind_b, launcher_id=id_b, bot_uuid=bot_b)
-    if a.session_key == b.session_key:
+    if a.chat_key == b.chat_key:
         assert (a.bot_uuid, kind_a, a.launcher_id) == (b.bot_uuid, kind_b, b.launcher_id)
         assert (clean_id(bot_a), id_a) == (clean_id(bot_b), id_b)
-    if a.bot_uuid and user_key_for(a, "bot") == user_key_for(b, "session"):  # without a bot: its own space
-        pytest.fail(f"bot-shared key {user_key_for(a, 'bot')!r} is also a session key")
-    assert split_session_key(a.session_key) == (a.bot_uuid, a.session_name)
+    if a.bot_uuid and space_key_for(a, "bot") == space_key_for(b, "session"):  # without a bot: its own space
+        pytest.fail(f"bot-shared key {space_key_for(a, 'bot')!r} is also a session key")
+    assert split_chat_key(a.chat_key) == (a.bot_uuid, a.session_name)
 
 
 def test_ordinary_ids_are_kept_exactly():
@@ -142,11 +142,11 @@ def test_bot_uuids_that_look_like_key_parts_are_escaped():
     # and bot "group_1" read back as a session without a bot.
     one = Identity.from_host(launcher_type="group", launcher_id="y", bot_uuid="a:group_x")
     two = Identity.from_host(launcher_type="group", launcher_id="x:group_y", bot_uuid="a")
-    assert one.session_key != two.session_key
+    assert one.chat_key != two.chat_key
     three = Identity.from_host(launcher_type="group", launcher_id="x", bot_uuid="group_1")
     four = Identity.from_host(launcher_type="group", launcher_id="1:group_x")
-    assert three.session_key != four.session_key
-    assert split_session_key(three.session_key)[0] == three.bot_uuid != ""
+    assert three.chat_key != four.chat_key
+    assert split_chat_key(three.chat_key)[0] == three.bot_uuid != ""
 
 
 def test_display_names_are_cleaned_and_bounded():
@@ -176,6 +176,6 @@ def test_values_that_skipped_the_boundary_are_refused(field, value):
 
 def test_scope_keys_with_stray_characters_are_refused():
     with pytest.raises(ValidationError, match="scope_key contains"):
-        MemoryScope(scope_key="b:group_\ud83d", user_key="b:group_x")
+        MemoryScope(chat_key="b:group_\ud83d", space_key="b:group_x")
     with pytest.raises(ValidationError, match="user_key contains"):
-        MemoryScope(scope_key="b:group_x", user_key="bot:\x00")
+        MemoryScope(chat_key="b:group_x", space_key="bot:\x00")

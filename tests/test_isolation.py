@@ -47,7 +47,7 @@ async def test_bot_mode_shares_l2_across_one_bots_sessions_only(supported_host):
     memory = harness.plugin.memory
     try:
         g1, g2, other_bot = [await scope(memory, SESSIONS[k]) for k in ("b1-group1", "b1-group2", "b2-group1")]
-        assert g1.user_key == g2.user_key == "bot:b1" and g1.scope_key != g2.scope_key
+        assert g1.space_key == g2.space_key == "bot:b1" and g1.chat_key != g2.chat_key
         await memory.remember(g1, {"content": "plan shared by bot one"})
         await memory.remember(other_bot, {"content": "plan of bot two"})
         await memory.update_profile(g1, "session", {"name": "group one only"})
@@ -95,10 +95,10 @@ async def test_every_backend_isolates_on_file_id(host, backend_name):
         mine = (await memory.remember(a, {"content": "plan alpha"})).episode
         theirs = (await memory.remember(b, {"content": "plan beta"})).episode
         vector = host.embedding_models["emb-1"].embed(["plan"])[0]
-        by_file_id = await harness.plugin.vector_search(kb_id, vector, 10, layout.space_filter(a.user_key))
-        assert {r["id"] for r in by_file_id} == {layout.host_id(a.user_key, mine.episode_id)}
-        by_user_key = await harness.plugin.vector_search(kb_id, vector, 10, {"user_key": a.user_key})
-        leaked = layout.host_id(b.user_key, theirs.episode_id) in {r["id"] for r in by_user_key}
+        by_file_id = await harness.plugin.vector_search(kb_id, vector, 10, layout.space_filter(a.space_key))
+        assert {r["id"] for r in by_file_id} == {layout.host_id(a.space_key, mine.episode_id)}
+        by_space_key = await harness.plugin.vector_search(kb_id, vector, 10, {"user_key": a.space_key})
+        leaked = layout.host_id(b.space_key, theirs.episode_id) in {r["id"] for r in by_space_key}
         assert leaked is (backend_name in DROPS_METADATA_FILTERS)
 
         assert await contents(memory, a) == {"plan alpha"}
@@ -118,6 +118,6 @@ async def test_every_backend_isolates_on_file_id(host, backend_name):
         still = await memory.get_episode(b, theirs.episode_id)
         assert still.is_active and still.content == "plan beta"
         assert [r for r in await host.dump_kb(kb_id)
-                if r["metadata"].get("file_id") != layout.space_token(b.user_key)] == []
+                if r["metadata"].get("file_id") != layout.space_token(b.space_key)] == []
     finally:
         await harness.stop()

@@ -339,8 +339,8 @@ class IsolationMachine(RuleBasedStateMachine):
         items = []
         for word, status, who, tags in records:
             items.append({"content": self.new_content(word), "status": status, "sender_id": who, "tags": tags,
-                          "user_key": self.model.user_key(other)})
-        payload = {"user_key": self.model.user_key(other), "episodes": items}
+                          "user_key": self.model.space_key(other)})
+        payload = {"user_key": self.model.space_key(other), "episodes": items}
         reply = self.run(self.s.command(place, sender, "!memory import l2 " + json.dumps(payload, ensure_ascii=False)))
         assert reply.startswith(f"Imported {len(items)} episode"), reply
         ids = imported_ids(reply)
@@ -450,7 +450,7 @@ class IsolationMachine(RuleBasedStateMachine):
         reply = self.run(self.s.command(place, sender, "!memory export l2 --include-archived --include-superseded"))
         document = json_reply(reply)
         if document is not None:
-            assert document["user_key"] == self.model.user_key(place), document["user_key"]
+            assert document["user_key"] == self.model.space_key(place), document["user_key"]
             self._episodes_match(place, "!memory export l2", document["episodes"])
         elif self.strict:
             counts = summary_counts("By status:", reply)

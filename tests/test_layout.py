@@ -53,7 +53,7 @@ def test_reads_fail_closed() -> None:
     legacy = {"user_key": "bot:a", "file_id": f"bot:a#{mine.record_id}", "uuid": mine.record_id, "text": "mine"}
     assert layout.from_metadata(legacy, "bot:a") is None
     found = layout.legacy_record(legacy)
-    assert found is not None and found[0].space == "bot:a" and found[1] == legacy["file_id"]
+    assert found is not None and found[0].space_key == "bot:a" and found[1] == legacy["file_id"]
     assert layout.legacy_record(layout.to_metadata(mine)) is None
 
 

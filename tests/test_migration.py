@@ -33,14 +33,14 @@ KEEPS_METADATA = {"chroma", "qdrant", "seekdb", "valkey"}
 def legacy_metadata(record: IndexRecord) -> dict[str, Any]:
     """Layout 1, as the current release writes it."""
     meta = dict(record.fields)
-    meta.update(user_key=record.space, speaker_key=f"{record.space}|{record.speaker}",
-                file_id=f"{record.space}#{record.record_id}", uuid=record.record_id, text=record.text)
+    meta.update(user_key=record.space_key, speaker_key=f"{record.space_key}|{record.speaker}",
+                file_id=f"{record.space_key}#{record.record_id}", uuid=record.record_id, text=record.text)
     return meta
 
 
-def legacy_episode(user_key: str, n: int, sender: str) -> Episode:
-    return Episode(episode_id=f"00000000-0000-4000-8000-{n:012d}", user_key=user_key,
-                   content=f"old plan number {n} for {user_key}", timestamp=f"2026-01-{1 + n % 28:02d}T10:00:00+00:00",
+def legacy_episode(space_key: str, n: int, sender: str) -> Episode:
+    return Episode(episode_id=f"00000000-0000-4000-8000-{n:012d}", space_key=space_key,
+                   content=f"old plan number {n} for {space_key}", timestamp=f"2026-01-{1 + n % 28:02d}T10:00:00+00:00",
                    importance=1 + n % 5, tags=(f"tag{n % 3}",), sender_id=sender, sender_name=sender.title(),
                    source="tool")
 
@@ -92,12 +92,12 @@ async def check_all_there(memory: Any, written: dict[str, list[Episode]], backen
     for key, episodes in written.items():
         launcher = key.split("_", 1)[1]
         sc = await scope(memory, ident(launcher, bot="b1", sender=episodes[0].sender_id))
-        assert sc.user_key == key
+        assert sc.space_key == key
         stored = {e.episode_id: e for e in await memory.all_episodes(sc)}
         assert set(stored) == {e.episode_id for e in episodes}
         for old in episodes:
             new = stored[old.episode_id]
-            assert new.content == old.content and new.user_key == key
+            assert new.content == old.content and new.space_key == key
             if backend_name in KEEPS_METADATA:  # every field came along
                 assert new.to_public() == old.to_public()
 
@@ -121,7 +121,7 @@ async def test_first_use_migrates_a_store_written_by_the_current_release(host, b
         # Recall works on the migrated records, scoped.
         sc = await scope(memory, ident("g1", bot="b1", sender="alice"))
         hits = await memory.recall(sc, "old plan number 3", recipe=top(3))
-        assert hits and all(h.episode.user_key == "b1:group_g1" for h in hits)
+        assert hits and all(h.episode.space_key == "b1:group_g1" for h in hits)
         # Idempotent: asked again, nothing is left to do.
         again = await migrate_layout(memory, kb_id)
         assert again.done and again.rewritten == 0 and again.removed == 0
@@ -150,7 +150,7 @@ async def test_migration_resumes_after_an_unknown_outcome_without_loss(supported
         # and the space whose delete had an unknown outcome is fenced.
         rows = await host.dump_kb(kb_id)
         assert len(legacy_rows(rows)) == 14 and len(layout2_rows(rows)) == 7
-        assert [f.space.user_key for f in await memory.list_fences()] == [first_space]
+        assert [f.space.space_key for f in await memory.list_fences()] == [first_space]
         blocked = await migrate_layout(memory, kb_id)
         assert not blocked.done and blocked.fenced == [first_space] and blocked.rewritten == 7
         await memory.clear_fences(await scope(memory, ident("g1", bot="b1", sender="alice")))

@@ -61,7 +61,7 @@ async def _state(harness: Any) -> dict[str, Any]:
     episodes = {}
     for identity in spaces:
         scope = await memory.scope_for(identity)
-        episodes[scope.user_key] = sorted(e.content for e in await memory.all_episodes(scope))
+        episodes[scope.space_key] = sorted(e.content for e in await memory.all_episodes(scope))
     return {"episodes": episodes, "settings": (await memory.settings()).value("recency_half_life_days").value,
             "storage": dict(harness.host.storage), "workspace": dict(harness.host.workspace_storage)}
 

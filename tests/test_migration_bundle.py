@@ -217,6 +217,6 @@ async def test_a_bot_isolated_installation_moves_its_shared_episodes_and_its_iso
     memory = harness.plugin.memory
     assert (await memory.settings()).value("isolation").value == "bot"
     scope3 = await memory.scope_for(ident("3", bot=oi.BOT))
-    assert scope3.user_key == f"bot:{oi.BOT}"
+    assert scope3.space_key == f"bot:{oi.BOT}"
     assert len(await memory.all_episodes(scope3)) == 5  # every chat of the bot sees the shared space
     assert (await memory.export_profiles(await memory.scope_for(ident("1", bot=oi.BOT))))["speaker_profiles"]["u1"]

@@ -175,7 +175,7 @@ async def test_an_expired_fact_is_not_injected_but_recall_search_and_console_mar
     assert "[expired]" not in next(line for line in search.splitlines() if current in line)
     assert "expired" in await chat.run(f"!memory show {old}")
 
-    space = {"scope_key": chat.scope_key, "user_key": chat.scope_key}
+    space = {"scope_key": chat.chat_key, "user_key": chat.chat_key}
     listed = {e["id"]: e["validity"] for e in (await ok(harness, "/episodes", {"space": space}))["episodes"]}
     assert listed == {old: "expired", current: "current"}
     found = {r["id"]: r["validity"] for r in (await ok(harness, "/search", {"space": space, "query": "gym"}))["results"]}

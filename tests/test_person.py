@@ -41,7 +41,7 @@ async def every_record(h: PluginHarness, kb_id: str) -> dict[str, Any]:
     for row in await h.host.dump_kb(kb_id):
         record = layout.parse(row["metadata"])
         if record is not None:
-            found[record.record_id] = (record.space, dict(record.fields))
+            found[record.record_id] = (record.space_key, dict(record.fields))
     return found
 
 

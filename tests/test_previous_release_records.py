@@ -66,7 +66,7 @@ async def test_previous_release_records_read_list_recall_and_rewrite(host, backe
         newer = (await memory.remember(sc, {"content": "dentist appointment moved to Monday",
                                             "supersedes": [dentist.episode_id]})).episode
         rows = await host.dump_kb(kb_id)
-        assert len(rows_of(rows, sc.user_key, key.episode_id)) == 1 == len(rows_of(rows, sc.user_key, dentist.episode_id))
+        assert len(rows_of(rows, sc.space_key, key.episode_id)) == 1 == len(rows_of(rows, sc.space_key, dentist.episode_id))
         await harness.restart(fresh_modules=False)
         memory = harness.plugin.memory
         assert (await memory.get_episode(sc, key.episode_id)).status is EpisodeStatus.ARCHIVED

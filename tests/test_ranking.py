@@ -13,7 +13,7 @@ from tests.service_helpers import ident
 
 def _ep(eid, content, days_old=0.0, **kw):
     stamp = format_utc(utc_now() - timedelta(days=days_old))
-    return Episode(episode_id=eid, user_key="u", content=content, timestamp=stamp, **kw)
+    return Episode(episode_id=eid, space_key="u", content=content, timestamp=stamp, **kw)
 
 
 def test_time_weight_is_half_at_half_life_and_never_zero():
@@ -83,7 +83,7 @@ def test_at_the_half_life_the_time_weight_is_half_and_relevance_is_never_divided
 
 
 def _at(eid, content, stamp, **kw):
-    return Episode(episode_id=eid, user_key="u", content=content, timestamp=stamp, **kw)
+    return Episode(episode_id=eid, space_key="u", content=content, timestamp=stamp, **kw)
 
 
 def test_the_other_half_of_an_exchange_rides_on_its_relevant_neighbour():
@@ -129,7 +129,7 @@ def test_a_named_speaker_and_a_named_date_lift_their_records_and_a_question_lose
     assert rank(window, Question.of(f"Who went to the pottery fair on {day}?"), recipe, utc_now())[0].episode.episode_id == "ann"
     order = [s.episode.episode_id for s in rank(window, Question.of("pottery fair"), recipe, utc_now())]
     assert order.index("asks") > max(order.index("ann"), order.index("ben"))
-    plain = replace(recipe, sender_bonus=0.0, date_weight=0.0, question_penalty=0.0)
+    plain = replace(recipe, named_speaker_bonus=0.0, date_weight=0.0, question_penalty=0.0)
     ties = {s.episode.episode_id: s.score for s in rank(window, Question.of(f"Did Ann go on {day}?"), plain, utc_now())}
     assert ties["ann"] == ties["ben"] == ties["asks"]
 

@@ -34,7 +34,7 @@ SEEDED = [
 async def _seed(harness) -> dict[str, str]:
     memory = harness.plugin.memory
     scope = await memory.scope_for(ident(ROOM.launcher_id))
-    result = await memory.import_episodes(scope, parse_records(SEEDED), keep_senders=True)
+    result = await memory.import_episodes(scope, parse_records(SEEDED), keep_speakers=True)
     saved = await tool(harness, ROOM, "remember", {"content": "the ferry is painted blue"}, sender="dave")
     ids = {e.original_id or "": e.episode_id for e in result.episodes}
     return {"pier3": ids["a00000000001"], "ticket": ids["b00000000002"], "pier1": ids["c00000000003"],

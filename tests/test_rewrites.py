@@ -138,7 +138,7 @@ async def test_reads_keep_the_newest_of_two_rows(insert_only):
         vector = insert_only.embedding_models["emb-1"].embed([record.text])
         # A second row written behind the plugin's back (a store that kept both rows of a rewrite).
         await insert_only.call_action(A.VECTOR_UPSERT, {
-            "collection_id": kb, "vectors": vector, "ids": [layout.host_id(record.space, record.record_id)],
+            "collection_id": kb, "vectors": vector, "ids": [layout.host_id(record.space_key, record.record_id)],
             "metadata": [layout.to_metadata(record)], "documents": [record.text]})
         assert len(rows_of(await insert_only.dump_kb(kb), episode.episode_id)) == 2
         assert (await memory.get_episode(sc, episode.episode_id)).status.value == "archived"

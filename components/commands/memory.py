@@ -114,7 +114,7 @@ class MemoryCommand(Command):
                             admin_only=bool(config.get("command_admin_only_in_groups", True)), config=config)
                 call.gated = entry.mutating and not call.may_change()
                 log.info("[LongTermMemory] command memory %s query=%s scope=%s user_key=%s sender=%s",
-                         entry.name, ctx.query_id, scope.scope_key, scope.user_key, scope.sender_id or "-")
+                         entry.name, ctx.query_id, scope.chat_key, scope.space_key, scope.sender_id or "-")
                 return await entry.handler(call)
             except NeedsAdmin as exc:
                 return SAY("memory.admin_only", topic=Own(exc.topic))

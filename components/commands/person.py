@@ -71,7 +71,7 @@ SAY = Catalogue({
 })
 
 
-def _sender(call: Call) -> str:
+def _speaker_id(call: Call) -> str:
     if not call.scope.sender_id:
         raise UsageError(call.topic, SAY("person.no_sender"))
     return call.scope.sender_id
@@ -81,8 +81,8 @@ def _sender(call: Call) -> str:
                     "!memory me — 本聊天保存的关于你的内容，以及其他聊天保存了多少"))
 async def me(call: Call) -> Own:
     call.args(max_positional=0)
-    sender = _sender(call)
-    here, elsewhere = (await call.memory.find_person(sender)).split(call.scope)
+    speaker = _speaker_id(call)
+    here, elsewhere = (await call.memory.find_person(speaker)).split(call.scope)
     return me_text(call, here, elsewhere)
 
 
@@ -92,11 +92,11 @@ async def me(call: Call) -> Own:
                            "（本聊天；先计数，加 --confirm 才删除）"))
 async def forget_me(call: Call) -> Own:
     args = call.args(switches=frozenset({"everywhere", "confirm"}), max_positional=0)
-    sender = _sender(call)
+    speaker = _speaker_id(call)
     everywhere = "everywhere" in args.switches
     if everywhere and not allowed_everywhere(call.config):
         return SAY("person.everywhere_off", setting=Own(EVERYWHERE_SETTING))
-    result = await call.memory.erase_person(sender, dry_run="confirm" not in args.switches,
+    result = await call.memory.erase_person(speaker, dry_run="confirm" not in args.switches,
                                             chat=None if everywhere else call.scope, actor=call.scope.identity)
     return erased_text(result, everywhere)
 

@@ -62,13 +62,13 @@ async def edit(call: Call, action: str, rest: str) -> Own:
     refusal = _refusal(call, target, sender_id, action)
     if refusal:
         return refusal
-    sender = clip(sender_id, 80)
-    label = SAY("profile_edits.session") if target == "session" else SAY("profile_edits.speaker", sender=sender)
+    speaker = clip(sender_id, 80)
+    label = SAY("profile_edits.session") if target == "session" else SAY("profile_edits.speaker", sender=speaker)
     if action == "clear":
         if await call.memory.clear_profile(call.scope, target, sender_id):
             return SAY("profile_edits.cleared", label=label)
         return SAY("profile_edits.session_empty") if target == "session" else SAY("profile_edits.speaker_empty",
-                                                                                   sender=sender)
+                                                                                   sender=speaker)
     if not args.positional:
         raise UsageError("profile", SAY("profile_edits.name_field"))
     field = params.choice(args.positional[0], "field", FIELDS)

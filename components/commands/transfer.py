@@ -86,8 +86,8 @@ async def import_(call: Call) -> Own:
     if not batch.records:  # nothing would change: a refusal, like any other
         raise UsageError("import", inert(nothing_stored(batch.skipped).message))
     result = await call.memory.import_episodes(call.scope, batch.records, skipped=batch.skipped,
-                                               keep_senders=call.is_admin)
-    return imported(call.scope, result, _foreign_user_keys(payload, call.scope.user_key), senders_kept=call.is_admin)
+                                               keep_speakers=call.is_admin)
+    return imported(call.scope, result, _foreign_space_keys(payload, call.scope.space_key), speakers_kept=call.is_admin)
 
 
 @SUBCOMMANDS("audit", ("!memory audit [page]\n!memory audit export",
@@ -103,7 +103,7 @@ async def audit(call: Call) -> Own:
     return audit_page(await call.memory.audit_page(call.scope, page, PAGE_SIZE))
 
 
-def _foreign_user_keys(payload: Any, user_key: str) -> set[str]:
+def _foreign_space_keys(payload: Any, space_key: str) -> set[str]:
     """user_keys named in an import that are not this chat's (they are ignored, and the reply says so)."""
     found: set[str] = set()
     items = payload.get("episodes") if isinstance(payload, dict) else payload
@@ -112,7 +112,7 @@ def _foreign_user_keys(payload: Any, user_key: str) -> set[str]:
     for item in items if isinstance(items, list) else []:
         if isinstance(item, dict) and isinstance(item.get("user_key"), str):
             found.add(item["user_key"])
-    return {key for key in found if key and key != user_key}
+    return {key for key in found if key and key != space_key}
 
 
 
@@ -240,7 +240,7 @@ def profile_export(payload: dict[str, Any]) -> Own:
 
 def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payload: dict[str, Any]) -> Own:
     episodes = payload["episodes"]
-    header = SAY("transfer.l2_header", key=scope.user_key, statuses=statuses_label(statuses),
+    header = SAY("transfer.l2_header", key=scope.space_key, statuses=statuses_label(statuses),
                  count=counted(len(episodes), EPISODES))
     if payload.get("truncated"):
         header = SAY("transfer.l2_incomplete", header=header)
@@ -253,13 +253,13 @@ def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payloa
 IMPORT_PREVIEW = 5
 
 
-def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *, senders_kept: bool) -> Own:
+def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *, speakers_kept: bool) -> Own:
     episodes = result.episodes
-    out = [SAY("transfer.imported", count=counted(len(episodes), EPISODES), key=scope.user_key,
+    out = [SAY("transfer.imported", count=counted(len(episodes), EPISODES), key=scope.space_key,
                tally=status_tally(e.status.value for e in episodes))]
     if foreign_keys:
         out.append(SAY("transfer.foreign_keys", keys=clip(", ".join(sorted(foreign_keys)), 80)))
-    if not senders_kept:
+    if not speakers_kept:
         out.append(SAY("transfer.senders_replaced"))
     for episode in episodes[:IMPORT_PREVIEW]:
         out.append(SAY("transfer.imported_from", original=clip(episode.original_id, 80), id=episode.episode_id)
@@ -300,7 +300,7 @@ def profiles_imported(scope: MemoryScope, found: ProfileImport) -> Own:
         [SAY("transfer.speaker_profiles", count=counted(len(found.speakers), SPEAKER_PROFILES),
              names=clip(speakers, 200))] if found.speakers else [])
     if parts:
-        out = [SAY("transfer.l1_imported", what=Own(SAY("transfer.and").join(parts)), key=scope.scope_key)]
+        out = [SAY("transfer.l1_imported", what=Own(SAY("transfer.and").join(parts)), key=scope.chat_key)]
     elif found.unchanged:
         out = [SAY("transfer.l1_no_change", count=counted(len(found.unchanged), PROFILES))]
     else:
@@ -315,8 +315,8 @@ def profiles_imported(scope: MemoryScope, found: ProfileImport) -> Own:
                 for item in found.skipped[:MAX_SKIPPED_SHOWN]]
         if len(found.skipped) > MAX_SKIPPED_SHOWN:
             out.append(SAY("transfer.l1_not_stored_more", count=len(found.skipped) - MAX_SKIPPED_SHOWN))
-    if found.scope_key and found.scope_key != scope.scope_key:
-        out.append(SAY("transfer.l1_foreign", key=clip(found.scope_key, 80)))
+    if found.chat_key and found.chat_key != scope.chat_key:
+        out.append(SAY("transfer.l1_foreign", key=clip(found.chat_key, 80)))
     return lines(out)
 
 
@@ -331,10 +331,10 @@ def audit_page(result: AuditPage) -> Own:
 
 
 def audit_export(scope: MemoryScope, entries: list[dict[str, Any]], operations: Counter[str]) -> Own:
-    header = SAY("transfer.audit_header", key=scope.scope_key, count=len(entries))
+    header = SAY("transfer.audit_header", key=scope.chat_key, count=len(entries))
     summary = [SAY("transfer.by_operation",
                    tally=Own(", ".join(f"{n} {operation_label(op)}" for op, n in sorted(operations.items()))))]
     if entries:
         summary.append(SAY("transfer.span", first=str(entries[0].get("time")), last=str(entries[-1].get("time"))))
-    return json_or_summary(header, {"scope_key": scope.scope_key, "entries": entries}, summary,
+    return json_or_summary(header, {"scope_key": scope.chat_key, "entries": entries}, summary,
                            SAY("transfer.audit_hint"))

@@ -341,8 +341,8 @@ def overview_text(scope: MemoryScope, counts: Own, session: Profile, speaker_pro
                   fences: dict[str, Fence | None]) -> Own:
     out = [
         SAY("views.overview_title"),
-        SAY("views.session_key", key=scope.scope_key),
-        SAY("views.memory_space", key=scope.user_key, isolation=term(f"isolation.{scope.isolation.value}")),
+        SAY("views.session_key", key=scope.chat_key),
+        SAY("views.memory_space", key=scope.space_key, isolation=term(f"isolation.{scope.isolation.value}")),
         SAY("views.speaker", speaker=speaker_label(scope.sender_id, scope.sender_name)),
     ]
     if scope.kb_id:
@@ -357,7 +357,7 @@ def overview_text(scope: MemoryScope, counts: Own, session: Profile, speaker_pro
 
 def profiles_text(scope: MemoryScope, found: Profiles) -> Own:
     speaker = speaker_label(scope.sender_id, scope.sender_name)
-    return lines(profile_block(SAY("views.session_profile", key=scope.scope_key), found.session, Own("")),
+    return lines(profile_block(SAY("views.session_profile", key=scope.chat_key), found.session, Own("")),
                  profile_block(SAY("views.speaker_profile", speaker=speaker), found.speaker, SAY("views.no_speaker")))
 
 

@@ -53,7 +53,7 @@ class MemoryTool(Tool):
             scope = await memory.scope_for(identity)
             log.info(
                 "[LongTermMemory] tool %s query=%s scope=%s user_key=%s sender=%s params=%s ignored=%d",
-                name, query_id, scope.scope_key, scope.user_key, scope.sender_id or "-", sorted(known), len(ignored),
+                name, query_id, scope.chat_key, scope.space_key, scope.sender_id or "-", sorted(known), len(ignored),
             )
             result = await self.run(memory, scope, known)
             if ignored:

@@ -101,14 +101,14 @@ class CandidateListener:
             return
         # A bot uuid the query cannot give comes from the event's session.
         identity = identity_from_event(ctx.event, variables, bot_uuid=await live_bot_uuid(ctx), query_id=ctx.query_id)
-        if not self._seen.first_time((identity.session_key, ctx.query_id, ctx.query_uuid or "")):
+        if not self._seen.first_time((identity.chat_key, ctx.query_id, ctx.query_uuid or "")):
             log.debug("[LongTermMemory] candidates of query=%s already extracted", ctx.query_id)
             return
         task = asyncio.create_task(self._extract(memory, identity, text), context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         log.info("[LongTermMemory] candidate extraction handed off query=%s scope=%s chars=%d", ctx.query_id,
-                 identity.session_key, len(text))
+                 identity.chat_key, len(text))
 
     @staticmethod
     async def _extract(memory: MemoryService, identity: Identity, text: str) -> None:
@@ -118,7 +118,7 @@ class CandidateListener:
             return scope, await memory.propose_candidates(scope, text)
 
         # Background work must not die silently: a refusal is a warning, anything else a traceback.
-        done = await settle(lambda: f"candidate extraction query={identity.query_id} scope={identity.session_key}",
+        done = await settle(lambda: f"candidate extraction query={identity.query_id} scope={identity.chat_key}",
                             extract, refused=lambda exc: None, failed=lambda: None, refusal_level=logging.WARNING)
         if done is None:
             return
@@ -126,6 +126,6 @@ class CandidateListener:
         # duplicates: proposals already pending, or already in memory (in_memory: the speaker's episodes, the
         # same turn's tool writes among them, or the profile).
         log.info("[LongTermMemory] candidates stored query=%s scope=%s origin=%s added=%d auto_applied=%d "
-                 "refused=%d duplicates=%d in_memory=%d%s%s", identity.query_id, scope.scope_key, run.origin.value,
+                 "refused=%d duplicates=%d in_memory=%d%s%s", identity.query_id, scope.chat_key, run.origin.value,
                  len(run.added), len(run.auto_applied), run.refused, run.duplicates, run.remembered,
                  f" skipped={run.skipped!r}" if run.skipped else "", " rejected=yes" if run.rejected else "")

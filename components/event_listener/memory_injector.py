@@ -48,7 +48,7 @@ class MemoryInjector(EventListener):
         memory: MemoryService = self.plugin.memory
         snapshot: dict[str, Any] = {"query_id": ctx.query_id, "time": now_iso(), "injected": False, "blocks": 0,
                                     "chars": 0, "errors": []}
-        speaker_id = speaker_name = ""
+        sender_id = sender_name = ""
         session_profile: Profile = Profile()
         speaker_profile: Profile | None = None
         episodes: list[Episode] = []
@@ -73,10 +73,10 @@ class MemoryInjector(EventListener):
                 await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))
                 return
             identity = identity_from_event(ctx.event, variables, bot_uuid=bot_uuid, query_id=ctx.query_id)
-            speaker_id, speaker_name = identity.sender_id, identity.sender_name
+            sender_id, sender_name = identity.sender_id, identity.sender_name
             scope = await memory.scope_for(identity)
-            snapshot.update(scope_key=scope.scope_key, user_key=scope.user_key, kb_id=scope.kb_id,
-                            speaker={"id": speaker_id, "name": speaker_name})
+            snapshot.update(scope_key=scope.chat_key, user_key=scope.space_key, kb_id=scope.kb_id,
+                            speaker={"id": sender_id, "name": sender_name})
             # Independent reads: the profiles (plugin storage) and recall (embedding + vector search) run
             # concurrently; each degrades on its own (I6).
             (session_profile, speaker_profile), episodes = await asyncio.gather(
@@ -87,8 +87,8 @@ class MemoryInjector(EventListener):
         has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
         # The speaker line (and the date line) go in on every turn whose speaker is known, even before
         # anything is stored: in a new group chat it is the only way the model learns who is talking.
-        if scope is not None and (has_profiles or episodes or speaker_id or speaker_name):
-            message = render_system_message(speaker_id, speaker_name, session_profile, speaker_profile, episodes,
+        if scope is not None and (has_profiles or episodes or sender_id or sender_name):
+            message = render_system_message(sender_id, sender_name, session_profile, speaker_profile, episodes,
                                             utc_now())
             ctx.event.default_prompt.append(Message(role="system", content=message))
             memory.note_injection(scope, text)
@@ -103,7 +103,7 @@ class MemoryInjector(EventListener):
         )
         # Independent writes, sent together; the snapshot is written again in the rare case the variable failed.
         failure, _ = await asyncio.gather(
-            self._set_context(ctx, context_variable(speaker_id, speaker_name, session_profile, speaker_profile,
+            self._set_context(ctx, context_variable(sender_id, sender_name, session_profile, speaker_profile,
                                                     episodes)),
             self._save(memory, scope, dict(snapshot, errors=list(snapshot["errors"]))))
         if failure:
@@ -111,7 +111,7 @@ class MemoryInjector(EventListener):
             await self._save(memory, scope, snapshot)
         log.info(
             "[LongTermMemory] injection ready query=%s kb=%s scope=%s sender=%s blocks=%d chars=%d errors=%d",
-            ctx.query_id, scope.kb_id or "-", scope.scope_key, speaker_id or "-", snapshot["blocks"],
+            ctx.query_id, scope.kb_id or "-", scope.chat_key, sender_id or "-", snapshot["blocks"],
             snapshot["chars"], len(snapshot["errors"]),
         )
 
@@ -128,7 +128,7 @@ class MemoryInjector(EventListener):
         try:
             await memory.save_snapshot(scope, snapshot)
         except LTMError as exc:
-            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.scope_key, exc.code)
+            log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.chat_key, exc.code)
 
     @staticmethod
     async def _profiles(memory: MemoryService, scope: MemoryScope, snapshot: dict[str, Any]

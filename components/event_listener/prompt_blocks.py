@@ -45,12 +45,12 @@ def now_line(moment: datetime) -> str:
 
 
 def render_system_message(
-    speaker_id: str, speaker_name: str, session_profile: Profile, speaker_profile: Profile | None,
+    sender_id: str, sender_name: str, session_profile: Profile, speaker_profile: Profile | None,
     episodes: list[Episode], now: datetime,
 ) -> str:
     lines = [HEADER, now_line(now), "<memory-data>"]
-    who = speaker_name or speaker_id or "unknown"
-    lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(speaker_id)})" if speaker_id else ""))
+    who = sender_name or sender_id or "unknown"
+    lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(sender_id)})" if sender_id else ""))
     lines.append(f"session_profile: {quote(profile_text(session_profile) or '(empty)')}")
     if speaker_profile is not None:
         lines.append(f"speaker_profile: {quote(profile_text(speaker_profile) or '(empty)')}")
@@ -72,7 +72,7 @@ def render_system_message(
 
 
 def context_variable(
-    speaker_id: str, speaker_name: str, session_profile: Profile, speaker_profile: Profile | None,
+    sender_id: str, sender_name: str, session_profile: Profile, speaker_profile: Profile | None,
     episodes: list[Episode],
 ) -> dict[str, Any]:
     """`_ltm_context` (I3): a plain dict, so a consumer can call `.get(...)` on it as documented."""
@@ -81,7 +81,7 @@ def context_variable(
                 "updated_at": p.updated_at}
 
     value = {
-        "speaker": {"id": speaker_id, "name": speaker_name},
+        "speaker": {"id": sender_id, "name": sender_name},
         "session_profile": profile(session_profile),
         "speaker_profile": profile(speaker_profile) if speaker_profile is not None else None,
         "episodes": [{"content": e.content} for e in episodes],

@@ -26,12 +26,12 @@ from typing import Any
 
 from .._audit import AuditLog
 from .._gate import WriteGate
+from ..candidates.candidate import Candidate
 from ..candidates.queue import CandidateQueue
-from ..candidates.records import Candidate
 from ..episodes.transfer import EpisodeTransfer, parse_items
 from ..errors import LTMError, ValidationError
 from ..host_values import escape_bot_uuid
-from ..identity import Identity, Isolation, MemoryScope, chat_of_session_key, scope_of_user_key
+from ..identity import Identity, Isolation, MemoryScope, chat_of_key, scope_of_space_key
 from ..kb_overrides import SettingsOverrides
 from ..kb_registry import KnowledgeBaseRegistry
 from ..kb_settings import KBSettings
@@ -180,8 +180,8 @@ class BundleImport:
     async def _chat(self, chat: ChatPart, bundle: Bundle, kb_id: str, settings: KBSettings, isolation: Isolation,
                     ours: set[str] | None, dry_run: bool) -> ChatReport:
         report = ChatReport(key=chat.key)
-        identity = chat_of_session_key(chat.key)
-        bot_space = scope_of_user_key(chat.key, kb_id, Isolation.BOT) if identity is None else None
+        identity = chat_of_key(chat.key)
+        bot_space = scope_of_space_key(chat.key, kb_id, Isolation.BOT) if identity is None else None
         if identity is None and bot_space is None:
             report.problem = ("not a chat's key this plugin derives (<bot uuid>:group_<id>, <bot uuid>:person_<id>) "
                               "nor a bot's episode space (bot:<bot uuid>)")
@@ -199,7 +199,7 @@ class BundleImport:
         else:
             scope = MemoryScope.for_identity(identity, isolation, kb_id)
         assert scope is not None
-        report.space = scope.user_key
+        report.space = scope.space_key
         try:
             if identity is not None:
                 await self._chat_profiles(chat, bundle, scope, report.parts["profiles"], dry_run)
@@ -242,7 +242,7 @@ class BundleImport:
     async def _chat_audit(self, chat: ChatPart, scope: MemoryScope, count: PartCount, dry_run: bool) -> None:
         if not chat.audit:
             return
-        log_id = Space.l1(scope.scope_key).key
+        log_id = Space.l1(scope.chat_key).key
         held = {str((e.get("meta") or {}).get("official_audit_id") or "") for e in await self._audit.export(log_id)}
         entries = []
         for index, raw in enumerate(chat.audit):
@@ -258,7 +258,7 @@ class BundleImport:
             entries.append(entry)
         count.write = len(entries)
         if entries and not dry_run:
-            async with self._gate.write(scope, Space.l1(scope.scope_key), OPERATION) as tx:
+            async with self._gate.write(scope, Space.l1(scope.chat_key), OPERATION) as tx:
                 for entry in entries:
                     tx.carried(entry)
 

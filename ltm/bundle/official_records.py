@@ -21,8 +21,8 @@ from typing import Any
 
 from .. import params
 from .._audit import AuditEntry, ForeignOperation
+from ..candidates.candidate import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from ..candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, redacted_text
-from ..candidates.records import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import Identity, MemoryScope, clean_id
@@ -76,8 +76,8 @@ def audit_entry(raw: Any, scope: MemoryScope) -> tuple[str, AuditEntry]:
                     ("the audit_id", audit_id)])
     query_id = raw.get("query_id")
     entry = AuditEntry(
-        operation=ForeignOperation(operation), target_type=target_type, target_id=target_id, scope_key=scope.scope_key,
-        user_key=scope.user_key, sender_id=sender_id, sender_name=sender_name,
+        operation=ForeignOperation(operation), target_type=target_type, target_id=target_id, chat_key=scope.chat_key,
+        space_key=scope.space_key, sender_id=sender_id, sender_name=sender_name,
         query_id=query_id if isinstance(query_id, int) and not isinstance(query_id, bool) else None,
         summary=MIGRATED_ENTRY(summary=summary),
         meta={"migrated_from": OFFICIAL_PLUGIN, "official_audit_id": audit_id}, time=time)

@@ -13,10 +13,10 @@
 - `review`                     what accepting a candidate writes, and as whom.
 """
 
+from ltm.candidates.candidate import Candidate, CandidateOrigin, CandidateStatus
 from ltm.candidates.engine import MAX_TEXT_CHARS, extract_candidates
 from ltm.candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, ProposedMemory, redacted_text
 from ltm.candidates.queue import MAX_CANDIDATES, CandidatePage
-from ltm.candidates.records import Candidate, CandidateOrigin, CandidateStatus
 from ltm.candidates.review import CandidateRun
 
 __all__ = [

@@ -22,9 +22,9 @@ from ..errors import LTMError
 from ..ports import LanguageModel
 from ..secrets import secret_kind
 from ..timefields import now_iso
+from .candidate import CandidateOrigin
 from .engine import extract_candidates
 from .kinds import ProposedMemory, ignore_candidate
-from .records import CandidateOrigin
 from .selection import MAX_INPUT_CHARS, MAX_OUTPUT_CHARS, TIMEOUT_S, parse_selection, request_messages
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from .._gate import WriteTx
 from .._storage import CANDIDATES_PREFIX, JsonStore, scope_of_key
-from ..identity import Isolation, MemoryScope, user_key_for_session_key
+from ..identity import Isolation, MemoryScope, space_key_for_chat_key
 from .queue import CandidateQueue
 
 
@@ -41,9 +41,9 @@ class ForgottenCandidates:
         the chat itself, in bot isolation every chat of the bot (they share the space)."""
         chats: list[MemoryScope] = []
         for key in await self._store.keys(CANDIDATES_PREFIX):
-            scope_key = scope_of_key(key)
-            if scope_key is None:
+            chat_key = scope_of_key(key)
+            if chat_key is None:
                 continue
-            if scope_key == scope.user_key or user_key_for_session_key(scope_key, Isolation.BOT) == scope.user_key:
-                chats.append(MemoryScope.stored(scope_key, scope.user_key, scope.kb_id, scope.isolation))
+            if chat_key == scope.space_key or space_key_for_chat_key(chat_key, Isolation.BOT) == scope.space_key:
+                chats.append(MemoryScope.stored(chat_key, scope.space_key, scope.kb_id, scope.isolation))
         return chats

@@ -34,8 +34,8 @@ from ..operations import Operation
 from ..spaces import Space
 from ..timefields import now_iso
 from ..wording import Phrase
+from .candidate import Candidate, CandidateOrigin, CandidateStatus, new_candidate_id
 from .kinds import CandidateKind
-from .records import Candidate, CandidateOrigin, CandidateStatus, new_candidate_id
 
 PROPOSED = Phrase("audit.candidate_proposed", "proposed {what} candidate ({origin}, {rule})")
 DECIDED = Phrase("audit.candidate_decided", "{status} {what} candidate ({origin})")
@@ -117,7 +117,7 @@ class CandidateQueue:
         self._deciding = KeyedLocks()
 
     async def _read(self, scope: MemoryScope) -> QueueRecord:
-        raw = await self._store.get(candidates_key(scope.scope_key))
+        raw = await self._store.get(candidates_key(scope.chat_key))
         record = QueueRecord()
         if not isinstance(raw, dict):
             return record
@@ -129,7 +129,7 @@ class CandidateQueue:
                 skipped += 1
         if skipped:
             log.warning("[LongTermMemory] %d stored candidate(s) of scope=%s could not be read; skipped", skipped,
-                        scope.scope_key)
+                        scope.chat_key)
         refused = raw.get("refused")
         record.refused = refused if isinstance(refused, int) and not isinstance(refused, bool) else 0
         record.last_refused_at = raw.get("last_refused_at") or None
@@ -137,7 +137,7 @@ class CandidateQueue:
 
     @staticmethod
     async def _write(tx: WriteTx, scope: MemoryScope, record: QueueRecord) -> None:
-        await tx.set(candidates_key(scope.scope_key), record.to_dict())
+        await tx.set(candidates_key(scope.chat_key), record.to_dict())
 
     # ------------------------------------------------------------------ reads
     async def get(self, scope: MemoryScope, candidate_id: str) -> Candidate:
@@ -183,7 +183,7 @@ class CandidateQueue:
         """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""
         if not new:
             return ProposeResult([])
-        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CANDIDATE_PROPOSE) as tx:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CANDIDATE_PROPOSE) as tx:
             record = await self._read(scope)
             pending = {c.same_as_key for c in record.items if c.is_pending}
             fresh: list[Candidate] = []
@@ -214,17 +214,17 @@ class CandidateQueue:
                            source_ref=candidate.source_ref)
         if refused:
             log.warning("[LongTermMemory] candidate queue of scope=%s is full (%d pending); %d new candidate(s) "
-                        "refused", scope.scope_key, MAX_CANDIDATES, refused)
+                        "refused", scope.chat_key, MAX_CANDIDATES, refused)
         if dropped:
             log.info("[LongTermMemory] candidate queue of scope=%s: %d decided candidate(s) dropped to make room",
-                     scope.scope_key, dropped)
+                     scope.chat_key, dropped)
         return ProposeResult(added, refused, duplicates, dropped)
 
     async def adopt(self, scope: MemoryScope, incoming: Sequence[Candidate], operation: Operation
                     ) -> tuple[list[Candidate], int]:
         """Candidates carried over from elsewhere (a migration), each with its own id, status and times;
         one whose id the queue holds is not added again. Returns (added, refused for lack of room)."""
-        async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
             record = await self._read(scope)
             taken = record.ids()
             fresh = [c for c in incoming if c.candidate_id not in taken]
@@ -246,7 +246,7 @@ class CandidateQueue:
         drafts it clears, so a fenced chat never blocks a forget); the queue's own lock is held for it."""
         if not any(c.applied_as_episode(episode_ids) for c in (await self._read(scope)).items):
             return 0
-        async with self._gate.hold(Space.l1(scope.scope_key)):
+        async with self._gate.hold(Space.l1(scope.chat_key)):
             record = await self._read(scope)
             hits = [c for c in record.items if c.applied_as_episode(episode_ids)]
             if not hits:
@@ -266,10 +266,10 @@ class CandidateQueue:
         its text now: the forget ran while the candidate was still pending, so it had nothing to redact.
         Checked under the episode space's lock, so a forget in progress has finished, and any later one
         sees the mark and redacts the candidate itself."""
-        async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
+        async with self._gate.hold(Space.l2(scope.kb_id, scope.space_key)):
             if await episode_there():
                 return accepted
-        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CANDIDATE_REDACT) as tx:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CANDIDATE_REDACT) as tx:
             record = await self._read(scope)
             current = record.find(accepted.candidate_id)
             if current is None or current.applied_id != accepted.applied_id:
@@ -285,7 +285,7 @@ class CandidateQueue:
     @contextlib.asynccontextmanager
     async def deciding(self, scope: MemoryScope) -> AsyncIterator[None]:
         """One decision at a time per scope, held from the pending check to the mark."""
-        async with self._deciding.hold(scope.scope_key):
+        async with self._deciding.hold(scope.chat_key):
             yield
 
     @staticmethod
@@ -300,7 +300,7 @@ class CandidateQueue:
                      by: str, applied_type: str | None = None, applied_id: str | None = None,
                      applied_existing: bool = False) -> Candidate:
         """Mark a pending candidate accepted or rejected, audited as `operation`."""
-        async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
             record = await self._read(scope)
             candidate = record.find(candidate_id)
             if candidate is None:

@@ -41,10 +41,10 @@ from ..ports import LanguageModel
 from ..profiles.book import ProfileBook, Profiles
 from ..profiles.model import Profile
 from ..spaces import Space
+from .candidate import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from .extraction import extract
 from .kinds import SPEAKER, CandidateKind, ProfileField, ProposedMemory
 from .queue import CandidatePage, CandidateQueue
-from .records import ALL_STATUSES, Candidate, CandidateOrigin, CandidateStatus, Speaker
 
 log = logging.getLogger("LongTermMemory")
 
@@ -72,7 +72,7 @@ class CandidateRun:
 def speaker_scope(scope: MemoryScope, candidate: Candidate) -> MemoryScope:
     """The reviewer's scope, speaking as the candidate's speaker (so the memory is theirs)."""
     identity = candidate.speaker.identity(scope.query_id)
-    if identity.session_key != scope.scope_key:
+    if identity.chat_key != scope.chat_key:
         raise ValidationError(f"candidate {candidate.candidate_id} was proposed in another chat")
     return replace(scope, identity=identity)
 
@@ -114,7 +114,7 @@ class CandidateReview:
                                model_uuid=settings.candidate_model_uuid, llm=self._llm)
         if result.rejected:
             log.warning("[LongTermMemory] candidate model answer rejected query=%s scope=%s: %s", query_id,
-                        scope.scope_key, result.rejected)
+                        scope.chat_key, result.rejected)
         usable = [p for p in result.proposals if identity.sender_id or p.target != SPEAKER]
         fresh = await self._not_remembered(scope, settings, usable)
         speaker = Speaker.of(identity)
@@ -131,7 +131,7 @@ class CandidateReview:
                                                       AUTO_REVIEWER))
                 except LTMError as exc:
                     log.warning("[LongTermMemory] candidate %s not auto-applied scope=%s: %s",
-                                candidate.candidate_id, scope.scope_key, exc.code)
+                                candidate.candidate_id, scope.chat_key, exc.code)
         remembered = len(usable) - len(fresh)
         return CandidateRun(result.origin, queued.added, applied, queued.refused, queued.duplicates + remembered,
                             remembered, len(result.proposals) - len(usable), result.skipped, result.rejected)
@@ -145,18 +145,18 @@ class CandidateReview:
         if not checked:
             return proposals
         profiles = await self._profiles.current(scope)
-        sender = scope.sender_id
+        speaker = scope.sender_id
         in_space: list[Finding] = await self._duplicates.against_space(
-            scope.kb_id, scope.user_key, settings.embedding_model_uuid,
-            [Probe(p.content if p.kind is CandidateKind.EPISODE else p.evidence or p.content, sender)
+            scope.kb_id, scope.space_key, settings.embedding_model_uuid,
+            [Probe(p.content if p.kind is CandidateKind.EPISODE else p.evidence or p.content, speaker)
              for p in checked])
         in_profiles = await self._duplicates.against_texts(settings.embedding_model_uuid, [
-            Probe(p.content, sender, known=_profile_values(p, profiles)) for p in checked])
+            Probe(p.content, speaker, known=_profile_values(p, profiles)) for p in checked])
         repeated = {id(p) for p, space, profile in zip(checked, in_space, in_profiles)
                     if space.repeats or profile.repeats}
         if repeated:
             log.info("[LongTermMemory] %d candidate(s) already in memory, not queued scope=%s", len(repeated),
-                     scope.scope_key)
+                     scope.chat_key)
         return [p for p in proposals if id(p) not in repeated]
 
     async def page(self, scope: MemoryScope, *, all_statuses: bool, page: int, page_size: int,
@@ -185,7 +185,7 @@ class CandidateReview:
             self._queue.check_decidable(candidate, accepting=True)
             as_speaker = speaker_scope(scope, candidate)
             # The queue must take the mark before memory changes, or the candidate would stay pending.
-            await self._fences.check(Space.l1(scope.scope_key))
+            await self._fences.check(Space.l1(scope.chat_key))
             applied_type, applied_id, existing = await self._apply(as_speaker, candidate)
             try:
                 accepted = await self._queue.decide(scope, candidate_id, CandidateStatus.ACCEPTED, operation,
@@ -216,7 +216,7 @@ class CandidateReview:
         except LTMError as exc:
             log.warning("[LongTermMemory] candidate %s: its episode %s was forgotten during the accept and its "
                         "text could not be removed yet scope=%s: %s", accepted.candidate_id, episode_id,
-                        scope.scope_key, exc.code)
+                        scope.chat_key, exc.code)
             return accepted
 
     async def _apply(self, as_speaker: MemoryScope, candidate: Candidate) -> tuple[str, str, bool]:

@@ -22,8 +22,8 @@ from typing import Any
 from ..errors import ValidationError
 from ..params import is_blank
 from ..ports import ChatMessage
+from .candidate import MODEL_RULE
 from .kinds import SESSION, SPEAKER, CandidateKind, ProfileField, ProposedMemory
-from .records import MODEL_RULE
 
 MAX_INPUT_CHARS = 8000
 TIMEOUT_S = 30.0

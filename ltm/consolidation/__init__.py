@@ -4,6 +4,7 @@ for the drafts, the lineage index and the K5 cascade."""
 
 from ..errors import ConsolidationDisabled, ProposalRejected
 from .consolidator import Consolidator, clean_proposal_id
+from .drafts import DraftBook
 from .model import (
     MAX_INPUT_CHARS,
     MAX_OUTPUT_CHARS,
@@ -11,7 +12,7 @@ from .model import (
     MODEL_TIMEOUT_S,
     SUMMARY_SOURCE,
     SUMMARY_TAG,
-    ArchivalCandidate,
+    Archivable,
     ConsolidationPreview,
     ConsolidationRun,
     Draft,
@@ -19,7 +20,6 @@ from .model import (
     ProfileUpdate,
     Statement,
 )
-from .records import DraftBook
 
 __all__ = [
     "MAX_INPUT_CHARS",
@@ -28,7 +28,7 @@ __all__ = [
     "MODEL_TIMEOUT_S",
     "SUMMARY_SOURCE",
     "SUMMARY_TAG",
-    "ArchivalCandidate",
+    "Archivable",
     "ConsolidationDisabled",
     "ConsolidationPreview",
     "ConsolidationRun",

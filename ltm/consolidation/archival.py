@@ -16,7 +16,7 @@ from ..episodes.model import Episode, EpisodeStatus
 from ..kb_settings import KBSettings
 from ..timefields import parse_stored
 from ..wording import Phrase, Said
-from .model import ArchivalCandidate
+from .model import Archivable
 
 
 def superseded_since(episode: Episode) -> datetime | None:
@@ -54,8 +54,8 @@ def risk_notes(episode: Episode, by_id: dict[str, Episode]) -> tuple[Said, ...]:
     return (_RISK["not_named"](episode_id=fix_id),)
 
 
-def archival_candidates(episodes: Sequence[Episode], settings: KBSettings, now: datetime
-                        ) -> tuple[list[ArchivalCandidate], int]:
+def archivable_records(episodes: Sequence[Episode], settings: KBSettings, now: datetime
+                        ) -> tuple[list[Archivable], int]:
     """At most `consolidation_max_candidates` superseded records, superseded at least
     `consolidation_min_age_days` ago, oldest first; and how many qualified before the cap."""
     cutoff = now - timedelta(days=settings.consolidation_min_age_days)
@@ -69,4 +69,4 @@ def archival_candidates(episodes: Sequence[Episode], settings: KBSettings, now: 
             eligible.append((since, episode))
     eligible.sort(key=lambda pair: (pair[0], pair[1].episode_id))
     chosen = eligible[: settings.consolidation_max_candidates]
-    return [ArchivalCandidate(e, risk_notes(e, by_id)) for _, e in chosen], len(eligible)
+    return [Archivable(e, risk_notes(e, by_id)) for _, e in chosen], len(eligible)

@@ -44,7 +44,8 @@ from ..profiles.book import ProfileBook
 from ..spaces import Space
 from ..timefields import now_iso, utc_now
 from ..wording import Phrase, Said
-from .archival import archival_candidates
+from .archival import archivable_records
+from .drafts import DRAFT_DISCARDED, DRAFT_REJECTED, DRAFT_USED, DraftBook
 from .model import (
     MAX_OUTPUT_CHARS,
     MAX_PENDING_DRAFTS,
@@ -58,7 +59,6 @@ from .model import (
     source_hash,
 )
 from .prompt import build_request, parse_reply
-from .records import DRAFT_DISCARDED, DRAFT_REJECTED, DRAFT_USED, DraftBook
 from .sources import over_budget, select_sources, summary_episode
 
 log = logging.getLogger("LongTermMemory")
@@ -106,26 +106,26 @@ class Consolidator:
     async def preview(self, scope: MemoryScope, settings: KBSettings, *, tag: str = "",
                       drafting: bool = True) -> ConsolidationPreview:
         """`drafting=False`: the archival part only, a pure read (no model call, no stored draft, no note)."""
-        kb_id, user_key = scope.kb_id, scope.user_key
+        kb_id, space_key = scope.kb_id, scope.space_key
         model = settings.consolidation_model_uuid
         # K8: the KB is held against removal for the whole preview; a removed KB is refused here,
         # before any model call, and its removal waits until this preview has finished.
         async with self._gate.kb_in_use(kb_id):
-            listing = await self._store.enumerate(kb_id, user_key)
-            archival, total = archival_candidates(listing.episodes, settings, utc_now())
+            listing = await self._store.enumerate(kb_id, space_key)
+            archival, total = archivable_records(listing.episodes, settings, utc_now())
             result = ConsolidationPreview(
                 enabled=settings.consolidation_enabled, model_configured=bool(model),
                 min_age_days=settings.consolidation_min_age_days,
-                max_candidates=settings.consolidation_max_candidates,
+                max_sources=settings.consolidation_max_candidates,
                 archival=archival, archival_total=total, listing_truncated=listing.truncated)
             if not model:
                 return replace(result, note=_NOTE["no_model"]())
             if not drafting:
                 return result
-            if len(await self._drafts.pending(kb_id, user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
+            if len(await self._drafts.pending(kb_id, space_key, scope.chat_key)) >= MAX_PENDING_DRAFTS:
                 return replace(result, note=_NOTE["too_many_drafts"](count=MAX_PENDING_DRAFTS))
-            pending = {i for _, d in await self._drafts.pending(kb_id, user_key) for i in d.source_ids}
-            chosen = select_sources(listing.episodes, await self._drafts.lineage(kb_id, user_key), pending,
+            pending = {i for _, d in await self._drafts.pending(kb_id, space_key) for i in d.source_ids}
+            chosen = select_sources(listing.episodes, await self._drafts.lineage(kb_id, space_key), pending,
                                     settings, tag)
             if len(chosen) < MIN_SOURCES:
                 return replace(result, note=_NOTE["nothing_new_tag"](count=MIN_SOURCES, tag=tag) if tag
@@ -133,13 +133,13 @@ class Consolidator:
             draft = await self._draft(scope, settings, chosen)
             if isinstance(draft, Said):
                 reason = draft
-                log.info("[LongTermMemory] consolidation draft rejected scope=%s sources=%d: %s", scope.scope_key,
+                log.info("[LongTermMemory] consolidation draft rejected scope=%s sources=%d: %s", scope.chat_key,
                          len(chosen), reason)
                 return replace(result, rejected=True, note=_NOTE["not_saved"](reason=reason))
             problem = await self._save(scope, draft, chosen)
             if problem is not None:
                 return replace(result, rejected=True, note=_NOTE["not_saved"](reason=problem))
-            log.info("[LongTermMemory] consolidation draft saved scope=%s proposal=%s sources=%d", scope.scope_key,
+            log.info("[LongTermMemory] consolidation draft saved scope=%s proposal=%s sources=%d", scope.chat_key,
                      draft.proposal_id, len(draft.sources))
             return replace(result, draft=draft)
 
@@ -167,7 +167,7 @@ class Consolidator:
         validity = common_validity([(s.valid_from, s.valid_until) for s in sources]) or (None, None)
         identity = scope.identity
         draft = Draft(
-            proposal_id=str(uuid.uuid4()), kb_id=scope.kb_id, user_key=scope.user_key, scope_key=scope.scope_key,
+            proposal_id=str(uuid.uuid4()), kb_id=scope.kb_id, space_key=scope.space_key, chat_key=scope.chat_key,
             isolation=scope.isolation.value, created_at=now_iso(), model=model, sources=sources,
             statements=statements, profile_updates=updates, valid_from=validity[0], valid_until=validity[1],
             created_by_id=identity.sender_id if identity else "",
@@ -180,13 +180,13 @@ class Consolidator:
     async def _save(self, scope: MemoryScope, draft: Draft, chosen: Sequence[Episode]) -> Said | None:
         """Store the draft, unless a source changed while the model was drafting. Under the space's lock
         (L2 first, then L1), so no cascade can run between the check and the write."""
-        async with self._gate.hold(Space.l2(scope.kb_id, scope.user_key)):
+        async with self._gate.hold(Space.l2(scope.kb_id, scope.space_key)):
             for episode in chosen:
-                current = await self._store.get(scope.kb_id, scope.user_key, episode.episode_id)
+                current = await self._store.get(scope.kb_id, scope.space_key, episode.episode_id)
                 if current is None or source_hash(current) != source_hash(episode):
                     return _NOTE["source_changed"](episode_id=episode.episode_id)
-            async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CONSOLIDATION_PREVIEW) as tx:
-                if len(await self._drafts.pending(scope.kb_id, scope.user_key, scope.scope_key)) >= MAX_PENDING_DRAFTS:
+            async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CONSOLIDATION_PREVIEW) as tx:
+                if len(await self._drafts.pending(scope.kb_id, scope.space_key, scope.chat_key)) >= MAX_PENDING_DRAFTS:
                     raise StateError(f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; run or discard "
                                      "one first")
                 await self._drafts.save(tx, draft)
@@ -204,11 +204,11 @@ class Consolidator:
         return await self._apply(scope, settings, pid)
 
     async def _archive(self, scope: MemoryScope, settings: KBSettings) -> ConsolidationRun:
-        space = Space.l2(scope.kb_id, scope.user_key)
+        space = Space.l2(scope.kb_id, scope.space_key)
         async with self._gate.write(scope, space, Operation.CONSOLIDATION_ARCHIVE) as tx:
-            listing = await self._store.enumerate(scope.kb_id, scope.user_key)
-            candidates, _ = archival_candidates(listing.episodes, settings, utc_now())
-            targets = [c.episode for c in candidates if c.episode.status is EpisodeStatus.SUPERSEDED]
+            listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+            archivable, _ = archivable_records(listing.episodes, settings, utc_now())
+            targets = [c.episode for c in archivable if c.episode.status is EpisodeStatus.SUPERSEDED]
             if not targets:
                 return ConsolidationRun()
             await self._drafts.before_change(tx, scope, [e.episode_id for e in targets], removed=False)
@@ -216,15 +216,15 @@ class Consolidator:
             await write_episodes(tx, self._store, settings, updated, lambda t, e: t.applied(
                 Operation.CONSOLIDATION_ARCHIVE, "episode", e.episode_id, ARCHIVED_BY_CONSOLIDATION(),
                 previous_status=EpisodeStatus.SUPERSEDED.value))
-        log.info("[LongTermMemory] consolidation archived scope=%s user_key=%s records=%d", scope.scope_key,
-                 scope.user_key, len(updated))
+        log.info("[LongTermMemory] consolidation archived scope=%s user_key=%s records=%d", scope.chat_key,
+                 scope.space_key, len(updated))
         return ConsolidationRun(archived=updated)
 
     async def _recheck(self, scope: MemoryScope, draft: Draft) -> tuple[list[Episode], ProposalRejected | None]:
         pid = draft.proposal_id
         current: list[Episode] = []
         for source in draft.sources:
-            episode = await self._store.get(scope.kb_id, scope.user_key, source.episode_id)
+            episode = await self._store.get(scope.kb_id, scope.space_key, source.episode_id)
             if episode is None:
                 return [], ProposalRejected(f"proposal {pid} is stale: source {source.episode_id} is no longer "
                                             "stored", reason="stale", proposal_id=pid)
@@ -244,7 +244,7 @@ class Consolidator:
     async def _apply(self, scope: MemoryScope, settings: KBSettings, pid: str) -> ConsolidationRun:
         rejection: ProposalRejected | None = None
         staged: Episode | None = None
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), Operation.CONSOLIDATION_RUN) as tx:
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key), Operation.CONSOLIDATION_RUN) as tx:
             draft = await self._drafts.find(scope, pid)
             sources, rejection = await self._recheck(scope, draft)
             if rejection is None:
@@ -261,20 +261,20 @@ class Consolidator:
             else:
                 rejection = await self._publish(tx, scope, settings, draft, staged, sources)
         if rejection is not None:
-            log.info("[LongTermMemory] consolidation run refused scope=%s proposal=%s: %s", scope.scope_key, pid,
+            log.info("[LongTermMemory] consolidation run refused scope=%s proposal=%s: %s", scope.chat_key, pid,
                      rejection.details.get("reason"))
             raise rejection
         assert staged is not None
         summary = staged.with_status(EpisodeStatus.ACTIVE)
         note = await self._profile_updates(scope, settings, draft)
         log.info("[LongTermMemory] consolidation summary activated scope=%s proposal=%s summary=%s sources=%d",
-                 scope.scope_key, pid, summary.episode_id, len(sources))
+                 scope.chat_key, pid, summary.episode_id, len(sources))
         return ConsolidationRun(summary=summary, proposal_id=pid, sources=sources, profile=note)
 
     async def _close_draft(self, scope: MemoryScope, draft: Draft, status: str, reason: str, said: Said,
                            summary_id: str = "") -> None:
         """The draft leaves the pending state in its own L1 space (inside the caller's L2 lock)."""
-        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.CONSOLIDATION_RUN) as l1:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CONSOLIDATION_RUN) as l1:
             await self._drafts.close(l1, draft, status, reason, Operation.CONSOLIDATION_RUN, said,
                                      summary_id=summary_id)
 
@@ -282,12 +282,12 @@ class Consolidator:
                        sources: Sequence[Episode]) -> ProposalRejected | None:
         """Stage archived, read back, activate. The draft is spent first (one use), after the only step
         that cannot write (the embedding); a refused read-back removes the staged record again."""
-        pid, kb_id, user_key = draft.proposal_id, scope.kb_id, scope.user_key
+        pid, kb_id, space_key = draft.proposal_id, scope.kb_id, scope.space_key
         vectors = await self._store.embed(settings.embedding_model_uuid, [staged.content])
         await self._close_draft(scope, draft, "used", "run", DRAFT_USED(), staged.episode_id)
-        lineage = await self._drafts.lineage(kb_id, user_key)
+        lineage = await self._drafts.lineage(kb_id, space_key)
         lineage[staged.episode_id] = [s.episode_id for s in sources]
-        await self._drafts.set_lineage(tx, kb_id, user_key, lineage)  # before the record: never untracked
+        await self._drafts.set_lineage(tx, kb_id, space_key, lineage)  # before the record: never untracked
         await write_episodes(tx, self._store, settings, [staged], lambda t, e: t.applied(
             Operation.CONSOLIDATION_STAGE, "episode", e.episode_id,
             SUMMARY_STAGED(sources=len(sources)), proposal_id=pid,
@@ -295,11 +295,11 @@ class Consolidator:
         problem = await self._verify(kb_id, staged)
         if problem:
             await tx.index_write("vector delete", lambda index: self._store.delete(
-                index, kb_id, user_key, [staged.episode_id]))
+                index, kb_id, space_key, [staged.episode_id]))
             tx.reverted(Operation.CONSOLIDATION_UNSTAGE, "episode", staged.episode_id,
                         SUMMARY_UNSTAGED(problem=problem), proposal_id=pid)
             lineage.pop(staged.episode_id, None)
-            await self._drafts.set_lineage(tx, kb_id, user_key, lineage)
+            await self._drafts.set_lineage(tx, kb_id, space_key, lineage)
             return ProposalRejected(f"proposal {pid}: {problem}; the sources are kept", proposal_id=pid,
                                     reason="over_budget" if "budget" in problem else "not_verified")
         await write_episodes(tx, self._store, settings, [staged.with_status(EpisodeStatus.ACTIVE)],
@@ -311,7 +311,7 @@ class Consolidator:
     async def _verify(self, kb_id: str, staged: Episode) -> str:
         """Read the staged record back: it must be there, as written, and within the record budget
         counting whatever the host keeps with it. Returns the problem, or "" when it is fine."""
-        record = await self._store.get_record(kb_id, staged.user_key, staged.episode_id)
+        record = await self._store.get_record(kb_id, staged.space_key, staged.episode_id)
         if record is None:
             return "the staged summary could not be read back"
         if Episode.from_record(record).to_record() != staged.to_record():
@@ -341,13 +341,13 @@ class Consolidator:
 
     # ------------------------------------------------------------------ drafts (K7)
     async def drafts(self, scope: MemoryScope) -> list[Draft]:
-        return [d for _, d in await self._drafts.pending(scope.kb_id, scope.user_key, scope.scope_key)]
+        return [d for _, d in await self._drafts.pending(scope.kb_id, scope.space_key, scope.chat_key)]
 
     async def discard(self, scope: MemoryScope, proposal_id: object) -> Draft:
         pid = clean_proposal_id(proposal_id)
         async with self._gate.kb_in_use(scope.kb_id), \
-                self._gate.hold(Space.l2(scope.kb_id, scope.user_key)), \
-                self._gate.write(scope, Space.l1(scope.scope_key), Operation.DRAFT_DISCARD) as tx:
+                self._gate.hold(Space.l2(scope.kb_id, scope.space_key)), \
+                self._gate.write(scope, Space.l1(scope.chat_key), Operation.DRAFT_DISCARD) as tx:
             draft = await self._drafts.find(scope, pid)
             await self._drafts.close(tx, draft, "discarded", "discarded after review", Operation.DRAFT_DISCARD,
                                      DRAFT_DISCARDED())

@@ -40,7 +40,7 @@ def source_hash(episode: Episode) -> str:
     """A digest of everything stored for one episode: any change to it (status, text, time, tags,
     links) gives another hash, so a draft over it is stale."""
     record = episode.to_record()
-    payload = json.dumps({"id": record.record_id, "space": record.space, "speaker": record.speaker,
+    payload = json.dumps({"id": record.record_id, "space": record.space_key, "speaker": record.speaker,
                           "text": record.text, "fields": dict(record.fields)},
                          ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -119,8 +119,8 @@ class Draft:
 
     proposal_id: str
     kb_id: str
-    user_key: str
-    scope_key: str
+    space_key: str
+    chat_key: str
     isolation: str
     created_at: str
     model: str
@@ -143,8 +143,8 @@ class Draft:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": 1, "proposal_id": self.proposal_id, "kb_id": self.kb_id, "user_key": self.user_key,
-            "scope_key": self.scope_key, "isolation": self.isolation, "created_at": self.created_at,
+            "version": 1, "proposal_id": self.proposal_id, "kb_id": self.kb_id, "user_key": self.space_key,
+            "scope_key": self.chat_key, "isolation": self.isolation, "created_at": self.created_at,
             "model": self.model, "sources": [s.to_dict() for s in self.sources],
             "statements": [s.to_dict() for s in self.statements],
             "profile_updates": [p.to_dict() for p in self.profile_updates],
@@ -160,7 +160,7 @@ class Draft:
         try:
             return cls(
                 proposal_id=str(raw["proposal_id"]), kb_id=str(raw.get("kb_id") or ""),
-                user_key=str(raw.get("user_key") or ""), scope_key=str(raw.get("scope_key") or ""),
+                space_key=str(raw.get("user_key") or ""), chat_key=str(raw.get("scope_key") or ""),
                 isolation=str(raw.get("isolation") or "session"), created_at=str(raw.get("created_at") or ""),
                 model=str(raw.get("model") or ""),
                 sources=tuple(DraftSource.from_dict(s) for s in raw.get("sources") or []),
@@ -208,7 +208,7 @@ class ClosedProposal:
 
 
 @dataclass(frozen=True)
-class ArchivalCandidate:
+class Archivable:
     """A superseded record old enough to archive, and what an operator should know first."""
 
     episode: Episode
@@ -223,8 +223,8 @@ class ConsolidationPreview:
     enabled: bool
     model_configured: bool
     min_age_days: int
-    max_candidates: int
-    archival: list[ArchivalCandidate] = field(default_factory=list)
+    max_sources: int
+    archival: list[Archivable] = field(default_factory=list)
     archival_total: int = 0
     listing_truncated: bool = False
     draft: Draft | None = None

@@ -52,7 +52,7 @@ def summary_episode(scope: MemoryScope, draft: Draft, sources: Sequence[Episode]
     identity = scope.identity
     return Episode(
         episode_id=episode_id,
-        user_key=scope.user_key,
+        space_key=scope.space_key,
         content=draft.summary,
         timestamp=now_iso(),
         importance=max(e.importance for e in sources),

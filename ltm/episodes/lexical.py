@@ -87,19 +87,19 @@ class LexicalIndexes:
         self.loads = 0  # how many indexes came from saved pages
 
     # ------------------------------------------------------------------ reads
-    async def space_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+    async def space_unless_busy(self, kb_id: str, space_key: str) -> SpaceIndex | None:
         """As `space`, but None instead of waiting for a read of the space already under way: a write
         (its duplicate check) never queues behind an index build."""
-        key = (kb_id, user_key)
+        key = (kb_id, space_key)
         lock = self._locks.get(key)
         if key not in self._ready and (key in self._building or (lock is not None and lock.locked())):
             return None
-        return await self.space(kb_id, user_key)
+        return await self.space(kb_id, space_key)
 
-    async def space(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+    async def space(self, kb_id: str, space_key: str) -> SpaceIndex | None:
         """The space's index; None while one is made in the background, or when a small space could not
         be read consistently now."""
-        key = (kb_id, user_key)
+        key = (kb_id, space_key)
         ready = self._ready.get(key)
         if ready is not None or key in self._building:
             return ready
@@ -109,12 +109,12 @@ class LexicalIndexes:
                 if ready is not None or key in self._building:
                     return ready
                 self._replay[key] = []  # before the head is read: no write that lands after it is missed
-                if await self._saved(kb_id, user_key):
+                if await self._saved(kb_id, space_key):
                     self._background(key, self._load(key))
                     return None
                 self._replay.pop(key, None)
                 before = self._writes[key]
-                first, more = await self._page(kb_id, user_key, FIRST_PAGE, 0)
+                first, more = await self._page(kb_id, space_key, FIRST_PAGE, 0)
                 if more:
                     self._background(key, self._build(key))
                     return None
@@ -125,14 +125,14 @@ class LexicalIndexes:
                 return self._keep(key, first)
         return None
 
-    async def _saved(self, kb_id: str, user_key: str) -> bool:
+    async def _saved(self, kb_id: str, space_key: str) -> bool:
         if self._pages is None:
             return False
         forgetting = self._forgetting.get(kb_id)
         if forgetting is not None:
             await asyncio.gather(forgetting, return_exceptions=True)
         try:
-            return await self._pages.is_clean(kb_id, user_key)
+            return await self._pages.is_clean(kb_id, space_key)
         except HostFailure:
             return False
 
@@ -164,10 +164,10 @@ class LexicalIndexes:
             await asyncio.gather(*running, return_exceptions=True)
 
     async def _load(self, key: SpaceKey) -> None:
-        kb_id, user_key = key
+        kb_id, space_key = key
         assert self._pages is not None
         try:
-            index = await self._pages.load(kb_id, user_key)
+            index = await self._pages.load(kb_id, space_key)
             if index is not None and await self._caught_up(key, index):
                 return
             if index is not None:
@@ -182,7 +182,7 @@ class LexicalIndexes:
         """The loaded pages plus the writes that landed meanwhile (the plugin is the only writer: each is
         replayed in order), checked against the store's first page at a moment no write is out; then kept.
         False when a write was in doubt or the store disagrees (then the space is built from the store)."""
-        kb_id, user_key = key
+        kb_id, space_key = key
         replayed = 0
         for _ in range(3):
             for _wait in range(1500):  # a write out now decides what the page shows: wait for it (30 s at most)
@@ -199,7 +199,7 @@ class LexicalIndexes:
             replayed += len(pending)
             pending.clear()
             before = self._writes[key]
-            first, _ = await self._page(kb_id, user_key, FIRST_PAGE, 0)
+            first, _ = await self._page(kb_id, space_key, FIRST_PAGE, 0)
             if self._writes[key] != before:
                 continue  # a write started while the page was read: replay it and look again
             if not index.agrees_with(first):
@@ -215,20 +215,20 @@ class LexicalIndexes:
         return False
 
     async def _build(self, key: SpaceKey) -> None:
-        kb_id, user_key = key
+        kb_id, space_key = key
         try:
             for _ in range(2):
                 before = self._writes[key]
                 episodes: list[Episode] = []
                 offset, more = 0, True
                 while more:
-                    page, more = await self._page(kb_id, user_key, BUILD_PAGE, offset)
+                    page, more = await self._page(kb_id, space_key, BUILD_PAGE, offset)
                     episodes.extend(page)
                     offset += BUILD_PAGE
                     if self._writes[key] != before:
                         break  # stale already: start again
                 self.builds += 1
-                index = SpaceIndex(user_key)
+                index = SpaceIndex(space_key)
                 for number, episode in enumerate(newest_rows(episodes), start=1):
                     index.add(episode)
                     if number % YIELD_EVERY == 0:
@@ -251,20 +251,20 @@ class LexicalIndexes:
         log.info("[LongTermMemory] index built kb=%s records=%d", key[0], len(index))
         return index
 
-    def loaded(self, kb_id: str, user_key: str) -> SpaceIndex | None:
-        return self._ready.get((kb_id, user_key))
+    def loaded(self, kb_id: str, space_key: str) -> SpaceIndex | None:
+        return self._ready.get((kb_id, space_key))
 
     # ------------------------------------------------------------------ corrections from the store
-    def mark(self, kb_id: str, user_key: str) -> int:
+    def mark(self, kb_id: str, space_key: str) -> int:
         """Taken before a read whose answer may go to `heal`: writes counted since then explain differences."""
-        return self._writes[(kb_id, user_key)]
+        return self._writes[(kb_id, space_key)]
 
-    def heal(self, kb_id: str, user_key: str, since: int, found: Sequence[Episode] = (),
+    def heal(self, kb_id: str, space_key: str, since: int, found: Sequence[Episode] = (),
              missing: Iterable[str] = ()) -> None:
         """The store showed `found` (records of the space, re-checked) and lacks `missing`, in a read that
         started at `mark` `since`: where the index disagrees, correct it now and read the space again in the
         background."""
-        key = (kb_id, user_key)
+        key = (kb_id, space_key)
         index = self._ready.get(key)
         writes = self._writes[key]
         # A correction counts as a write (below) yet explains no difference in a read that began before it:
@@ -292,20 +292,20 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ writes (the store calls these)
     @contextlib.asynccontextmanager
-    async def writing(self, kb_id: str, user_keys: Iterable[str], *, deleting: bool = False) -> AsyncIterator[None]:
+    async def writing(self, kb_id: str, space_keys: Iterable[str], *, deleting: bool = False) -> AsyncIterator[None]:
         """Around one store write to these spaces: counts it as started (no build, load or save that
         overlaps it is kept) and marks each space's saved index stale first, or, when the write
         deletes records, removes it (its pages hold their words) (HostError: nothing may be written)."""
         started: list[SpaceKey] = []
         try:
-            for user_key in dict.fromkeys(user_keys):
-                key = (kb_id, user_key)
+            for space_key in dict.fromkeys(space_keys):
+                key = (kb_id, space_key)
                 async with self._guards.setdefault(key, asyncio.Lock()):
                     self._writes[key] += 1
                     self._inflight[key] += 1
                     started.append(key)
                     if self._pages is not None:
-                        await (self._pages.discard if deleting else self._pages.mark_stale)(kb_id, user_key)
+                        await (self._pages.discard if deleting else self._pages.mark_stale)(kb_id, space_key)
             yield
         finally:
             for key in started:
@@ -315,7 +315,7 @@ class LexicalIndexes:
 
     def upserted(self, kb_id: str, episodes: Iterable[Episode]) -> None:
         for episode in episodes:
-            key = (kb_id, episode.user_key)
+            key = (kb_id, episode.space_key)
             index = self._ready.get(key)
             if index is not None:
                 index.add(episode)
@@ -323,8 +323,8 @@ class LexicalIndexes:
             elif (pending := self._replay.get(key)) is not None:
                 pending.append(partial(SpaceIndex.add, episode=episode))
 
-    def deleted(self, kb_id: str, user_key: str, episode_ids: Iterable[str]) -> None:
-        key = (kb_id, user_key)
+    def deleted(self, kb_id: str, space_key: str, episode_ids: Iterable[str]) -> None:
+        key = (kb_id, space_key)
         index = self._ready.get(key)
         if index is not None:
             for episode_id in episode_ids:
@@ -333,9 +333,9 @@ class LexicalIndexes:
         elif (pending := self._replay.get(key)) is not None:
             pending.extend(partial(SpaceIndex.remove, episode_id=i) for i in episode_ids)
 
-    def drop_space(self, kb_id: str, user_key: str) -> None:
+    def drop_space(self, kb_id: str, space_key: str) -> None:
         """In doubt (a failed or unknown write): forget the index; the next use rebuilds it."""
-        key = (kb_id, user_key)
+        key = (kb_id, space_key)
         self._writes[key] += 1
         self._ready.pop(key, None)
         if key in self._replay:
@@ -377,7 +377,7 @@ class LexicalIndexes:
             task.add_done_callback(partial(self._done, self._saving, key))
 
     async def _saver(self, key: SpaceKey) -> None:
-        kb_id, user_key = key
+        kb_id, space_key = key
         assert self._pages is not None
         pages = self._pages
         try:
@@ -400,7 +400,7 @@ class LexicalIndexes:
                 def current(before: int = before) -> bool:
                     return self._writes[key] == before and not self._inflight[key]
 
-                await pages.save(kb_id, user_key, rows, current, self._guards.setdefault(key, asyncio.Lock()))
+                await pages.save(kb_id, space_key, rows, current, self._guards.setdefault(key, asyncio.Lock()))
         except HostFailure as exc:
             log.info("[LongTermMemory] index of kb=%s not saved (%s); it is built again after a restart", kb_id,
                      exc.code)

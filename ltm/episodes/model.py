@@ -27,7 +27,7 @@ MAX_CONTENT_CHARS = 2000
 MAX_TAGS = 10
 MAX_TAG_CHARS = 40
 MAX_SOURCE_REF_CHARS = 300
-MAX_SENDER_CHARS = 200
+MAX_SPEAKER_CHARS = 200
 DEFAULT_IMPORTANCE = 2
 # The recall record size budget: one stored record (its text, its speaker, and the name and value of
 # every flat field) stays within this many characters, so whatever recall hands on stays bounded. An
@@ -135,8 +135,8 @@ def clean_tags(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.lower() for t in tags))
 
 
-def clean_sender(value: Any, field_name: str) -> str:
-    return params.text(value, field_name, max_chars=MAX_SENDER_CHARS, required=False)
+def clean_speaker(value: Any, field_name: str) -> str:
+    return params.text(value, field_name, max_chars=MAX_SPEAKER_CHARS, required=False)
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ class Episode:
     """One stored L2 record."""
 
     episode_id: str
-    user_key: str
+    space_key: str
     content: str
     timestamp: str
     importance: int = DEFAULT_IMPORTANCE
@@ -260,7 +260,7 @@ class Episode:
             fields["supersedes"] = json.dumps(list(self.supersedes))
         if self.derived_from:
             fields["derived_from"] = json.dumps(list(self.derived_from))
-        return IndexRecord(self.episode_id, self.user_key, self.sender_id, self.content, fields)
+        return IndexRecord(self.episode_id, self.space_key, self.sender_id, self.content, fields)
 
     @classmethod
     def from_record(cls, record: IndexRecord) -> Episode:
@@ -280,7 +280,7 @@ class Episode:
             importance = DEFAULT_IMPORTANCE
         return cls(
             episode_id=str(meta.get("episode_id") or record.record_id),
-            user_key=record.space,
+            space_key=record.space_key,
             content=str(meta.get("content") or record.text or ""),
             timestamp=str(meta.get("timestamp") or ""),
             importance=min(5, max(1, importance)),

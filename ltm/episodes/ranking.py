@@ -71,7 +71,7 @@ class RecallRecipe:
     top_k: int | None = 5  # None: the KB's `auto_recall_top_k` (automatic recall)
     max_top_k: int = MAX_TOP_K
     # Vector hits of the space; the word index supplies whole-space word candidates, so it can be small.
-    candidate_window: int = 50
+    vector_window: int = 50
     speaker_window: int = 20
     full_text_window: int = 20  # only with retrieval_strategy "hybrid" (the host's substring search)
     # Whole-space BM25 candidates from the in-process word index (lexical.py).
@@ -98,9 +98,9 @@ class RecallRecipe:
     snippet_bonus: float = 0.5
     tag_bonus: float = 0.25
     # A speaker the question names (question_cues.py); the name is also left out of the embedded text.
-    sender_bonus: float = 0.5
+    named_speaker_bonus: float = 0.5
     strip_named_speakers: bool = True
-    speaker_bonus: float = 0.05
+    own_speaker_bonus: float = 0.05
     # A day or month the question names.
     date_weight: float = 0.7
     # A record that is itself a question holds less of an answer than a statement.
@@ -178,16 +178,16 @@ def time_weight(age_days: float, half_life_days: float) -> float:
     return float(0.5 ** (max(0.0, age_days) / max(half_life_days, 1e-6)))
 
 
-def _vector_scores(candidates: list[WindowEntry]) -> list[float]:
+def _vector_scores(entries: list[WindowEntry]) -> list[float]:
     """Min-max similarity inside the vector window. A candidate found by words only lies outside
     that window, so it is at most as similar as the window's farthest hit: it scores 0."""
-    distances = [c.distance for c in candidates if c.distance is not None]
+    distances = [c.distance for c in entries if c.distance is not None]
     if not distances:
-        return [0.0] * len(candidates)
+        return [0.0] * len(entries)
     low, high = min(distances), max(distances)
     if high - low < 1e-12:
-        return [0.0 if c.distance is None else 1.0 for c in candidates]
-    return [0.0 if c.distance is None else (high - c.distance) / (high - low) for c in candidates]
+        return [0.0 if c.distance is None else 1.0 for c in entries]
+    return [0.0 if c.distance is None else (high - c.distance) / (high - low) for c in entries]
 
 
 def _bm25_scores(query_tokens: Sequence[str], docs: list[list[str]], k1: float, b: float) -> list[float]:
@@ -226,12 +226,12 @@ def _exact_bonus(recipe: RecallRecipe, question: Question, episode: Episode) -> 
     return bonus
 
 
-def _named_sender(question: Question, candidates: list[WindowEntry]) -> set[str]:
+def _named_speakers(question: Question, entries: list[WindowEntry]) -> set[str]:
     """Ids of the candidates' speakers the question names (by name or id), each speaker checked once."""
     out: set[str] = set()
     seen: set[tuple[str, str]] = set()
-    for cand in candidates:
-        ep = cand.episode
+    for entry in entries:
+        ep = entry.episode
         key = (ep.sender_id, ep.sender_name)
         if key in seen:
             continue
@@ -275,53 +275,53 @@ def _is_question(content: str) -> bool:
     return content.rstrip().endswith(("?", "？"))
 
 
-def _lexical_scores(candidates: list[WindowEntry], question: Question, recipe: RecallRecipe,
+def _lexical_scores(entries: list[WindowEntry], question: Question, recipe: RecallRecipe,
                     lexical_scores: dict[str, float] | None) -> list[float]:
     if not recipe.uses_lexical:
-        return [0.0] * len(candidates)
+        return [0.0] * len(entries)
     if lexical_scores is not None:
-        raw = [lexical_scores.get(c.episode.episode_id, 0.0) for c in candidates]
+        raw = [lexical_scores.get(c.episode.episode_id, 0.0) for c in entries]
         top = max(raw)
         return [r / top for r in raw] if top > 0 else raw
     docs = [tokenize(" ".join([c.episode.content, " ".join(c.episode.tags), c.episode.sender_name]))
-            for c in candidates]
+            for c in entries]
     return _bm25_scores(question.terms, docs, recipe.bm25_k1, recipe.bm25_b)
 
 
 def rank(
-    candidates: list[WindowEntry],
+    entries: list[WindowEntry],
     question: Question,
     recipe: RecallRecipe,
     now: datetime,
-    preferred_sender: str = "",
+    asking_speaker: str = "",
     lexical_scores: dict[str, float] | None = None,
 ) -> list[ScoredEpisode]:
     """Score the whole window against the question (read once, `question.py`), then cut `top_k` (E6).
     `lexical_scores`: raw BM25 per episode id over the whole space (lexical.py); without them BM25 is
     computed inside the window."""
-    if not candidates:
+    if not entries:
         return []
-    vector = _vector_scores(candidates)
-    lexical = _lexical_scores(candidates, question, recipe, lexical_scores)
-    moments = [parse_stored(c.episode.timestamp) for c in candidates]
+    vector = _vector_scores(entries)
+    lexical = _lexical_scores(entries, question, recipe, lexical_scores)
+    moments = [parse_stored(c.episode.timestamp) for c in entries]
     relevance = [recipe.vector_weight * vec + recipe.lexical_weight * lex for vec, lex in zip(vector, lexical)]
-    none = [0.0] * len(candidates)
+    none = [0.0] * len(entries)
     context = _neighbour_relevance(moments, relevance, recipe.context_seconds) if recipe.context_weight > 0 else none
     session = _session_relevance(moments, relevance, recipe.session_gap_seconds) if recipe.session_weight > 0 \
         else none
-    senders = _named_sender(question, candidates) if recipe.exact_match_boost and recipe.sender_bonus else set()
+    named_ids = _named_speakers(question, entries) if recipe.exact_match_boost and recipe.named_speaker_bonus else set()
     dates = question.dates if recipe.date_weight > 0 else ()
     scored: list[ScoredEpisode] = []
-    for cand, vec, lex, stored, rel, ctx, ses in zip(candidates, vector, lexical, moments, relevance, context, session):
-        ep = cand.episode
+    for entry, vec, lex, stored, rel, ctx, ses in zip(entries, vector, lexical, moments, relevance, context, session):
+        ep = entry.episode
         age_days = (now - stored).total_seconds() / 86400 if stored else 0.0
         weight = time_weight(age_days, recipe.half_life_days)
         importance = 1 + recipe.importance_weight * (ep.importance - 2)
         bonus = _exact_bonus(recipe, question, ep)
-        if senders and (ep.sender_id or ep.sender_name) in senders:
-            bonus += recipe.sender_bonus
-        if preferred_sender and ep.sender_id == preferred_sender:
-            bonus += recipe.speaker_bonus
+        if named_ids and (ep.sender_id or ep.sender_name) in named_ids:
+            bonus += recipe.named_speaker_bonus
+        if asking_speaker and ep.sender_id == asking_speaker:
+            bonus += recipe.own_speaker_bonus
         if dates:
             bonus += recipe.date_weight * date_match(dates, (stored, parse_stored(ep.fact.event_at)))
         if recipe.question_penalty and _is_question(ep.content):
@@ -330,7 +330,7 @@ def rank(
             bonus -= recipe.superseded_penalty
         score = (rel + recipe.context_weight * ctx + recipe.session_weight * ses) * importance + bonus \
             + recipe.recency_weight * weight
-        scored.append(ScoredEpisode(ep, score, vec, lex, weight, bonus, ctx, ses, cand.distance))
+        scored.append(ScoredEpisode(ep, score, vec, lex, weight, bonus, ctx, ses, entry.distance))
     # Newest first among equal scores, then by score (sort is stable).
     scored.sort(key=lambda s: s.episode.timestamp, reverse=True)
     scored.sort(key=lambda s: -s.score)

@@ -97,18 +97,18 @@ class Recaller:
         loose = _accepting(replace(filters, sources=()), recipe, moment) if filters.sources else accepts
         question = Question.of(query, filters.tags)
         if question.record_id:
-            episode = await self._store.get(scope.kb_id, scope.user_key, question.record_id)
+            episode = await self._store.get(scope.kb_id, scope.space_key, question.record_id)
             if episode is not None and accepts(episode):
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
         index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
         embedded = self._embedded_text(question, recipe, index)
         vector = (await self._store.embed(settings.embedding_model_uuid, [embedded]))[0]
         searches: list[Awaitable[list[Hit] | None]] = [
-            self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.candidate_window)]
+            self._store.search(scope.kb_id, scope.space_key, vector, top_k=recipe.vector_window)]
         kinds = [_VECTOR]
         if index is None and scope.sender_id and recipe.speaker_window > 0:
             # S6 while the space's index is being made: the speaker's own window is asked of the store.
-            searches.append(self._store.search(scope.kb_id, scope.user_key, vector, top_k=recipe.speaker_window,
+            searches.append(self._store.search(scope.kb_id, scope.space_key, vector, top_k=recipe.speaker_window,
                                                sender_id=scope.sender_id))
             kinds.append(_SPEAKER)
         if recipe.strategy is RetrievalStrategy.HYBRID:
@@ -120,27 +120,27 @@ class Recaller:
         lexical: dict[str, float] | None = None
         if recipe.uses_lexical and index is not None:
             lexical = self._lexical(index, scope, question, recipe, loose, window)
-        accepted = [c for c in window.candidates.values()
+        accepted = [c for c in window.entries.values()
                     if (loose if c.episode.episode_id in window.partial else accepts)(c.episode)]
         # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
         # and read whole (a summary's sources are named only in the whole record).
         wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe
         if filters.sources:
             wide = replace(recipe, top_k=max(1, len(accepted)))
-        ranked = rank(accepted, question, wide, moment, preferred_sender=scope.sender_id, lexical_scores=lexical)
+        ranked = rank(accepted, question, wide, moment, asking_speaker=scope.sender_id, lexical_scores=lexical)
         ranked = await self._resolve(scope, ranked, window, filters)
         if recipe.fold_summary_sources:
             ranked = fold_summary_sources(ranked)
         ranked = ranked[: recipe.top_k]
         log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
-                 scope.scope_key, scope.user_key, len(accepted), len(ranked))
+                 scope.chat_key, scope.space_key, len(accepted), len(ranked))
         return ranked
 
     async def _space_index(self, scope: MemoryScope) -> SpaceIndex | None:
         """The space's index; None while it is being made (a big space is made in the background): ranking
         then scores words inside the vector window only, no speaker is named, and the rows are decoded."""
         try:
-            return await self._store.word_index(scope.kb_id, scope.user_key)
+            return await self._store.word_index(scope.kb_id, scope.space_key)
         except HostFailure as exc:
             log.info("[LongTermMemory] index of a space not built (%s); vector window only", exc.code)
             return None
@@ -161,17 +161,17 @@ class Recaller:
         candidate's raw score."""
         speaker = None
         if scope.sender_id and recipe.speaker_window > 0:
-            sender = scope.sender_id
+            asking = scope.sender_id
 
             def own(episode: Episode) -> bool:
-                return episode.sender_id == sender and accepts(episode)
+                return episode.sender_id == asking and accepts(episode)
 
             speaker = (recipe.speaker_window, own)
-        hits, scores = index.search(question.terms, recipe.lexical_window, accepts, also=window.candidates,
+        hits, scores = index.search(question.terms, recipe.lexical_window, accepts, also=window.entries,
                                     speaker=speaker)
         for hit in hits:
-            if hit.episode.episode_id not in window.candidates:
-                window.candidates[hit.episode.episode_id] = WindowEntry(hit.episode, None)
+            if hit.episode.episode_id not in window.entries:
+                window.entries[hit.episode.episode_id] = WindowEntry(hit.episode, None)
                 window.partial.add(hit.episode.episode_id)
         return scores
 
@@ -192,7 +192,7 @@ class Recaller:
                 fetch.append(episode_id)
         if fetch:
             try:
-                whole.update(await self._store.get_many(scope.kb_id, scope.user_key, fetch))
+                whole.update(await self._store.get_many(scope.kb_id, scope.space_key, fetch))
             except HostError as exc:
                 log.info("[LongTermMemory] records found by words could not be read (%s); left out", exc.code)
         out = []
@@ -212,7 +212,7 @@ class Recaller:
         plugin's own lexical scoring (docs/ARCHITECTURE.md, "Decisions"). `hybrid` asks on every
         recall, as its setting says; a backend without usable text search answers None."""
         try:
-            return await self._store.search_text(scope.kb_id, scope.user_key, text, vector,
+            return await self._store.search_text(scope.kb_id, scope.space_key, text, vector,
                                                  top_k=recipe.full_text_window)
         except HostError as exc:
             log.info("[LongTermMemory] full-text search failed on kb=%s (%s); vector only", scope.kb_id, exc.code)
@@ -226,14 +226,14 @@ class _Window:
 
     def __init__(self, index: SpaceIndex | None) -> None:
         self.index = index
-        self.candidates: dict[str, WindowEntry] = {}
+        self.entries: dict[str, WindowEntry] = {}
         self.rows: dict[str, Hit] = {}
         self.partial: set[str] = set()
 
     def add(self, hits: list[Hit], kind: str) -> None:
         for hit in hits:
             episode_id = hit.episode_id
-            if episode_id in self.candidates:
+            if episode_id in self.entries:
                 continue
             episode = self.index.episode(episode_id) if self.index is not None else None
             if episode is not None:
@@ -244,7 +244,7 @@ class _Window:
                 if episode is None:
                     continue
             # A verbatim match (hybrid) carries no distance of its own: it enters like a word candidate.
-            self.candidates[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
+            self.entries[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
                                                       kind == _SPEAKER)
 
 

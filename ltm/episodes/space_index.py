@@ -74,8 +74,8 @@ _NONE = _Rare()
 class SpaceIndex:
     """Okapi BM25 and listing order over one space's records."""
 
-    def __init__(self, user_key: str, k1: float = 1.2, b: float = 0.75) -> None:
-        self.user_key = user_key
+    def __init__(self, space_key: str, k1: float = 1.2, b: float = 0.75) -> None:
+        self.space_key = space_key
         self.k1 = k1
         self.b = b
         self._ids: list[str | None] = []  # record number -> episode id (None: a free number)
@@ -141,14 +141,14 @@ class SpaceIndex:
     def _partial(self, number: int) -> Episode:
         sender_id, sender_name = self._speakers[self._speaker[number]]
         rare = self._rare.get(number, _NONE)
-        return partial_episode(episode_id=self._ids[number] or "", user_key=self.user_key,
+        return partial_episode(episode_id=self._ids[number] or "", space_key=self.space_key,
                                content=self._content[number], timestamp=self._timestamp[number],
                                importance=self._importance[number], tags=rare.tags,
                                status=_STATUSES[self._status[number]], sender_id=sender_id, sender_name=sender_name,
                                fact=rare.fact)
 
     def add(self, episode: Episode) -> None:
-        if episode.user_key != self.user_key:  # never hold another space's record
+        if episode.space_key != self.space_key:  # never hold another space's record
             log.warning("[LongTermMemory] space index: record of another space ignored")
             return
         number = self._number.get(episode.episode_id)

@@ -34,13 +34,13 @@ class Hit:
     row is decoded then, and re-checked for the space; None when it is not a record of it). A decoded
     record goes to `seen`: the store's index of the space follows the row if it disagrees."""
 
-    __slots__ = ("_decoded", "_episode", "_hit", "_seen", "_user_key", "distance", "episode_id")
+    __slots__ = ("_decoded", "_episode", "_hit", "_seen", "_space_key", "distance", "episode_id")
 
-    def __init__(self, hit: IndexHit, user_key: str, seen: Callable[[Episode], None]) -> None:
+    def __init__(self, hit: IndexHit, space_key: str, seen: Callable[[Episode], None]) -> None:
         self.episode_id = hit.record_id
         self.distance = hit.distance
         self._hit = hit
-        self._user_key = user_key
+        self._space_key = space_key
         self._seen = seen
         self._episode: Episode | None = None
         self._decoded = False
@@ -50,7 +50,7 @@ class Hit:
         if not self._decoded:
             self._decoded = True
             record = self._hit.record
-            if record is not None and record.space == self._user_key and record.record_id == self.episode_id:
+            if record is not None and record.space_key == self._space_key and record.record_id == self.episode_id:
                 self._episode = Episode.from_record(record)
                 self._seen(self._episode)
             else:
@@ -83,67 +83,67 @@ class EpisodeStore:
         return vectors
 
     @staticmethod
-    def _own(records: Sequence[IndexRecord], user_key: str) -> list[Episode]:
-        own = [Episode.from_record(r) for r in records if r.space == user_key]
+    def _own(records: Sequence[IndexRecord], space_key: str) -> list[Episode]:
+        own = [Episode.from_record(r) for r in records if r.space_key == space_key]
         if len(own) != len(records):
             log.warning("[LongTermMemory] the index returned %d record(s) outside the space; dropped",
                         len(records) - len(own))
         return own
 
     # ------------------------------------------------------------------ reads
-    async def get(self, kb_id: str, user_key: str, episode_id: str) -> Episode | None:
-        record = await self.get_record(kb_id, user_key, episode_id)
+    async def get(self, kb_id: str, space_key: str, episode_id: str) -> Episode | None:
+        record = await self.get_record(kb_id, space_key, episode_id)
         return None if record is None else Episode.from_record(record)
 
-    async def get_record(self, kb_id: str, user_key: str, episode_id: str) -> IndexRecord | None:
+    async def get_record(self, kb_id: str, space_key: str, episode_id: str) -> IndexRecord | None:
         """One record as the index returned it (with whatever the host keeps), re-checked for its space."""
-        record = await self._index.get(kb_id, user_key, episode_id)
-        return None if record is None or record.space != user_key else record
+        record = await self._index.get(kb_id, space_key, episode_id)
+        return None if record is None or record.space_key != space_key else record
 
-    async def word_index(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+    async def word_index(self, kb_id: str, space_key: str) -> SpaceIndex | None:
         """The plugin's own index of the space (recall's word candidates, listing order); None while it is
         being made in the background (see lexical.py)."""
-        return await self._lexical.space(kb_id, user_key)
+        return await self._lexical.space(kb_id, space_key)
 
-    async def word_index_unless_busy(self, kb_id: str, user_key: str) -> SpaceIndex | None:
+    async def word_index_unless_busy(self, kb_id: str, space_key: str) -> SpaceIndex | None:
         """The space's word index, or None while it is being read (see `LexicalIndexes.space_unless_busy`)."""
-        return await self._lexical.space_unless_busy(kb_id, user_key)
+        return await self._lexical.space_unless_busy(kb_id, space_key)
 
     async def word_indexes_built(self) -> None:
         """Wait until background index builds are done (benchmarks and tests; recall never waits)."""
         await self._lexical.settled()
 
-    async def get_many(self, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+    async def get_many(self, kb_id: str, space_key: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """These records of the space, in one host call (where the store looks records up by key). What
         the space's index says about them is corrected if the store disagrees."""
         if not episode_ids:
             return {}
-        since = self._lexical.mark(kb_id, user_key)
-        records = await self._index.get_many(kb_id, user_key, list(dict.fromkeys(episode_ids)))
-        found = {e.episode_id: e for e in newest_rows(self._own(records, user_key)) if e.episode_id in episode_ids}
-        self._lexical.heal(kb_id, user_key, since, list(found.values()), [i for i in episode_ids if i not in found])
+        since = self._lexical.mark(kb_id, space_key)
+        records = await self._index.get_many(kb_id, space_key, list(dict.fromkeys(episode_ids)))
+        found = {e.episode_id: e for e in newest_rows(self._own(records, space_key)) if e.episode_id in episode_ids}
+        self._lexical.heal(kb_id, space_key, since, list(found.values()), [i for i in episode_ids if i not in found])
         return found
 
-    async def search(self, kb_id: str, user_key: str, vector: Sequence[float], *, top_k: int,
+    async def search(self, kb_id: str, space_key: str, vector: Sequence[float], *, top_k: int,
                      sender_id: str = "") -> list[Hit]:
         """One search of the whole space (or of one speaker inside it); rows are decoded on use."""
-        seen = self._seen_by(kb_id, user_key)
-        rows = await self._index.search(kb_id, user_key, vector, top_k, speaker=sender_id or None)
-        return [Hit(h, user_key, seen) for h in rows]
+        seen = self._seen_by(kb_id, space_key)
+        rows = await self._index.search(kb_id, space_key, vector, top_k, speaker=sender_id or None)
+        return [Hit(h, space_key, seen) for h in rows]
 
-    async def search_text(self, kb_id: str, user_key: str, text: str, vector: Sequence[float], *,
+    async def search_text(self, kb_id: str, space_key: str, text: str, vector: Sequence[float], *,
                           top_k: int) -> list[Hit] | None:
-        seen = self._seen_by(kb_id, user_key)
-        rows = await self._index.search_text(kb_id, user_key, text, vector, top_k)
-        return None if rows is None else [Hit(h, user_key, seen) for h in rows]
+        seen = self._seen_by(kb_id, space_key)
+        rows = await self._index.search_text(kb_id, space_key, text, vector, top_k)
+        return None if rows is None else [Hit(h, space_key, seen) for h in rows]
 
-    def _seen_by(self, kb_id: str, user_key: str) -> Callable[[Episode], None]:
+    def _seen_by(self, kb_id: str, space_key: str) -> Callable[[Episode], None]:
         """What a read's decoded rows are shown to: the space's index, with the count of writes taken
         now, before the read (a write since then explains any difference; see lexical.py)."""
-        since = self._lexical.mark(kb_id, user_key)
+        since = self._lexical.mark(kb_id, space_key)
 
         def seen(episode: Episode) -> None:
-            self._lexical.heal(kb_id, user_key, since, (episode,))
+            self._lexical.heal(kb_id, space_key, since, (episode,))
 
         return seen
 
@@ -151,28 +151,28 @@ class EpisodeStore:
         """Save now the space indexes a write scheduled to save later, and wait (shutdown, benchmarks)."""
         await self._lexical.flush()
 
-    async def enumerate(self, kb_id: str, user_key: str, limit: int | None = None) -> Enumeration:
+    async def enumerate(self, kb_id: str, space_key: str, limit: int | None = None) -> Enumeration:
         """Every record of one space (management paths only, never per turn), up to `limit`.
         `truncated` says that records were left out: a space of exactly `limit` records is not."""
         limit = limit or MAX_ENUMERATED
         episodes: list[Episode] = []
         offset = 0
         while True:
-            page = await self._index.page(kb_id, user_key, LIST_BATCH, offset)
-            episodes.extend(self._own(page.records, user_key))
+            page = await self._index.page(kb_id, space_key, LIST_BATCH, offset)
+            episodes.extend(self._own(page.records, space_key))
             offset += LIST_BATCH
             if not page.more:
                 return Enumeration(episodes[:limit], truncated=len(episodes) > limit)
             if len(episodes) >= limit:
                 # A full page only says that more *may* follow (filtered listings have no exact count):
                 # look before saying anything was left out.
-                after = await self._index.page(kb_id, user_key, 1, offset)
+                after = await self._index.page(kb_id, space_key, 1, offset)
                 return Enumeration(episodes[:limit], truncated=len(episodes) > limit or bool(after.records))
 
-    async def _page_of(self, kb_id: str, user_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
+    async def _page_of(self, kb_id: str, space_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
         """One page of a space for its index (which reads whole spaces: see lexical.py)."""
-        page = await self._index.page(kb_id, user_key, limit, offset)
-        return self._own(page.records, user_key), page.more
+        page = await self._index.page(kb_id, space_key, limit, offset)
+        return self._own(page.records, space_key), page.more
 
     # ------------------------------------------------------------------ writes
     # The store reads through the read-only `VectorIndex`; a write takes the write side as its first
@@ -180,28 +180,28 @@ class EpisodeStore:
     async def upsert_batch(self, index: VectorWrites, kb_id: str, episodes: Sequence[Episode],
                            vectors: Sequence[Sequence[float]]) -> None:
         """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
-        spaces = [e.user_key for e in episodes]
+        spaces = [e.space_key for e in episodes]
         async with self._lexical.writing(kb_id, spaces):
             try:
                 await index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
             except BaseException:
                 # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
-                for user_key in dict.fromkeys(spaces):
-                    self._lexical.drop_space(kb_id, user_key)
+                for space_key in dict.fromkeys(spaces):
+                    self._lexical.drop_space(kb_id, space_key)
                 raise
             self._lexical.upserted(kb_id, episodes)
         log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
 
-    async def delete(self, index: VectorWrites, kb_id: str, user_key: str, episode_ids: Sequence[str]) -> None:
+    async def delete(self, index: VectorWrites, kb_id: str, space_key: str, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        async with self._lexical.writing(kb_id, [user_key], deleting=True):  # no saved page keeps their words
+        async with self._lexical.writing(kb_id, [space_key], deleting=True):  # no saved page keeps their words
             try:
-                await index.delete(kb_id, user_key, episode_ids)
+                await index.delete(kb_id, space_key, episode_ids)
             except BaseException:
-                self._lexical.drop_space(kb_id, user_key)
+                self._lexical.drop_space(kb_id, space_key)
                 raise
-            self._lexical.deleted(kb_id, user_key, episode_ids)
+            self._lexical.deleted(kb_id, space_key, episode_ids)
         log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
 
     async def drop_kb(self, index: VectorWrites, kb_id: str) -> None:

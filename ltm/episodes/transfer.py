@@ -38,7 +38,7 @@ from .._storage import JsonStore, document_key
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..host_values import escape_bot_uuid
-from ..identity import Isolation, MemoryScope, clean_id, scope_of_user_key
+from ..identity import Isolation, MemoryScope, clean_id, scope_of_space_key
 from ..kb_settings import KBSettings
 from ..operations import DUPLICATE_OF, SKIPPED_OF, Operation
 from ..secrets import redact_for_log, secret_kind
@@ -49,12 +49,12 @@ from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
 from .model import (
-    MAX_SENDER_CHARS,
+    MAX_SPEAKER_CHARS,
     STATUS_LABEL,
     Episode,
     EpisodeDraft,
     EpisodeStatus,
-    clean_sender,
+    clean_speaker,
     new_episode_id,
     parse_status,
 )
@@ -208,8 +208,8 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
     if original_id and original_id in seen_ids:
         raise ValidationError("its id is the id of an earlier record of this import")
     supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=params.MAX_ID_CHARS)
-    sender_id = clean_id(clean_sender(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
-    sender_name = clean_sender(item.get("sender_name"), "sender_name") if "sender_name" in item else None
+    sender_id = clean_id(clean_speaker(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
+    sender_name = clean_speaker(item.get("sender_name"), "sender_name") if "sender_name" in item else None
     refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or ""),
                     ("id", original_id or ""), ("source", item_source),
                     *(("an item of supersedes", s) for s in supersedes)])
@@ -274,11 +274,11 @@ def _no_space(key: str, isolation: Isolation) -> str:
 def _bot_of(scope: MemoryScope) -> str:
     if scope.identity is not None:
         return scope.identity.bot_uuid
-    return scope.user_key.removeprefix("bot:")
+    return scope.space_key.removeprefix("bot:")
 
 
 def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
-                 keep_senders: bool) -> list[Episode]:
+                 keep_speakers: bool) -> list[Episode]:
     """New ids in the caller's space; links inside the batch are carried over to the new ids."""
     id_map = {r.original_id: new_episode_id() for r in records if r.original_id}
     episodes: list[Episode] = []
@@ -286,7 +286,7 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
         episode = new_episode(scope, record.draft)
         new_id = id_map.get(record.original_id or "", episode.episode_id)
         sender_id, sender_name = episode.sender_id, episode.sender_name
-        if keep_senders and (record.sender_id is not None or record.sender_name is not None):
+        if keep_speakers and (record.sender_id is not None or record.sender_name is not None):
             # A record that names its speaker keeps exactly what it names: the importer's id or name
             # is never mixed into another speaker's record.
             sender_id, sender_name = record.sender_id or "", record.sender_name or ""
@@ -332,21 +332,21 @@ class EpisodeTransfer:
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
                               skipped: Sequence[SkippedRecord[int]] = (), operation: Operation = Operation.IMPORT,
-                              keep_senders: bool = True) -> ImportResult:
+                              keep_speakers: bool = True) -> ImportResult:
         """`records` are written (one gated write), `skipped` ones were refused by `parse_batch` and are
         named in the result and the audit; a batch whose every record was skipped writes nothing."""
         if not records and not skipped:
             raise ValidationError("the import has no episodes")
         if not records:
             return ImportResult([], skipped=list(skipped))
-        episodes = materialize(scope, records, None, keep_senders)
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key), operation) as tx:
+        episodes = materialize(scope, records, None, keep_speakers)
+        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key), operation) as tx:
             result, vectors = await self._sift(tx, scope, settings, episodes, records, DUPLICATE_OF[operation])
             _audit_skipped(tx, SKIPPED_OF[operation], skipped)
             await write_episodes(tx, self._store, settings, result.episodes, _audit_import(operation, None),
                                  vectors=vectors)
-        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d skipped=%d", scope.scope_key,
-                 scope.user_key, len(result.episodes), len(result.duplicates), len(skipped))
+        log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d skipped=%d", scope.chat_key,
+                 scope.space_key, len(result.episodes), len(result.duplicates), len(skipped))
         return replace(result, skipped=list(skipped))
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
@@ -369,7 +369,7 @@ class EpisodeTransfer:
         for record in batch.records:
             key = keys[record.index]
             held = grouped.get(key)
-            scope = held[0] if held else scope_of_user_key(key, kb_id, settings.isolation)
+            scope = held[0] if held else scope_of_space_key(key, kb_id, settings.isolation)
             if scope is None:
                 skipped.append(SkippedRecord(record.index, _no_space(key, settings.isolation)))
             elif ours is not None and _bot_of(scope) not in ours:
@@ -391,16 +391,16 @@ class EpisodeTransfer:
         written: list[dict[str, Any]] = []
         results: list[ImportResult] = []
         for number, (scope, records) in enumerate(parts):
-            episodes = materialize(scope, records, document_id, keep_senders=True)
+            episodes = materialize(scope, records, document_id, keep_speakers=True)
             key = document_key(scope.kb_id, document_id)
-            async with self._gate.write(scope, Space.l2(scope.kb_id, scope.user_key),
+            async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key),
                                         Operation.DOCUMENT_IMPORT) as tx:
                 result, vectors = await self._sift(tx, scope, settings, episodes, records,
                                                    DUPLICATE_OF[Operation.DOCUMENT_IMPORT])
                 if number == 0:
                     _audit_skipped(tx, SKIPPED_OF[Operation.DOCUMENT_IMPORT], skipped, document_id=document_id)
                 # Only what this document creates: deleting it never removes a record it merely repeated.
-                part = {"user_key": scope.user_key, "scope_key": scope.scope_key,
+                part = {"user_key": scope.space_key, "scope_key": scope.chat_key,
                         "isolation": scope.isolation.value, "ids": [e.episode_id for e in result.episodes]}
                 index = {"parts": [*written, part]} if written else part
                 await tx.set(key, index)
@@ -435,7 +435,7 @@ class EpisodeTransfer:
         vector_of = dict(zip(fresh, embedded))
         active = [i for i in fresh if episodes[i].is_active]
         findings = await self._duplicates.against_space(
-            scope.kb_id, scope.user_key, settings.embedding_model_uuid,
+            scope.kb_id, scope.space_key, settings.embedding_model_uuid,
             [Probe(episodes[i].content, episodes[i].sender_id, vector_of[i]) for i in active], batch=True)
         first_of: dict[tuple[str, str], int] = {}
         similar: list[BatchSimilar] = []
@@ -463,7 +463,7 @@ class EpisodeTransfer:
         ids = {r.original_id for r in records if r.original_id}
         if not ids:
             return set()
-        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
         held = {e.episode_id for e in listing.episodes} | {e.original_id for e in listing.episodes if e.original_id}
         return ids & held
 
@@ -472,7 +472,7 @@ class EpisodeTransfer:
         episode's own id (an export of this space imported back) -> the stored episode's id."""
         if not any(e.original_id for e in episodes):
             return {}
-        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
         held: dict[str, str] = {}
         for stored in listing.episodes:
             held.setdefault(stored.episode_id, stored.episode_id)
@@ -501,13 +501,13 @@ class EpisodeTransfer:
         parts = await self.document_parts(kb_id, document_id)
         removed = 0
         for number, (scope, ids) in enumerate(parts):
-            async with self._gate.write(scope, Space.l2(kb_id, scope.user_key), Operation.DOCUMENT_DELETE) as tx:
-                present = await self._present(kb_id, scope.user_key, ids)
+            async with self._gate.write(scope, Space.l2(kb_id, scope.space_key), Operation.DOCUMENT_DELETE) as tx:
+                present = await self._present(kb_id, scope.space_key, ids)
                 if present:
                     # K5: summaries built from the document's records, and drafts quoting them, go first.
                     await self._derived.before_change(tx, scope, present, removed=True)
                     await tx.index_write("vector delete", partial(self._store.delete, kb_id=kb_id,
-                                                                  user_key=scope.user_key, episode_ids=present))
+                                                                  space_key=scope.space_key, episode_ids=present))
                     for episode_id in present:
                         tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
                                    DOCUMENT_DELETED(document_id=document_id))
@@ -516,20 +516,20 @@ class EpisodeTransfer:
             removed += len(present)
         return removed
 
-    async def _present(self, kb_id: str, user_key: str, ids: list[str]) -> list[str]:
+    async def _present(self, kb_id: str, space_key: str, ids: list[str]) -> list[str]:
         """Which of `ids` are stored: one enumeration of the space (single gets beyond its limit)."""
-        listing = await self._store.enumerate(kb_id, user_key)
+        listing = await self._store.enumerate(kb_id, space_key)
         stored = {e.episode_id for e in listing.episodes}
         present = [i for i in ids if i in stored]
         if listing.truncated:
-            present += [i for i in ids if i not in stored and await self._store.get(kb_id, user_key, i) is not None]
+            present += [i for i in ids if i not in stored and await self._store.get(kb_id, space_key, i) is not None]
         return present
 
     async def export(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
-        listing = await self._store.enumerate(scope.kb_id, scope.user_key)
+        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
         episodes = sorted((e for e in listing.episodes if e.status in statuses), key=lambda e: e.timestamp)
         export: dict[str, Any] = {
-            "user_key": scope.user_key,
+            "user_key": scope.space_key,
             "statuses": [s.value for s in statuses],
             "episodes": [e.to_public() for e in episodes],
         }
@@ -546,6 +546,6 @@ def _relinked(episode: Episode, held_by: dict[str, str]) -> Episode:
                    superseded_by=held_by.get(episode.superseded_by or "", episode.superseded_by))
 
 
-__all__ = ["MAX_SENDER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer", "ImportRecord", "ImportResult",
+__all__ = ["MAX_SPEAKER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer", "ImportRecord", "ImportResult",
            "ParsedBatch", "episode_list", "load_json", "nothing_stored", "parse_batch", "parse_items",
            "parse_records"]

@@ -87,7 +87,7 @@ class RowWriter:
         alts = list(alt) if alt is not None else [False] * len(records)
         await self._send("vector upsert", partial(
             self._plugin.vector_upsert, collection_id=collection, vectors=[list(v) for v in vectors],
-            ids=[layout.host_id(r.space, r.record_id, alt=a) for r, a in zip(records, alts)],
+            ids=[layout.host_id(r.space_key, r.record_id, alt=a) for r, a in zip(records, alts)],
             metadata=[layout.to_metadata(r, gone=gone, alt=a) for r, a in zip(records, alts)],
             documents=[r.text for r in records]))
         self._dims[collection] = len(vectors[0])

@@ -99,7 +99,7 @@ def packed_speaker(space: str, speaker: str) -> str:
 
 
 def serialize(record: IndexRecord) -> str:
-    payload = {"ltm": LAYOUT, "space": record.space, "id": record.record_id, "speaker": record.speaker,
+    payload = {"ltm": LAYOUT, "space": record.space_key, "id": record.record_id, "speaker": record.speaker,
                "content": record.text, "fields": dict(record.fields)}
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
@@ -107,10 +107,10 @@ def serialize(record: IndexRecord) -> str:
 def to_metadata(record: IndexRecord, *, gone: bool = False, alt: bool = False) -> dict[str, Any]:
     """Metadata of one record; `gone=True` files it under the space's graveyard instead."""
     return dict(
-        user_key=record.space,
-        speaker_key=packed_speaker(record.space, record.speaker),
-        file_id=gone_token(record.space) if gone else space_token(record.space),
-        uuid=record_key(record.space, record.record_id, alt=alt),
+        user_key=record.space_key,
+        speaker_key=packed_speaker(record.space_key, record.speaker),
+        file_id=gone_token(record.space_key) if gone else space_token(record.space_key),
+        uuid=record_key(record.space_key, record.record_id, alt=alt),
         text=serialize(record),
         ltm_layout=LAYOUT,
     )
@@ -157,7 +157,7 @@ def row_record_id(meta: Any, space: str) -> str | None:
 def from_metadata(meta: Any, space: str) -> IndexRecord | None:
     """The record, or None when it is not a layout-2 record of `space` (fail closed)."""
     record = parse(meta)
-    return record if record is not None and record.space == space else None
+    return record if record is not None and record.space_key == space else None
 
 
 def status_changed_at(record: IndexRecord) -> str:

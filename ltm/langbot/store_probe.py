@@ -43,47 +43,47 @@ async def probe(rows: HostRows, collection: str, vector: Vector) -> tuple[Traits
                         {"episode_id": rid, "content": PROBE_TEXT, "status": "archived", "source": "health_probe",
                          "status_changed_at": "0"})
             for rid, side in ((str(uuid.uuid4()), "a"), (str(uuid.uuid4()), "b")))
-    id_a, id_b = layout.host_id(a.space, a.record_id), layout.host_id(b.space, b.record_id)
+    id_a, id_b = layout.host_id(a.space_key, a.record_id), layout.host_id(b.space_key, b.record_id)
     problems: list[str] = []
     traits: Traits | None = None
     try:
         await writer.upsert(collection, [a, b], [vector, vector])
-        found = await _search_indexed(rows, collection, vector, layout.space_filter(a.space), id_a)
+        found = await _search_indexed(rows, collection, vector, layout.space_filter(a.space_key), id_a)
         if id_b in _ids(found):
             problems.append("search filtered on one scope returned another scope's record")
         mine = [r for r in found if str(r.get("id")) == id_a]
         if not mine:
             problems.append("search filtered on a scope did not return that scope's record")
         similarity = bool(mine) and float(mine[0].get("distance") or 0.0) > 0.5
-        items = await rows.list_rows(collection, layout.space_filter(a.space), 10, 0)
+        items = await rows.list_rows(collection, layout.space_filter(a.space_key), 10, 0)
         if id_b in _ids(items):
             problems.append("list filtered on one scope returned another scope's record")
         item_a = next((i for i in items if str(i.get("id")) == id_a), None)
         meta_a = meta(item_a) if item_a is not None else None
-        if layout.from_metadata(meta_a, a.space) is None:
+        if layout.from_metadata(meta_a, a.space_key) is None:
             problems.append("the store did not keep the record's text, file_id and uuid")
-        keeps = isinstance(meta_a, dict) and meta_a.get("user_key") == a.space
-        by_speaker = await rows.list_rows(collection, layout.speaker_filter(a.space, a.speaker), 10, 0)
+        keeps = isinstance(meta_a, dict) and meta_a.get("user_key") == a.space_key
+        by_speaker = await rows.list_rows(collection, layout.speaker_filter(a.space_key, a.speaker), 10, 0)
         filters_metadata = keeps and _ids(by_speaker) == {id_a}
-        by_key, counted = await rows.list_counted(collection, layout.keys_filter(b.space, [b.record_id]), 10, 0)
+        by_key, counted = await rows.list_counted(collection, layout.keys_filter(b.space_key, [b.record_id]), 10, 0)
         filters_uuid = _ids(by_key) == {id_b}
         keyed_by_search = filters_uuid and counted >= 0 and _ids(await rows.search(
-            collection, vector, 10, layout.keys_filter(b.space, [b.record_id]))) == {id_b}
+            collection, vector, 10, layout.keys_filter(b.space_key, [b.record_id]))) == {id_b}
         rewritten = dataclasses.replace(a, fields={**a.fields, "status_changed_at": "1"})
         await writer.upsert(collection, [rewritten], [vector])
-        again = await rows.list_rows(collection, layout.space_filter(a.space), 10, 0)
+        again = await rows.list_rows(collection, layout.space_filter(a.space_key), 10, 0)
         replaces = sum(1 for i in again if str(i.get("id")) == id_a) == 1
-        text_search = await _probe_text_search(rows, collection, a.space, id_a, vector)
+        text_search = await _probe_text_search(rows, collection, a.space_key, id_a, vector)
         traits = Traits(keeps, filters_metadata, filters_uuid, similarity, replaces, False, len(vector),
                         text_search, keyed_by_search)
-        await choose(traits, rows).delete.delete(writer, collection, a.space, [a.record_id])
-        left_a = await rows.list_rows(collection, layout.space_filter(a.space), 10, 0)
-        left_b = await rows.list_rows(collection, layout.space_filter(b.space), 10, 0)
+        await choose(traits, rows).delete.delete(writer, collection, a.space_key, [a.record_id])
+        left_a = await rows.list_rows(collection, layout.space_filter(a.space_key), 10, 0)
+        left_b = await rows.list_rows(collection, layout.space_filter(b.space_key), 10, 0)
         if id_b not in _ids(left_b):
             problems.append("deleting one scope's record removed another scope's record")
         traits = dataclasses.replace(traits, single_delete=id_a not in _ids(left_a))
-        await writer.delete(collection, file_ids=[layout.space_token(a.space)])
-        if id_b not in _ids(await rows.list_rows(collection, layout.space_filter(b.space), 10, 0)):
+        await writer.delete(collection, file_ids=[layout.space_token(a.space_key)])
+        if id_b not in _ids(await rows.list_rows(collection, layout.space_filter(b.space_key), 10, 0)):
             problems.append("deleting one scope removed another scope's record")
     except (HostError, OutcomeUnknown) as exc:
         problems.append(f"probe failed: {exc}")
@@ -91,8 +91,8 @@ async def probe(rows: HostRows, collection: str, vector: Vector) -> tuple[Traits
     finally:
         try:
             await writer.delete(collection, file_ids=[
-                layout.space_token(a.space), layout.space_token(b.space),
-                layout.gone_token(a.space), layout.gone_token(b.space)])
+                layout.space_token(a.space_key), layout.space_token(b.space_key),
+                layout.gone_token(a.space_key), layout.gone_token(b.space_key)])
         except (HostError, OutcomeUnknown):
             problems.append("probe records could not be removed")
     return traits, problems

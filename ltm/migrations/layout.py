@@ -163,7 +163,7 @@ class LayoutMigrations:
                 removed_here = 0
                 by_space: dict[str, list[tuple[IndexRecord, str]]] = {}
                 for record, key in page.records:
-                    by_space.setdefault(record.space, []).append((record, key))
+                    by_space.setdefault(record.space_key, []).append((record, key))
                 chunks = [(space, items[i:i + BATCH]) for space, items in by_space.items()
                           for i in range(0, len(items), BATCH)]
                 for space, items in chunks:

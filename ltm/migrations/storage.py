@@ -63,9 +63,9 @@ def plan_move(key: str, value: Any, plan: MigrationPlan) -> None:
         if rest.endswith(":session"):
             plan.moves[key] = profile_key(rest[: -len(":session")])
         elif ":speaker:" in rest:
-            scope, _, sender = rest.partition(":speaker:")
-            plan.ambiguous += ":speaker:" in sender
-            plan.moves[key] = profile_key(scope, sender)
+            scope, _, speaker = rest.partition(":speaker:")
+            plan.ambiguous += ":speaker:" in speaker
+            plan.moves[key] = profile_key(scope, speaker)
         else:
             plan.unknown.append(key)
     elif kind == "audit" and rest:
@@ -107,7 +107,7 @@ async def migrate_storage(store: Bookkeeping) -> MigrationPlan | None:
     if plan.moves or plan.unknown:
         await AuditLog(store).append_many(INSTALLATION_KEY, [AuditEntry(
             operation=Operation.STORAGE_MIGRATION, target_type="storage", target_id=f"layout v{LAYOUT_VERSION}",
-            scope_key=INSTALLATION_KEY, summary=MOVED(count=len(plan.moves)),
+            chat_key=INSTALLATION_KEY, summary=MOVED(count=len(plan.moves)),
             meta={"moved": len(plan.moves), "ambiguous": plan.ambiguous, "left": len(plan.unknown)},
         )])
         log.info("[LongTermMemory] storage layout migrated: moved=%d ambiguous=%d left=%d", len(plan.moves),

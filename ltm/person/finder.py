@@ -25,36 +25,36 @@ from .._audit import AuditLog
 from .._fences import FenceRegistry
 from .._gate import WriteGate
 from ..candidates.queue import CandidateQueue
-from ..consolidation.records import DraftBook
+from ..consolidation.drafts import DraftBook
 from ..diagnostics import Diagnostics, KnownSpaces
 from ..episodes.lifecycle import DeleteCriteria, EpisodeLifecycle
 from ..episodes.store import EpisodeStore
 from ..errors import FencedError, HostFailure, LTMError, ValidationError
-from ..identity import Identity, Isolation, MemoryScope, clean_id, user_key_for_session_key
+from ..identity import Identity, Isolation, MemoryScope, clean_id, space_key_for_chat_key
 from ..kb_registry import KnowledgeBaseRegistry
 from ..operations import Operation
 from ..profiles.book import ProfileBook
 from ..spaces import Space, SpaceKind
-from .records import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
+from .holdings import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 
 log = logging.getLogger("LongTermMemory")
 MAX_SENDER_ID_CHARS = 200
 
 
-def sender_of(value: object) -> str:
+def speaker_of(value: object) -> str:
     """A sender id as an admin or a chat gives it: exact (never a display name), not blank."""
     text = value if isinstance(value, str) else ""
     if not isinstance(value, str) or len(text) > MAX_SENDER_ID_CHARS:
         raise ValidationError(f"sender_id is required: a sender id of at most {MAX_SENDER_ID_CHARS} characters")
-    sender = clean_id(text)
-    if not sender:
+    speaker = clean_id(text)
+    if not speaker:
         raise ValidationError("sender_id is required: the sender id of the person")
-    return sender
+    return speaker
 
 
 def chat_spaces(scope: MemoryScope) -> KnownSpaces:
     """The spaces of one chat: its L1 scope and, with a memory KB, its L2 space."""
-    return KnownSpaces((scope.scope_key,), {scope.user_key: scope.scope_key} if scope.kb_id else {})
+    return KnownSpaces((scope.chat_key,), {scope.space_key: scope.chat_key} if scope.kb_id else {})
 
 
 class PersonRegistry:
@@ -79,22 +79,22 @@ class PersonRegistry:
         await self._kbs.open_kb(found[0])  # its records in the current layout first
         return found[0], found[1].isolation
 
-    async def find_sender(self, sender_id: object, chat: MemoryScope | None = None) -> PersonRecords:
+    async def find_speaker(self, sender_id: object, chat: MemoryScope | None = None) -> PersonRecords:
         """Every record of one sender id in every known space of the installation, or in one chat's."""
-        sender = sender_of(sender_id)
+        speaker = speaker_of(sender_id)
         kb_id, isolation = await self._kb()
         spaces = chat_spaces(chat) if chat is not None else await self._diagnostics.known_spaces(kb_id, isolation)
-        return await self.find(kb_id, isolation, sender, spaces)
+        return await self.find(kb_id, isolation, speaker, spaces)
 
-    async def erase_sender(self, sender_id: object, *, dry_run: bool, chat: MemoryScope | None = None,
+    async def erase_speaker(self, sender_id: object, *, dry_run: bool, chat: MemoryScope | None = None,
                            actor: Identity | None = None) -> PersonErasure:
-        found = await self.find_sender(sender_id, chat)
+        found = await self.find_speaker(sender_id, chat)
         kb_id, isolation = await self._kb()
         result = await self.erase(found, isolation, dry_run=dry_run, actor=actor)
         if dry_run:
             return result
         logs = (await self._audit.log_ids() if chat is None
-                else [Space.l1(chat.scope_key).key, *([Space.l2(kb_id, chat.user_key).key] if kb_id else [])])
+                else [Space.l1(chat.chat_key).key, *([Space.l2(kb_id, chat.space_key).key] if kb_id else [])])
         records = {i for s in found.spaces for i in (*(e.episode_id for e in s.episodes), *s.summaries)}
         return replace(result, spaces=result.spaces + await self._scrub_audit(logs, found.sender_id, records))
 
@@ -109,7 +109,7 @@ class PersonRegistry:
             except HostFailure as exc:
                 space = Space.from_key(log_id) or Space.installation()
                 log.warning("[LongTermMemory] person erase: audit log %s not rewritten: %s", log_id, exc.code)
-                key = space.user_key if space.kind is SpaceKind.L2 else space.scope_key or log_id
+                key = space.space_key if space.kind is SpaceKind.L2 else space.chat_key or log_id
                 failed.append(SpaceErasure(space.kind, key, Outcome.FAILED, {}, exc.message, exc.code))
         log.info("[LongTermMemory] person erase: %d audit entries no longer name the person (%d logs)", scrubbed,
                  len(logs))
@@ -119,25 +119,25 @@ class PersonRegistry:
         """Every record of `sender_id` in `spaces`, all statuses (a read: nothing waits for it)."""
         found: list[PersonSpace] = []
         quoted: set[str] = set()
-        for user_key in sorted(spaces.l2) if kb_id else []:
-            listing = await self._episodes.enumerate(kb_id, user_key)
+        for space_key in sorted(spaces.l2) if kb_id else []:
+            listing = await self._episodes.enumerate(kb_id, space_key)
             theirs = tuple(e for e in listing.episodes if e.sender_id == sender_id)
             ids = {e.episode_id for e in theirs}
-            lineage = await self._drafts.lineage(kb_id, user_key) if ids else {}
+            lineage = await self._drafts.lineage(kb_id, space_key) if ids else {}
             summaries = tuple(sorted(s for s, sources in lineage.items() if s not in ids and ids & set(sources)))
             quoted |= ids | set(summaries)  # a snapshot may quote a summary of them (built with another's words)
-            space = PersonSpace(SpaceKind.L2, user_key, spaces.l2[user_key], theirs, summaries,
-                                fenced=await self._fences.get(Space.l2(kb_id, user_key)) is not None,
+            space = PersonSpace(SpaceKind.L2, space_key, spaces.l2[space_key], theirs, summaries,
+                                fenced=await self._fences.get(Space.l2(kb_id, space_key)) is not None,
                                 truncated=listing.truncated)
             if space.holds:
                 found.append(space)
-        for scope_key in spaces.sessions:
-            scope = self._scope(scope_key, "", kb_id, isolation)
-            profile = await self._profiles.speaker_profile(scope_key, sender_id)
+        for chat_key in spaces.sessions:
+            scope = self._scope(chat_key, "", kb_id, isolation)
+            profile = await self._profiles.speaker_profile(chat_key, sender_id)
             candidates = tuple(c for c in await self._candidates.all(scope) if c.speaker.sender_id == sender_id)
             snapshot = await self._diagnostics.snapshot_shows(scope, sender_id, quoted)
-            space = PersonSpace(SpaceKind.L1, scope_key, scope_key, speaker_profile=profile, candidates=candidates,
-                                snapshot=snapshot, fenced=await self._fences.get(Space.l1(scope_key)) is not None)
+            space = PersonSpace(SpaceKind.L1, chat_key, chat_key, speaker_profile=profile, candidates=candidates,
+                                snapshot=snapshot, fenced=await self._fences.get(Space.l1(chat_key)) is not None)
             if space.holds:
                 found.append(space)
         return PersonRecords(sender_id, kb_id, tuple(found), len(spaces.sessions), len(spaces.l2) if kb_id else 0)
@@ -154,7 +154,7 @@ class PersonRegistry:
                 outcomes.append(SpaceErasure(space.kind, space.key, Outcome.FENCED if space.fenced else Outcome.PLANNED,
                                              space.counts()))
                 continue
-            scope = self._scope(space.scope_key or space.key, space.key if space.kind is SpaceKind.L2 else "",
+            scope = self._scope(space.chat_key or space.key, space.key if space.kind is SpaceKind.L2 else "",
                                 found.kb_id, isolation, actor)
             try:
                 counts = (await self._erase_l2(scope, found.sender_id, space) if space.kind is SpaceKind.L2
@@ -182,8 +182,8 @@ class PersonRegistry:
 
     async def _erase_l1(self, scope: MemoryScope, sender_id: str, quoted: set[str],
                         space: PersonSpace) -> dict[str, int]:
-        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PERSON_ERASE) as tx:
-            profile = await self._profiles.erase_speaker(tx, scope.scope_key, sender_id)
+        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.PERSON_ERASE) as tx:
+            profile = await self._profiles.erase_speaker(tx, scope.chat_key, sender_id)
             candidates = await self._candidates.erase_speaker(tx, scope, sender_id)
             snapshot = await self._diagnostics.drop_snapshot(tx, scope, sender_id, quoted)
         # A snapshot found quoting their episodes may already be gone with them (the L2 step deletes every
@@ -193,9 +193,9 @@ class PersonRegistry:
                 "snapshots": int(snapshot or space.snapshot)}
 
     @staticmethod
-    def _scope(scope_key: str, user_key: str, kb_id: str, isolation: Isolation,
+    def _scope(chat_key: str, space_key: str, kb_id: str, isolation: Isolation,
                actor: Identity | None = None) -> MemoryScope:
         """A space's scope, keyed by the keys the plugin stored; `actor` (who asked) is named in the audit."""
-        scope = MemoryScope.stored(scope_key, user_key or user_key_for_session_key(scope_key, isolation), kb_id,
+        scope = MemoryScope.stored(chat_key, space_key or space_key_for_chat_key(chat_key, isolation), kb_id,
                                    isolation)
         return replace(scope, identity=actor) if actor is not None else scope

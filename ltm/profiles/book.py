@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import params
 from .._gate import WriteGate, WriteTx
-from .._storage import JsonStore, profile_key, sender_of_profile_key, speaker_profile_prefix
+from .._storage import JsonStore, profile_key, speaker_of_profile_key, speaker_profile_prefix
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
@@ -64,13 +64,13 @@ class ProfileRef:
         which = ProfileTarget(params.choice(target, "target", [t.value for t in ProfileTarget]))
         if which is ProfileTarget.SESSION:
             return cls(which)
-        sender = clean_id(params.text(sender_id, "sender_id", max_chars=200, required=False))
-        if not sender:
+        speaker = clean_id(params.text(sender_id, "sender_id", max_chars=200, required=False))
+        if not speaker:
             raise ValidationError("sender_id is required for a speaker profile")
-        return cls(which, sender)
+        return cls(which, speaker)
 
-    def key(self, scope_key: str) -> str:
-        return profile_key(scope_key, self.sender_id if self.target is ProfileTarget.SPEAKER else "")
+    def key(self, chat_key: str) -> str:
+        return profile_key(chat_key, self.sender_id if self.target is ProfileTarget.SPEAKER else "")
 
     @property
     def target_type(self) -> str:
@@ -88,18 +88,18 @@ class ProfileBook:
         self._limits = limits
 
     async def current(self, scope: MemoryScope) -> Profiles:
-        session = Profile.from_dict(await self._store.get(profile_key(scope.scope_key)))
+        session = Profile.from_dict(await self._store.get(profile_key(scope.chat_key)))
         speaker = None
         if scope.sender_id:
-            speaker = Profile.from_dict(await self._store.get(profile_key(scope.scope_key, scope.sender_id)))
+            speaker = Profile.from_dict(await self._store.get(profile_key(scope.chat_key, scope.sender_id)))
         return Profiles(session, speaker)
 
     async def speakers(self, scope: MemoryScope) -> dict[str, Profile]:
         """Every speaker profile of one session (export, and an admin looking at the session)."""
-        prefix = speaker_profile_prefix(scope.scope_key)
+        prefix = speaker_profile_prefix(scope.chat_key)
         result: dict[str, Profile] = {}
         for key in await self._store.keys(prefix):
-            result[sender_of_profile_key(key, scope.scope_key)] = Profile.from_dict(await self._store.get(key))
+            result[speaker_of_profile_key(key, scope.chat_key)] = Profile.from_dict(await self._store.get(key))
         return result
 
     async def update(self, scope: MemoryScope, target: Any, raw_change: dict[str, Any]) -> Profile:
@@ -124,10 +124,10 @@ class ProfileBook:
                         *(("a trait", t) for t in change.traits or []),
                         *(("a preference", p) for p in change.preferences or []),
                         ("the fact_key", change.fact_key or ""), ("the previous_value", change.previous_value or "")])
-        key = ref.key(scope.scope_key)
+        key = ref.key(scope.chat_key)
         fields = [f for f in ("name", "traits", "preferences", "notes") if getattr(change, f) is not None]
         fact = {"fact_key": change.fact_key} if change.fact_key else {}
-        async with self._gate.write(scope, Space.l1(scope.scope_key), operation) as tx:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
             before = Profile.from_dict(await self._store.get(key))
             updated = change.apply(before, self._limits())
             if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
@@ -136,14 +136,14 @@ class ProfileBook:
             tx.applied(operation, ref.target_type, ref.target_id,
                        PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),
                        fields=fields, mode=change.mode.value, **fact)
-        log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.scope_key, ref.target.value,
+        log.info("[LongTermMemory] profile updated scope=%s target=%s fields=%s", scope.chat_key, ref.target.value,
                  fields)
         return updated
 
     async def clear(self, scope: MemoryScope, ref: ProfileRef) -> bool:
         """Delete one profile of the session; False (nothing written) when none is stored."""
-        key = ref.key(scope.scope_key)
-        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PROFILE_CLEAR) as tx:
+        key = ref.key(scope.chat_key)
+        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.PROFILE_CLEAR) as tx:
             if await self._store.get(key) is None:
                 return False
             await tx.delete(key)
@@ -151,19 +151,19 @@ class ProfileBook:
                        PROFILE_CLEARED(target=TARGET_LABEL[ref.target]()))
         return True
 
-    async def erase_speaker(self, tx: WriteTx, scope_key: str, sender_id: str) -> bool:
+    async def erase_speaker(self, tx: WriteTx, chat_key: str, sender_id: str) -> bool:
         """Inside an L1 write of `scope_key`: delete `sender_id`'s speaker profile, if one is stored."""
         ref = ProfileRef(ProfileTarget.SPEAKER, sender_id)
-        key = ref.key(scope_key)
+        key = ref.key(chat_key)
         if await self._store.get(key) is None:
             return False
         await tx.delete(key)
         tx.applied(tx.operation, ref.target_type, ref.target_id, SPEAKER_PROFILE_ERASED())
         return True
 
-    async def speaker_profile(self, scope_key: str, sender_id: str) -> Profile | None:
+    async def speaker_profile(self, chat_key: str, sender_id: str) -> Profile | None:
         """One speaker's stored profile in a session, or None."""
-        raw = await self._store.get(ProfileRef(ProfileTarget.SPEAKER, sender_id).key(scope_key))
+        raw = await self._store.get(ProfileRef(ProfileTarget.SPEAKER, sender_id).key(chat_key))
         return None if raw is None else Profile.from_dict(raw)
 
     async def import_profiles(self, scope: MemoryScope, payload: Any, *, dry_run: bool = False) -> ProfileImport:
@@ -178,32 +178,32 @@ class ProfileBook:
         unchanged: list[tuple[ProfileTarget, str, Profile]] = []
         if dry_run:
             for ref_target, sender_id, profile in found.profiles:
-                stored = await self._store.get(ProfileRef(ref_target, sender_id).key(scope.scope_key))
+                stored = await self._store.get(ProfileRef(ref_target, sender_id).key(scope.chat_key))
                 same = Profile.from_dict(stored).to_dict() == profile.to_dict()
                 (unchanged if same else written).append((ref_target, sender_id, profile))
             return replace(found, profiles=written, unchanged=tuple(unchanged))
-        async with self._gate.write(scope, Space.l1(scope.scope_key), Operation.PROFILE_IMPORT) as tx:
+        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.PROFILE_IMPORT) as tx:
             for ref_target, sender_id, profile in found.profiles:
                 ref = ProfileRef(ref_target, sender_id)
-                key = ref.key(scope.scope_key)
+                key = ref.key(scope.chat_key)
                 if Profile.from_dict(await self._store.get(key)).to_dict() == profile.to_dict():
                     unchanged.append((ref_target, sender_id, profile))
                     continue
                 await tx.set(key, profile.to_dict())
                 tx.applied(Operation.PROFILE_IMPORT, ref.target_type, ref.target_id,
                            PROFILE_IMPORTED(target=TARGET_LABEL[ref_target]()),
-                           from_scope_key=found.scope_key)
+                           from_scope_key=found.chat_key)
                 written.append((ref_target, sender_id, profile))
-        log.info("[LongTermMemory] profiles imported scope=%s profiles=%d unchanged=%d", scope.scope_key,
+        log.info("[LongTermMemory] profiles imported scope=%s profiles=%d unchanged=%d", scope.chat_key,
                  len(written), len(unchanged))
         return replace(found, profiles=written, unchanged=tuple(unchanged))
 
     async def export(self, scope: MemoryScope) -> dict[str, Any]:
         """L1 of exactly this session_key (S7)."""
-        session = Profile.from_dict(await self._store.get(profile_key(scope.scope_key)))
+        session = Profile.from_dict(await self._store.get(profile_key(scope.chat_key)))
         speakers = await self.speakers(scope)
         return {
-            "scope_key": scope.scope_key,
+            "scope_key": scope.chat_key,
             "session_profile": session.to_dict(),
             "speaker_profiles": {sid: p.to_dict() for sid, p in sorted(speakers.items())},
         }

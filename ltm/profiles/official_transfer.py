@@ -87,23 +87,24 @@ def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> Pro
         raise ValidationError(f"at most {MAX_IMPORT_PROFILES} profiles per import; nothing was imported")
     reader = _Reader(limits)
     found: dict[tuple[ProfileTarget, str], Profile] = {}
-    scope_key, empty = "", 0
+    chat_key, empty = "", 0
     for index, entry in enumerate(entries):
         where = f"/profiles/{index}"
         named = _entry(reader, entry, where)
         if named is None:
             continue
-        target, sender, from_key, raw_profile = named
-        if (target, sender) in found:
-            reader.skip(where, f"a second {target.value} profile{' of ' + sender if sender else ''}; the first is kept")
+        target, speaker, from_key, raw_profile = named
+        if (target, speaker) in found:
+            reader.skip(where, f"a second {target.value} profile{' of ' + speaker if speaker else ''}; "
+                             "the first is kept")
             continue
         profile = _profile(reader, raw_profile, f"{where}/profile", payload.get("exported_at"))
-        scope_key = scope_key or from_key
+        chat_key = chat_key or from_key
         if profile.is_empty:
             empty += 1
             continue
-        found[(target, sender)] = profile
-    return ProfileImport(scope_key, [(t, s, p) for (t, s), p in found.items()], empty, tuple(reader.skipped))
+        found[(target, speaker)] = profile
+    return ProfileImport(chat_key, [(t, s, p) for (t, s), p in found.items()], empty, tuple(reader.skipped))
 
 
 def _entry(reader: _Reader, entry: Any, where: str) -> tuple[ProfileTarget, str, str, dict[str, Any]] | None:
@@ -112,36 +113,36 @@ def _entry(reader: _Reader, entry: Any, where: str) -> tuple[ProfileTarget, str,
         reader.skip(where, "must be an object")
         return None
     kind = reader.take(f"{where}/type", lambda: params.choice(entry.get("type"), "type", ("session", "speaker")))
-    from_key = reader.take(f"{where}/scope_key", lambda: _scope_key(entry.get("scope_key")))
+    from_key = reader.take(f"{where}/scope_key", lambda: _chat_key(entry.get("scope_key")))
     if kind is None or from_key is None:
         return None
-    target, sender = ProfileTarget(kind), ""
+    target, speaker = ProfileTarget(kind), ""
     if target is ProfileTarget.SPEAKER:
-        found = reader.take(f"{where}/sender_id", lambda: _sender(entry.get("sender_id")))
+        found = reader.take(f"{where}/sender_id", lambda: _speaker_id(entry.get("sender_id")))
         if found is None:
             return None
-        sender = found
+        speaker = found
     raw = entry.get("profile")
     if not isinstance(raw, dict):
         reader.skip(f"{where}/profile", "must be an object")
         return None
-    return target, sender, from_key, raw
+    return target, speaker, from_key, raw
 
 
-def _scope_key(value: Any) -> str:
+def _chat_key(value: Any) -> str:
     key = params.text(value, "scope_key", max_chars=512, required=False)
     refuse_secrets([("the scope_key", key)])
     return key
 
 
-def _sender(value: Any) -> str:
+def _speaker_id(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    sender = clean_id(params.text(value, "sender_id", max_chars=MAX_SENDER_ID_CHARS))
-    if not sender:
+    speaker = clean_id(params.text(value, "sender_id", max_chars=MAX_SENDER_ID_CHARS))
+    if not speaker:
         raise ValidationError("sender_id is required for a speaker profile")
-    refuse_secrets([("the sender_id", sender)])
-    return sender
+    refuse_secrets([("the sender_id", speaker)])
+    return speaker
 
 
 def _stored(text: str, name: str) -> str:

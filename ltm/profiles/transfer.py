@@ -31,7 +31,7 @@ MAX_SENDER_ID_CHARS = 200
 
 @dataclass(frozen=True)
 class ProfileImport:
-    scope_key: str  # the session the file came from, as it names it ("" when it does not)
+    chat_key: str  # the session the file came from, as it names it ("" when it does not)
     profiles: list[tuple[ProfileTarget, str, Profile]]  # (target, sender id or "", profile), with content
     skipped_empty: int = 0
     skipped: tuple[SkippedRecord[str], ...] = ()  # what an official export held that this plugin cannot store
@@ -39,7 +39,7 @@ class ProfileImport:
 
     @property
     def speakers(self) -> list[str]:
-        return [sender for target, sender, _ in self.profiles if target is ProfileTarget.SPEAKER]
+        return [speaker for target, speaker, _ in self.profiles if target is ProfileTarget.SPEAKER]
 
     @property
     def session(self) -> bool:
@@ -51,7 +51,7 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
         raise ValidationError('expected an L1 export: {"scope_key": ..., "session_profile": {...}, '
                               '"speaker_profiles": {...}}; nothing was imported')
     params.reject_unknown(payload, IMPORT_FIELDS)
-    scope_key = _named_scope_key(payload)
+    chat_key = _named_chat_key(payload)
     found: list[tuple[ProfileTarget, str, Profile]] = []
     if payload.get("session_profile") is not None:
         found.append((ProfileTarget.SESSION, "", _profile(payload["session_profile"], limits, "session_profile")))
@@ -63,24 +63,24 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
             raise ValidationError(f"at most {MAX_IMPORT_PROFILES} speaker profiles per import")
         for raw_id, raw in speakers.items():
             where = f"speaker profile {str(raw_id)[:40]!r}"
-            sender = clean_id(params.text(raw_id, f"the sender id of {where}", max_chars=MAX_SENDER_ID_CHARS,
+            speaker = clean_id(params.text(raw_id, f"the sender id of {where}", max_chars=MAX_SENDER_ID_CHARS,
                                           required=False))
-            if not sender:
+            if not speaker:
                 raise ValidationError(f"{where}: a speaker profile needs a sender id; nothing was imported")
-            found.append((ProfileTarget.SPEAKER, sender, _profile(raw, limits, where)))
+            found.append((ProfileTarget.SPEAKER, speaker, _profile(raw, limits, where)))
     kept = [item for item in found if not item[2].is_empty]
-    refuse_secrets([*(("a sender id", sender) for _, sender, _ in kept),
+    refuse_secrets([*(("a sender id", speaker) for _, speaker, _ in kept),
                     *((f"the {field}", text) for _, _, p in kept for field, text in _texts(p))])
-    return ProfileImport(scope_key, kept, len(found) - len(kept))
+    return ProfileImport(chat_key, kept, len(found) - len(kept))
 
 
-def _named_scope_key(payload: dict[str, Any]) -> str:
+def _named_chat_key(payload: dict[str, Any]) -> str:
     """The session the file says it came from: kept in the audit and quoted in the reply, so one that
     holds a credential refuses the import like any other field of it (dropping it silently would hide
     that the file carries a secret)."""
-    scope_key = params.text(payload.get("scope_key"), "scope_key", max_chars=512, required=False)
-    refuse_secrets([("the scope_key", scope_key)])
-    return scope_key
+    chat_key = params.text(payload.get("scope_key"), "scope_key", max_chars=512, required=False)
+    refuse_secrets([("the scope_key", chat_key)])
+    return chat_key
 
 
 def _profile(raw: Any, limits: ProfileLimits, where: str) -> Profile:

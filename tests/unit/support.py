@@ -34,11 +34,11 @@ async def import_many(memory: MemoryService, scope: MemoryScope, items: list[dic
 
 
 def l2(scope: MemoryScope) -> Space:
-    return Space.l2(scope.kb_id, scope.user_key)
+    return Space.l2(scope.kb_id, scope.space_key)
 
 
 def l1(scope: MemoryScope) -> Space:
-    return Space.l1(scope.scope_key)
+    return Space.l1(scope.chat_key)
 
 
 async def fenced(memory: MemoryService) -> list[str]:
@@ -52,7 +52,7 @@ async def audit_ops(memory: MemoryService, scope: MemoryScope) -> list[tuple[str
 
 def stored(fake: InMemoryPorts, scope: MemoryScope) -> dict[str, dict[str, Any]]:
     """The scope's records as the index holds them: id -> fields."""
-    return {r.record_id: dict(r.fields) for r in fake.index.records(scope.kb_id, scope.user_key)}
+    return {r.record_id: dict(r.fields) for r in fake.index.records(scope.kb_id, scope.space_key)}
 
 
 def kv_json(fake: InMemoryPorts, key: str) -> Any:

@@ -23,7 +23,7 @@ async def test_every_change_adds_one_entry_with_who_and_where(memory: MemoryServ
     (entry,) = await memory.audit_export(alice)
     assert entry["operation"] == "remember" and entry["target_type"] == "episode"
     assert entry["target_id"] == episode.episode_id
-    assert (entry["scope_key"], entry["user_key"]) == (alice.scope_key, alice.user_key)
+    assert (entry["scope_key"], entry["user_key"]) == (alice.chat_key, alice.space_key)
     assert (entry["sender_id"], entry["sender_name"]) == ("alice", "Alice")
     assert entry["time"].endswith("Z") and "remember me" not in entry["summary"]
 

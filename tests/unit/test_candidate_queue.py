@@ -25,9 +25,9 @@ from ltm import (
     PartialWrite,
     ValidationError,
 )
+from ltm.candidates.candidate import Candidate, CandidateOrigin, Speaker
 from ltm.candidates.kinds import ProposedMemory
 from ltm.candidates.queue import make_room
-from ltm.candidates.records import Candidate, CandidateOrigin, Speaker
 from testhost.memory_ports import InMemoryPorts
 from tests.unit.support import audit_ops, memory_with_kb, stored
 

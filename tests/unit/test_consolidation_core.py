@@ -81,7 +81,7 @@ def draft_keys(fake: InMemoryPorts) -> list[str]:
 
 
 def active_ids(fake: InMemoryPorts, scope: MemoryScope) -> set[str]:
-    return {r.record_id for r in fake.index.records(scope.kb_id, scope.user_key)
+    return {r.record_id for r in fake.index.records(scope.kb_id, scope.space_key)
             if r.fields.get("status") == "active"}
 
 
@@ -214,11 +214,11 @@ async def test_run_writes_one_active_summary_with_lineage_and_the_shared_validit
     c = await remember(cmemory, calice, "Alice mentors two interns", valid_until="2026-09-30T00:00:00Z")
     draft = await drafted(cmemory, fake, calice, all_in_one("Alice works in Lyon, leads the data team and mentors"))
     assert (draft.valid_from, draft.valid_until) == ("2026-02-28T23:00:00Z", "2026-09-30T00:00:00Z")
-    before = {r.record_id: r for r in fake.index.records(KB, calice.user_key)}
+    before = {r.record_id: r for r in fake.index.records(KB, calice.space_key)}
     result = await cmemory.consolidation_run(calice, draft.proposal_id)
     summary = result.summary
     assert summary is not None and summary.status is EpisodeStatus.ACTIVE
-    records = {r.record_id: r for r in fake.index.records(KB, calice.user_key)}
+    records = {r.record_id: r for r in fake.index.records(KB, calice.space_key)}
     assert set(records) == set(before) | {summary.episode_id}
     assert all(records[i] == before[i] for i in before)  # every source untouched, still active
     assert active_ids(fake, calice) == {a.episode_id, b.episode_id, c.episode_id, summary.episode_id}
@@ -329,16 +329,16 @@ async def test_host_metadata_over_the_budget_removes_the_staged_summary(cmemory:
         record = await real_get(collection, space, record_id)
         if record is None or record_id in ids:
             return record
-        return IndexRecord(record.record_id, record.space, record.speaker, record.text,
+        return IndexRecord(record.record_id, record.space_key, record.speaker, record.text,
                            {**record.fields, "host_note": "h" * MAX_RECORD_CHARS})
 
     monkeypatch.setattr(fake.index, "get", get_with_host_metadata)
     with pytest.raises(ProposalRejected, match="over the recall record budget") as caught:
         await cmemory.consolidation_run(calice, draft.proposal_id)
     assert caught.value.details["reason"] == "over_budget"
-    assert {r.record_id for r in fake.index.records(KB, calice.user_key)} == set(ids)  # staged record removed
+    assert {r.record_id for r in fake.index.records(KB, calice.space_key)} == set(ids)  # staged record removed
     assert active_ids(fake, calice) == set(ids)
-    assert kv_json(fake, f"v2/lineage/{KB}/{calice.user_key.replace(':', '%3A')}") is None
+    assert kv_json(fake, f"v2/lineage/{KB}/{calice.space_key.replace(':', '%3A')}") is None
     ops = [op for op, _ in await audit_ops(cmemory, calice)]
     assert "consolidation_unstage" in ops and ops.count("consolidation_run") == 1  # the draft was spent only
 
@@ -372,7 +372,7 @@ async def test_changing_a_source_removes_its_summaries_and_drafts_in_that_space_
 
     await CASCADES[how](cmemory, calice, first.episode_id)
 
-    remaining = {r.record_id for r in fake.index.records(KB, calice.user_key)}
+    remaining = {r.record_id for r in fake.index.records(KB, calice.space_key)}
     assert summary not in remaining and set(sources[1:]) <= remaining
     assert [d.proposal_id for d in await cmemory.consolidation_drafts(calice)] == [draft_without]
     with pytest.raises(ProposalRejected, match="already cleared"):
@@ -392,7 +392,7 @@ async def test_restoring_a_source_does_not_bring_its_summary_back(cmemory: Memor
     await cmemory.archive(calice, ids[0])
     await cmemory.restore(calice, ids[0])
     assert active_ids(fake, calice) == set(ids)
-    assert summary not in {r.record_id for r in fake.index.records(KB, calice.user_key)}
+    assert summary not in {r.record_id for r in fake.index.records(KB, calice.space_key)}
 
 
 async def test_forgetting_a_summary_itself_drops_its_lineage(cmemory: MemoryService, fake: InMemoryPorts,
@@ -417,7 +417,7 @@ async def test_deleting_a_document_removes_summaries_built_from_it(cmemory: Memo
     _, other_summary = await summarized(cmemory, fake, cstranger, "doc fact one", "doc fact two")
     other_state = space_state(fake, cstranger)
     assert await cmemory.delete_document(KB, "doc-1") == 2
-    assert {r.record_id for r in fake.index.records(KB, calice.user_key)} == set()
+    assert {r.record_id for r in fake.index.records(KB, calice.space_key)} == set()
     assert space_state(fake, cstranger) == other_state and other_summary in active_ids(fake, cstranger)
 
 
@@ -582,7 +582,7 @@ async def draft_over(memory: MemoryService, fake: InMemoryPorts, scope: MemorySc
     hidden from the preview (flagged archived directly in the index, so no cascade runs), then put back."""
     rows = fake.index.collections[KB]
     hidden = {}
-    for record in fake.index.records(KB, scope.user_key):
+    for record in fake.index.records(KB, scope.space_key):
         if record.record_id not in wanted and record.fields.get("status") == "active":
             hidden[record.record_id] = rows[record.record_id]
             edit_record(fake, record.record_id, status="archived")
@@ -601,8 +601,8 @@ def edit_record(fake: InMemoryPorts, record_id: str, **fields: Any) -> None:
     stored = fake.index.collections[KB][record_id]
     record = stored.record
     fake.index.collections[KB][record_id] = dataclasses.replace(stored, record=IndexRecord(
-        record.record_id, record.space, record.speaker, record.text, {**record.fields, **fields}))
+        record.record_id, record.space_key, record.speaker, record.text, {**record.fields, **fields}))
 
 
 def space_state(fake: InMemoryPorts, scope: MemoryScope) -> dict[str, Any]:
-    return {r.record_id: dict(r.fields) for r in fake.index.records(KB, scope.user_key)}
+    return {r.record_id: dict(r.fields) for r in fake.index.records(KB, scope.space_key)}

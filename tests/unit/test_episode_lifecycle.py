@@ -108,7 +108,7 @@ async def test_import_carries_links_inside_the_batch_to_the_new_ids(memory: Memo
     ])
     assert old.episode_id not in ("x1", "x2") and old.original_id == "x1"
     assert old.superseded_by == new.episode_id and new.supersedes == (old.episode_id,)
-    assert old.user_key == alice.user_key and old.status is EpisodeStatus.SUPERSEDED
+    assert old.space_key == alice.space_key and old.status is EpisodeStatus.SUPERSEDED
 
 
 async def test_import_keeps_given_senders_or_attributes_everything_to_the_importer(memory: MemoryService,
@@ -116,7 +116,7 @@ async def test_import_keeps_given_senders_or_attributes_everything_to_the_import
     items = [{"content": "said by bob", "sender_id": "bob", "sender_name": "Bob"}, {"content": "no sender"}]
     kept = (await memory.import_episodes(alice, parse_records(items))).episodes
     assert [(e.sender_id, e.sender_name) for e in kept] == [("bob", "Bob"), ("alice", "Alice")]
-    mine = await memory.import_episodes(alice, parse_records(items), keep_senders=False)
+    mine = await memory.import_episodes(alice, parse_records(items), keep_speakers=False)
     assert [(e.sender_id, e.sender_name, e.content) for e in mine.episodes] == [("alice", "Alice", "said by bob")]
     # Attributed to alice, "no sender" repeats her record of the first import: not written again.
     assert [(d.position, d.existing_id) for d in mine.duplicates] == [(2, kept[1].episode_id)]

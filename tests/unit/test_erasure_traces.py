@@ -12,7 +12,7 @@ from tests.unit.support import remember
 
 def injected(scope: MemoryScope, *episodes: tuple[str, str]) -> dict[str, object]:
     """A snapshot as the injector writes it (`components/event_listener/memory_injector.py`)."""
-    return {"query_id": 7, "scope_key": scope.scope_key, "user_key": scope.user_key, "kb_id": scope.kb_id,
+    return {"query_id": 7, "scope_key": scope.chat_key, "user_key": scope.space_key, "kb_id": scope.kb_id,
             "speaker": {"id": "bob", "name": "Bob"}, "episodes": [{"id": i, "content": c} for i, c in episodes]}
 
 

@@ -141,22 +141,22 @@ def _responded(bot_uuid: str = "bot-session") -> SimpleNamespace:
 def test_an_event_identity_takes_the_query_variables_first() -> None:
     variables = {"launcher_type": "person", "launcher_id": "p1", "sender_id": "s1", "sender_name": " Ann\x00 "}
     identity = identity_from_event(_responded(), variables, bot_uuid="bot-1", query_id=7)
-    assert (identity.session_key, identity.sender_id, identity.sender_name, identity.query_id) == (
+    assert (identity.chat_key, identity.sender_id, identity.sender_name, identity.query_id) == (
         "bot-1:person_p1", "s1", "Ann", 7)
 
 
 def test_an_event_identity_falls_back_to_the_event() -> None:
     # A blank launcher id and an absent sender come from the event; an unread bot from its session.
     identity = identity_from_event(_responded(), {"launcher_id": ""}, bot_uuid=None, query_id=1)
-    assert (identity.session_key, identity.sender_id) == ("bot-session:group_g-event", "s-event")
+    assert (identity.chat_key, identity.sender_id) == ("bot-session:group_g-event", "s-event")
     # A bot the query named (even "none") is not replaced by the session's.
-    assert identity_from_event(_responded(), {}, bot_uuid="", query_id=1).session_key == "group_g-event"
+    assert identity_from_event(_responded(), {}, bot_uuid="", query_id=1).chat_key == "group_g-event"
 
 
 def test_a_prompt_event_identity_reads_its_session_name() -> None:
     prompt = SimpleNamespace(session_name="group_g_1")  # `PromptPreProcessing` has no launcher fields
     identity = identity_from_event(prompt, {"sender_id": "s1"}, bot_uuid="bot-1", query_id=1)
-    assert (identity.launcher_type, identity.launcher_id, identity.session_key) == ("group", "g_1", "bot-1:group_g_1")
+    assert (identity.launcher_type, identity.launcher_id, identity.chat_key) == ("group", "g_1", "bot-1:group_g_1")
     with pytest.raises(ValidationError):
         identity_from_event(SimpleNamespace(session_name="nonsense"), {}, bot_uuid="bot-1", query_id=1)
 
@@ -164,13 +164,13 @@ def test_a_prompt_event_identity_reads_its_session_name() -> None:
 def test_an_event_identity_escapes_host_ids() -> None:
     identity = identity_from_event(_responded(), {"launcher_id": "g\u202e1", "sender_id": "s\x001"},
                                    bot_uuid="b:1", query_id=1)
-    assert "\u202e" not in identity.session_key and "\x00" not in identity.sender_id
+    assert "\u202e" not in identity.chat_key and "\x00" not in identity.sender_id
     assert identity.bot_uuid != "b:1"  # a bot uuid's ":" is escaped: the session key reads back one way
 
 
 def test_a_session_name_names_a_chat_or_nothing() -> None:
     identity = identity_from_session_name("person_u1", "bot-1")
-    assert identity is not None and identity.session_key == "bot-1:person_u1"
+    assert identity is not None and identity.chat_key == "bot-1:person_u1"
     assert identity_from_session_name("channel_1") is None
     assert identity_from_session_name(None) is None
 
@@ -178,7 +178,7 @@ def test_a_session_name_names_a_chat_or_nothing() -> None:
 # ----------------------------------------------------------------------------- the scopes the core derives
 def test_a_selected_pair_gives_a_scope_only_when_the_plugin_derives_it() -> None:
     scope = MemoryScope.selected("bot-1:group_g1", "bot:bot-1", "kb", Isolation.BOT)
-    assert (scope.user_key, scope.kb_id, scope.isolation, scope.identity) == ("bot:bot-1", "kb", Isolation.BOT, None)
+    assert (scope.space_key, scope.kb_id, scope.isolation, scope.identity) == ("bot:bot-1", "kb", Isolation.BOT, None)
     with pytest.raises(ValidationError, match="is not the key this plugin derives"):
         MemoryScope.selected("bot-1:group_g1", "bot-1:group_g2", "kb", Isolation.SESSION)
     with pytest.raises(ValidationError, match="scope_key is not a chat's key"):
@@ -186,6 +186,6 @@ def test_a_selected_pair_gives_a_scope_only_when_the_plugin_derives_it() -> None
 
 
 def test_a_chat_key_gives_the_scope_its_isolation_derives() -> None:
-    assert MemoryScope.of_chat_key("bot-1:group_g1", "kb", "bot").user_key == "bot:bot-1"
-    assert MemoryScope.of_chat_key("bot-1:group_g1", "kb", "session").user_key == "bot-1:group_g1"
-    assert MemoryScope.of_chat_key("group_g1", "kb", "bot").user_key == "group_g1"  # no bot: its own space
+    assert MemoryScope.of_chat_key("bot-1:group_g1", "kb", "bot").space_key == "bot:bot-1"
+    assert MemoryScope.of_chat_key("bot-1:group_g1", "kb", "session").space_key == "bot-1:group_g1"
+    assert MemoryScope.of_chat_key("group_g1", "kb", "bot").space_key == "group_g1"  # no bot: its own space

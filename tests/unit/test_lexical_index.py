@@ -29,7 +29,7 @@ def lexical(memory: MemoryService) -> LexicalIndexes:
 
 
 def held(memory: MemoryService, scope: MemoryScope) -> dict[str, EpisodeStatus]:
-    index = lexical(memory).loaded(scope.kb_id, scope.user_key)
+    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
     assert index is not None, "the space's index is not loaded"
     return {eid: ep.status for eid in index.ids() if (ep := index.episode(eid)) is not None}
 
@@ -44,15 +44,15 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
         "sender_id": "bob", "sender_name": "Bob"}])
     query = "where is the zebracorn"
     vector = (await fake.embedder.embed(MODEL, [query]))[0]
-    window = await fake.index.search(alice.kb_id, alice.user_key, vector, 200)
+    window = await fake.index.search(alice.kb_id, alice.space_key, vector, 200)
     assert target.episode_id not in {h.record.record_id for h in window}  # beyond the vector window
     # The imports' duplicate check built the space's index; a process that has not read the space yet:
-    lexical(memory).drop_space(alice.kb_id, alice.user_key)
+    lexical(memory).drop_space(alice.kb_id, alice.space_key)
     builds = lexical(memory).builds
     # A space bigger than one page is indexed in the background: the first recall does not wait for it.
     building = fake.faults.pause("index.page", where=lambda call: call.args["limit"] == BUILD_PAGE)
     await memory.recall(alice, query, recipe=top(1))
-    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None
+    assert lexical(memory).loaded(alice.kb_id, alice.space_key) is None
     building.release()
     await lexical(memory).settled()
     assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
@@ -99,12 +99,12 @@ async def test_an_unknown_write_outcome_drops_the_index_and_the_rebuild_matches_
     fake.faults.fail("index.upsert", OutcomeUnknown("no answer"), after_apply=after_apply)
     with pytest.raises(OutcomeUnknown):
         await remember(memory, alice, "the lighthouse tour was moved to ten")
-    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None  # in doubt: dropped
+    assert lexical(memory).loaded(alice.kb_id, alice.space_key) is None  # in doubt: dropped
     await memory.clear_fences(alice)
     hits = await memory.recall(alice, "lighthouse tour moved", recipe=top(5))
     assert lexical(memory).builds == 2
     # The rebuilt index holds exactly what the host holds.
-    on_host = {r.record_id for r in fake.index.records(alice.kb_id, alice.user_key)}
+    on_host = {r.record_id for r in fake.index.records(alice.kb_id, alice.space_key)}
     assert set(held(memory, alice)) == on_host
     assert len(on_host) == (2 if after_apply else 1)
     assert {h.episode.episode_id for h in hits} <= on_host
@@ -117,7 +117,7 @@ async def test_a_refused_delete_drops_the_index(fake: InMemoryPorts, memory: Mem
     fake.faults.fail("index.delete", HostError("refused"))
     with pytest.raises(HostError):
         await memory.forget(alice, episode.episode_id)
-    assert lexical(memory).loaded(alice.kb_id, alice.user_key) is None
+    assert lexical(memory).loaded(alice.kb_id, alice.space_key) is None
     assert ids(await memory.recall(alice, "spare tyre")) == [episode.episode_id]  # still on the host
 
 
@@ -129,7 +129,7 @@ async def test_two_spaces_with_the_same_words_never_meet(memory: MemoryService, 
         got = await memory.recall(scope, "orchid greenhouse code", recipe=top(20))
         assert {h.episode.episode_id for h in got} == {e.episode_id for e in own}
         assert set(held(memory, scope)) == {e.episode_id for e in own}
-        assert {h.episode.user_key for h in got} == {scope.user_key}
+        assert {h.episode.space_key for h in got} == {scope.space_key}
 
 
 def test_a_space_index_refuses_a_record_of_another_space() -> None:
@@ -143,16 +143,16 @@ def test_a_space_index_refuses_a_record_of_another_space() -> None:
 async def test_removing_the_kb_drops_its_indexes(memory: MemoryService, alice: MemoryScope) -> None:
     await remember(memory, alice, "the canoe club meets on sundays")
     await memory.recall(alice, "canoe")
-    assert lexical(memory).loaded(KB, alice.user_key) is not None
+    assert lexical(memory).loaded(KB, alice.space_key) is not None
     await memory.unregister_kb(KB)
-    assert lexical(memory).loaded(KB, alice.user_key) is None
+    assert lexical(memory).loaded(KB, alice.space_key) is None
 
 
 async def test_a_write_during_a_build_is_not_lost(fake: InMemoryPorts, memory: MemoryService,
                                                   alice: MemoryScope) -> None:
     await remember(memory, alice, "the violin lesson is on monday")
     # The write's duplicate check built the space's index; a process that has not read the space yet:
-    lexical(memory).drop_space(alice.kb_id, alice.user_key)
+    lexical(memory).drop_space(alice.kb_id, alice.space_key)
     builds = lexical(memory).builds
     pause = fake.faults.pause("index.page")
     recall = asyncio.create_task(memory.recall(alice, "violin lesson", recipe=top(5)))

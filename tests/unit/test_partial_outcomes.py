@@ -125,7 +125,7 @@ async def test_document_ingest_stopped_part_way_can_still_be_deleted_completely(
     with pytest.raises(PartialWrite) as partial:
         await memory.ingest_document(alice, parse_records(_items(100)), "doc-7")
     index = kv_json(fake, document_key(KB, "doc-7"))
-    assert len(index["ids"]) == 100 and index["user_key"] == alice.user_key
+    assert len(index["ids"]) == 100 and index["user_key"] == alice.space_key
     assert set(stored(fake, alice)) <= set(index["ids"]) and len(stored(fake, alice)) == 64
     assert len(partial.value.details["applied"]) == 64
     assert await memory.delete_document(KB, "doc-7") == 64
@@ -193,7 +193,7 @@ async def test_profile_change_whose_audit_entry_is_not_written_fences_its_l1_spa
     with pytest.raises(UnrecordedChange):
         await memory.update_profile(alice, "session", {"name": "Book club"})
     assert (await memory.profiles(alice)).session.name == "Book club"
-    assert await fenced(memory) == [f"l1:{alice.scope_key}"]
+    assert await fenced(memory) == [f"l1:{alice.chat_key}"]
 
 
 async def test_lost_audit_after_a_failed_write_fences_and_keeps_the_original_error(

@@ -144,13 +144,13 @@ async def test_a_fenced_space_is_reported_and_the_others_are_erased(world: World
     fake.faults.fail("index.upsert", OutcomeUnknown("no answer"))
     with pytest.raises(OutcomeUnknown):
         await remember(world.memory, g2, "this write is lost")
-    assert Space.l2(KB, g2.user_key).key in await fenced(world.memory)
+    assert Space.l2(KB, g2.space_key).key in await fenced(world.memory)
     plan = await world.memory.erase_person("alice", dry_run=True)
-    assert [s.key for s in plan.spaces if s.outcome.value == "fenced"] == [g2.user_key]
+    assert [s.key for s in plan.spaces if s.outcome.value == "fenced"] == [g2.space_key]
     result = await world.memory.erase_person("alice", dry_run=False)
-    assert [(s.kind.value, s.key) for s in result.spaces if s.outcome.value == "fenced"] == [("l2", g2.user_key)]
+    assert [(s.kind.value, s.key) for s in result.spaces if s.outcome.value == "fenced"] == [("l2", g2.space_key)]
     left = await world.memory.find_person("alice")
-    assert [(s.kind.value, s.key) for s in left.spaces] == [("l2", g2.user_key)]
+    assert [(s.kind.value, s.key) for s in left.spaces] == [("l2", g2.space_key)]
     assert {e.episode_id for s in left.spaces for e in s.episodes} == world.alice & {
         e.episode_id for e in await world.memory.all_episodes(g2)}
 
@@ -158,7 +158,7 @@ async def test_a_fenced_space_is_reported_and_the_others_are_erased(world: World
 async def test_one_chat_only_erases_that_chats_spaces(world: World, fake: InMemoryPorts) -> None:
     g2 = await world.scope("g2", "alice")
     here = await world.memory.find_person("alice", chat=g2)
-    assert {(s.kind.value, s.key) for s in here.spaces} == {("l2", g2.user_key), ("l1", g2.scope_key)}
+    assert {(s.kind.value, s.key) for s in here.spaces} == {("l2", g2.space_key), ("l1", g2.chat_key)}
     await world.memory.erase_person("alice", dry_run=False, chat=g2, actor=g2.identity)
     left = await world.memory.find_person("alice")
     assert {s.key for s in left.spaces} == {"bot-1:group_g1", "bot-1:person_p-alice"}

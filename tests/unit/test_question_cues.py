@@ -50,7 +50,7 @@ def test_named_speakers_are_found_as_words_and_left_out_of_the_embedded_text():
 
 
 def _said(episode_id: str, sender_id: str, sender_name: str) -> Episode:
-    return Episode(episode_id=episode_id, user_key="u", content="hello", timestamp="2024-01-01T00:00:00Z",
+    return Episode(episode_id=episode_id, space_key="u", content="hello", timestamp="2024-01-01T00:00:00Z",
                    sender_id=sender_id, sender_name=sender_name)
 
 

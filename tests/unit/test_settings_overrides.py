@@ -86,16 +86,16 @@ async def test_reset_returns_to_the_creation_value_and_setting_it_again_drops_th
 async def test_isolation_changes_on_an_empty_kb_and_is_refused_once_it_holds_memories(
         fake: InMemoryPorts, memory: MemoryService) -> None:
     await memory.set_setting("isolation", "bot")
-    assert (await memory.scope_for(ident("g1"))).user_key == "bot:bot-1"
+    assert (await memory.scope_for(ident("g1"))).space_key == "bot:bot-1"
     await memory.reset_setting("isolation")
     alice = await memory.scope_for(ident("g1"))
     await remember(memory, alice, "the plan is on Friday")
     before = fake.state()
     with pytest.raises(StateError, match="already holds memories") as refused:
         await memory.set_setting("isolation", "bot")
-    assert "nothing was changed" in refused.value.message.lower() and alice.user_key in refused.value.message
+    assert "nothing was changed" in refused.value.message.lower() and alice.space_key in refused.value.message
     assert fake.state() == before
-    assert (await memory.scope_for(ident("g1"))).user_key == alice.user_key
+    assert (await memory.scope_for(ident("g1"))).space_key == alice.space_key
 
 
 async def test_a_turn_scoped_before_an_isolation_change_writes_nothing(memory: MemoryService) -> None:
@@ -104,7 +104,7 @@ async def test_a_turn_scoped_before_an_isolation_change_writes_nothing(memory: M
     with pytest.raises(StateError, match="isolation changed"):
         await remember(memory, stale, "lands in a space no chat uses")
     fresh = await memory.scope_for(ident("g1"))
-    assert (await remember(memory, fresh, "lands in the bot's space")).user_key == "bot:bot-1"
+    assert (await remember(memory, fresh, "lands in the bot's space")).space_key == "bot:bot-1"
 
 
 async def test_the_embedding_model_changes_only_on_an_empty_kb(fake: InMemoryPorts) -> None:
@@ -134,4 +134,4 @@ async def test_an_override_is_refused_while_the_installation_is_fenced(
 async def test_the_chat_that_asked_is_named_in_the_audit(memory: MemoryService, alice: MemoryScope) -> None:
     await memory.set_setting("candidate_max_per_turn", 5, actor=alice)
     [entry] = [e for e in (await installation_audit(memory, 1, 100)).entries if e["operation"] == "settings_override"]
-    assert entry["sender_id"] == "alice" and entry["scope_key"] == alice.scope_key
+    assert entry["sender_id"] == "alice" and entry["scope_key"] == alice.chat_key

@@ -92,7 +92,7 @@ async def test_bot_isolation_without_a_bot_uuid_stays_inside_the_chat(fake: InMe
     chat_one = await memory.scope_for(ident("g1", bot="", sender="alice"))
     chat_two = await memory.scope_for(ident("g2", bot="", sender="alice"))
     await remember(memory, chat_one, "only this chat knows the spare key hint is a bird")
-    assert chat_one.user_key != chat_two.user_key
+    assert chat_one.space_key != chat_two.space_key
     assert await memory.recall(chat_two, "spare key hint bird") == []
 
 
@@ -126,7 +126,7 @@ async def test_leaking_index_cannot_make_a_write_touch_another_space(fake: InMem
     with pytest.raises(ValidationError):
         await remember(memory, stranger, "a correction", supersedes=[foreign.episode_id])
     deleted = await memory.bulk_delete(stranger, DeleteCriteria(tag="trip"))
-    assert len(deleted) == 1 and deleted[0].user_key == stranger.user_key
+    assert len(deleted) == 1 and deleted[0].space_key == stranger.space_key
     assert list(stored(fake, alice)) == [foreign.episode_id]
     assert stored(fake, alice)[foreign.episode_id]["status"] == "active"
 
@@ -140,7 +140,7 @@ async def test_speaker_profiles_are_per_sender_and_session_profiles_per_chat(
     assert (await memory.profiles(bob)).session.notes == "weekly planning chat"
     assert (await memory.profiles(stranger)).session.is_empty
     exported = await memory.export_profiles(stranger)
-    assert exported["speaker_profiles"] == {} and exported["scope_key"] == stranger.scope_key
+    assert exported["speaker_profiles"] == {} and exported["scope_key"] == stranger.chat_key
     assert list((await memory.export_profiles(bob))["speaker_profiles"]) == ["alice"]
 
 

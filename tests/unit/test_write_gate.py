@@ -58,7 +58,7 @@ async def test_writes_to_one_space_queue_while_other_spaces_and_reads_proceed(
         fake: InMemoryPorts, memory: MemoryService, alice: MemoryScope, bob: MemoryScope,
         stranger: MemoryScope) -> None:
     existing = await remember(memory, alice, "the kettle is broken")
-    pause = fake.faults.pause("index.upsert", where=upsert_in(alice.user_key))
+    pause = fake.faults.pause("index.upsert", where=upsert_in(alice.space_key))
     first = asyncio.create_task(remember(memory, alice, "first write of the space"))
     await pause.wait_reached()
     second = asyncio.create_task(remember(memory, bob, "second write of the same space"))
@@ -69,7 +69,7 @@ async def test_writes_to_one_space_queue_while_other_spaces_and_reads_proceed(
     assert len(fake.calls.of("index.upsert")) == 2
     # Another space writes, and the busy space can be read, while the lock is held.
     other = await asyncio.wait_for(remember(memory, stranger, "another space writes meanwhile"), GUARD_S)
-    assert other.user_key == stranger.user_key
+    assert other.space_key == stranger.space_key
     assert [h.episode.episode_id for h in await asyncio.wait_for(memory.recall(alice, "kettle"), GUARD_S)] == [
         existing.episode_id]
     await asyncio.wait_for(memory.update_profile(alice, "session", {"name": "kitchen"}), GUARD_S)  # L1 space

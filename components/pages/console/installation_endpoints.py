@@ -16,7 +16,7 @@ from ltm import (
     ValidationError,
     now_iso,
     params,
-    user_key_for,
+    space_key_for,
 )
 from ltm.langbot import identity_from_session_name
 
@@ -36,7 +36,7 @@ async def overview(memory: MemoryService, body: Body) -> Result:
         "isolation": isolation.value,
         # Every noted chat, the most recently active first, with what tells them apart (label parts,
         # last change, counts); the installation pseudo-scope holds only installation-level audit.
-        "scopes": [{**space_entry(a.scope_key, isolation), **a.to_dict()} for a in await memory.space_activity()],
+        "scopes": [{**space_entry(a.chat_key, isolation), **a.to_dict()} for a in await memory.space_activity()],
         "fences": [fence_entry(f, kb_id) for f in fences],
     }
 
@@ -62,8 +62,8 @@ async def derive(memory: MemoryService, body: Body) -> Result:
     if kb_id and isolation is not kb_isolation:
         note = f"the memory knowledge base uses {kb_isolation.value} isolation"
     return {
-        "scope_key": identity.session_key,
-        "user_key": user_key_for(identity, isolation),
+        "scope_key": identity.chat_key,
+        "user_key": space_key_for(identity, isolation),
         "bot_uuid": identity.bot_uuid,
         "session_name": identity.session_name,
         "isolation": isolation.value,

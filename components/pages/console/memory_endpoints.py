@@ -138,7 +138,7 @@ async def audit_export(memory: MemoryService, body: Body) -> Result:
     allowed(body, {"space"})
     space = await resolve_space(memory, body)
     entries = await memory.audit_export(space.scope)
-    return {"space": space.to_dict(), "export": {"scope_key": space.scope.scope_key, "exported_at": now_iso(),
+    return {"space": space.to_dict(), "export": {"scope_key": space.scope.chat_key, "exported_at": now_iso(),
                                                   "entries": entries}}
 
 
@@ -157,7 +157,7 @@ async def export(memory: MemoryService, body: Body) -> Result:
     return {
         "space": space.to_dict(),
         "export": {"format": EXPORT_FORMAT, "version": 1, "exported_at": now_iso(),
-                   "scope_key": space.scope.scope_key, "user_key": space.scope.user_key,
+                   "scope_key": space.scope.chat_key, "user_key": space.scope.space_key,
                    "kb_id": space.scope.kb_id, "l1": l1, "l2": l2},
         "l2_error": l2_error,
     }

@@ -25,8 +25,8 @@ from ltm import (
     SpaceKind,
     ValidationError,
     params,
-    split_session_key,
-    user_key_for_session_key,
+    space_key_for_chat_key,
+    split_chat_key,
 )
 
 T = TypeVar("T")
@@ -40,8 +40,8 @@ class SelectedSpace:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "scope_key": self.scope.scope_key,
-            "user_key": self.scope.user_key,
+            "scope_key": self.scope.chat_key,
+            "user_key": self.scope.space_key,
             "kb_id": self.scope.kb_id,
             "isolation": self.scope.isolation.value,
         }
@@ -68,18 +68,18 @@ async def resolve_space(memory: MemoryService, body: Body) -> SelectedSpace:
     unknown = sorted(set(raw) - {"scope_key", "user_key"})
     if unknown:
         raise ValidationError(f"unknown field(s) in space: {', '.join(unknown)}; allowed: scope_key, user_key")
-    scope_key = text(raw.get("scope_key"), "space.scope_key")
-    user_key = text(raw.get("user_key"), "space.user_key")
+    chat_key = text(raw.get("scope_key"), "space.scope_key")
+    space_key = text(raw.get("user_key"), "space.user_key")
     # The one check of every endpoint (the facade's): only a pair the plugin derives selects a space.
     try:
-        return SelectedSpace(await memory.selected_scope(scope_key, user_key))
+        return SelectedSpace(await memory.selected_scope(chat_key, space_key))
     except ValidationError as exc:
         raise ValidationError(f"space: {exc}; select a space from the list") from None
 
 
-def space_entry(scope_key: str, isolation: Isolation) -> dict[str, str]:
-    bot_uuid, session_name = split_session_key(scope_key)
-    return {"scope_key": scope_key, "user_key": user_key_for_session_key(scope_key, isolation),
+def space_entry(chat_key: str, isolation: Isolation) -> dict[str, str]:
+    bot_uuid, session_name = split_chat_key(chat_key)
+    return {"scope_key": chat_key, "user_key": space_key_for_chat_key(chat_key, isolation),
             "bot_uuid": bot_uuid, "session_name": session_name}
 
 

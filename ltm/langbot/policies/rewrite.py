@@ -50,8 +50,8 @@ class SecondKey:
     async def write(self, writer: RowWriter, collection: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None:
         present: dict[tuple[str, str], set[bool]] = {}
-        for space in dict.fromkeys(r.space for r in records):
-            ids = sorted({r.record_id for r in records if r.space == space})
+        for space in dict.fromkeys(r.space_key for r in records):
+            ids = sorted({r.record_id for r in records if r.space_key == space})
             try:
                 rows = await self._rows.list_rows(collection, layout.keys_filter(space, ids), 2 * len(ids) + 2, 0)
             except OutcomeUnknown as exc:
@@ -64,10 +64,10 @@ class SecondKey:
                 layout.record_key(space, rid, alt=True) for space, rid in both))
             for key in both:
                 present[key] = {False}
-        alt = [False in present.get((r.space, r.record_id), set()) for r in records]
+        alt = [False in present.get((r.space_key, r.record_id), set()) for r in records]
         await writer.upsert(collection, records, vectors, alt=alt)
-        old = [layout.record_key(r.space, r.record_id, alt=not a) for r, a in zip(records, alt)
-               if (r.space, r.record_id) in present]
+        old = [layout.record_key(r.space_key, r.record_id, alt=not a) for r, a in zip(records, alt)
+               if (r.space_key, r.record_id) in present]
         if not old:
             return
         try:
@@ -85,8 +85,8 @@ class DeleteFirst:
     async def write(self, writer: RowWriter, collection: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None:
         replaced: dict[tuple[str, str], IndexRecord] = {}
-        for space in dict.fromkeys(r.space for r in records):
-            ids = {r.record_id for r in records if r.space == space}
+        for space in dict.fromkeys(r.space_key for r in records):
+            ids = {r.record_id for r in records if r.space_key == space}
             try:
                 existing = await self._read.find(collection, space, ids)
             except OutcomeUnknown as exc:
@@ -104,12 +104,12 @@ class DeleteFirst:
 
 async def _write_back(writer: RowWriter, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
                       replaced: dict[tuple[str, str], IndexRecord], refusal: HostError) -> None:
-    pairs = [(replaced[(r.space, r.record_id)], v) for r, v in zip(records, vectors)
-             if (r.space, r.record_id) in replaced]
+    pairs = [(replaced[(r.space_key, r.record_id)], v) for r, v in zip(records, vectors)
+             if (r.space_key, r.record_id) in replaced]
     lost = (f"the store removed the old row of {len(pairs)} record(s) and then refused the new one "
             f"({refusal.message})")
     if any(old.text != new.text for old, new in zip((p[0] for p in pairs),
-                                                      (r for r in records if (r.space, r.record_id) in replaced))):
+                                                      (r for r in records if (r.space_key, r.record_id) in replaced))):
         raise OutcomeUnknown(lost + "; the old rows could not be written back") from None
     try:
         await writer.upsert(collection, [old for old, _ in pairs], [v for _, v in pairs])

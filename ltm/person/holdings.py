@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..candidates.records import Candidate
+from ..candidates.candidate import Candidate
 from ..episodes.model import Episode
 from ..identity import MemoryScope
 from ..profiles.model import Profile
@@ -27,7 +27,7 @@ class PersonSpace:
 
     kind: SpaceKind
     key: str  # the scope_key (L1) or the user_key (L2)
-    scope_key: str = ""  # L2: a chat that uses the space ("" when only its audit log names it)
+    chat_key: str = ""  # L2: a chat that uses the space ("" when only its audit log names it)
     episodes: tuple[Episode, ...] = ()
     summaries: tuple[str, ...] = ()
     speaker_profile: Profile | None = None
@@ -53,7 +53,7 @@ class PersonSpace:
         data: dict[str, Any] = {"kind": self.kind.value, "key": self.key, "counts": self.counts(),
                                 "fenced": self.fenced}
         if self.kind is SpaceKind.L2:
-            data.update(scope_key=self.scope_key, statuses=self.statuses(), truncated=self.truncated)
+            data.update(scope_key=self.chat_key, statuses=self.statuses(), truncated=self.truncated)
         return data
 
     def export(self) -> dict[str, Any]:
@@ -84,7 +84,7 @@ class PersonRecords:
 
     def split(self, scope: MemoryScope) -> tuple[PersonRecords, PersonRecords]:
         """(what one chat's own spaces hold, what every other space holds)."""
-        mine = {(SpaceKind.L1, scope.scope_key), (SpaceKind.L2, scope.user_key)}
+        mine = {(SpaceKind.L1, scope.chat_key), (SpaceKind.L2, scope.space_key)}
         here = tuple(s for s in self.spaces if (s.kind, s.key) in mine)
         rest = tuple(s for s in self.spaces if (s.kind, s.key) not in mine)
         return (PersonRecords(self.sender_id, self.kb_id, here, self.searched_l1, self.searched_l2),

@@ -56,9 +56,9 @@ class DraftBook:
         self._episodes = episodes
 
     # ------------------------------------------------------------------ reads
-    async def pending(self, kb_id: str, user_key: str, scope_key: str | None = None) -> list[tuple[str, Draft]]:
+    async def pending(self, kb_id: str, space_key: str, chat_key: str | None = None) -> list[tuple[str, Draft]]:
         """Pending drafts over one space (every scope sharing it, or one scope), oldest first."""
-        prefix = draft_scope_prefix(kb_id, user_key, scope_key) if scope_key else draft_space_prefix(kb_id, user_key)
+        prefix = draft_scope_prefix(kb_id, space_key, chat_key) if chat_key else draft_space_prefix(kb_id, space_key)
         found: list[tuple[str, Draft]] = []
         for key in await self._store.keys(prefix):
             if parse_draft_key(key) is None:
@@ -68,8 +68,8 @@ class DraftBook:
                 found.append((key, draft))
         return sorted(found, key=lambda item: (item[1].created_at, item[1].proposal_id))
 
-    async def closed(self, kb_id: str, scope_key: str) -> dict[str, ClosedProposal]:
-        raw = await self._store.get(draft_log_key(kb_id, scope_key), {})
+    async def closed(self, kb_id: str, chat_key: str) -> dict[str, ClosedProposal]:
+        raw = await self._store.get(draft_log_key(kb_id, chat_key), {})
         entries = raw.get("closed") if isinstance(raw, dict) else None
         result: dict[str, ClosedProposal] = {}
         if not isinstance(entries, dict):
@@ -84,31 +84,31 @@ class DraftBook:
         """The pending draft `proposal_id` of this scope; ProposalRejected when it was used or belongs to
         this chat on another memory KB; NotFound, word for word, when it exists nowhere or in another
         chat (docs/GUARANTEES.md: an id of another space is `not_found`, like an unknown one)."""
-        closed = (await self.closed(scope.kb_id, scope.scope_key)).get(proposal_id)
+        closed = (await self.closed(scope.kb_id, scope.chat_key)).get(proposal_id)
         if closed is not None:
             raise ProposalRejected(
                 f"proposal {proposal_id} was already {closed.status} ({closed.reason}); a proposal is used once. "
                 "Run preview again for a new one", reason="used", proposal_id=proposal_id, status=closed.status)
-        key = draft_key(scope.kb_id, scope.user_key, scope.scope_key, proposal_id)
+        key = draft_key(scope.kb_id, scope.space_key, scope.chat_key, proposal_id)
         draft = Draft.from_dict(await self._store.get(key))
         if draft is not None:
             if draft.kb_id != scope.kb_id:
                 raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base",
                                        reason="cross_kb", proposal_id=proposal_id)
-            if (draft.scope_key, draft.user_key) == (scope.scope_key, scope.user_key):
+            if (draft.chat_key, draft.space_key) == (scope.chat_key, scope.space_key):
                 return draft
         else:
             for other in await self._store.keys(DRAFT_PREFIX):
                 parsed = parse_draft_key(other)
                 # Only this chat's own draft, left on another memory KB, is told apart.
-                if parsed is not None and parsed[1:] == (scope.user_key, scope.scope_key, proposal_id):
+                if parsed is not None and parsed[1:] == (scope.space_key, scope.chat_key, proposal_id):
                     raise ProposalRejected(f"proposal {proposal_id} was made on another memory knowledge base; "
                                            "nothing was changed", reason="cross_kb", proposal_id=proposal_id)
         raise NotFound(f"no pending proposal {proposal_id} in this chat; run preview first",
                        proposal_id=proposal_id)
 
-    async def lineage(self, kb_id: str, user_key: str) -> dict[str, list[str]]:
-        raw = await self._store.get(lineage_key(kb_id, user_key), {})
+    async def lineage(self, kb_id: str, space_key: str) -> dict[str, list[str]]:
+        raw = await self._store.get(lineage_key(kb_id, space_key), {})
         summaries = raw.get("summaries") if isinstance(raw, dict) else None
         if not isinstance(summaries, dict):
             return {}
@@ -116,7 +116,7 @@ class DraftBook:
 
     # ------------------------------------------------------------------ writes (inside a gated write)
     async def save(self, tx: WriteTx, draft: Draft) -> None:
-        key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
+        key = draft_key(draft.kb_id, draft.space_key, draft.chat_key, draft.proposal_id)
         await tx.set(key, draft.to_dict())
         tx.applied(Operation.CONSOLIDATION_PREVIEW, "draft", draft.proposal_id,
                    DRAFT_SAVED(statements=len(draft.statements), sources=len(draft.sources)),
@@ -126,22 +126,22 @@ class DraftBook:
                     summary_id: str = "") -> None:
         """Leave the pending state: the outcome is logged first (so a replay is recognised even if the
         next step fails), then the draft and its quoted source texts are deleted."""
-        log_key = draft_log_key(draft.kb_id, draft.scope_key)
-        entries = {pid: c.to_dict() for pid, c in (await self.closed(draft.kb_id, draft.scope_key)).items()}
+        log_key = draft_log_key(draft.kb_id, draft.chat_key)
+        entries = {pid: c.to_dict() for pid, c in (await self.closed(draft.kb_id, draft.chat_key)).items()}
         entries[draft.proposal_id] = ClosedProposal(draft.proposal_id, status, reason, now_iso(), summary_id).to_dict()
         if len(entries) > MAX_CLOSED_KEPT:
             newest = sorted(entries.items(), key=lambda item: str(item[1].get("at")))[-MAX_CLOSED_KEPT:]
             entries = dict(newest)
         await tx.set(log_key, {"closed": entries})
-        key = draft_key(draft.kb_id, draft.user_key, draft.scope_key, draft.proposal_id)
+        key = draft_key(draft.kb_id, draft.space_key, draft.chat_key, draft.proposal_id)
         await tx.delete(key)
-        meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.scope_key}
+        meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.chat_key}
         if summary_id:
             meta["summary_id"] = summary_id
         tx.applied(operation, "draft", draft.proposal_id, said, **meta)
 
-    async def set_lineage(self, tx: WriteTx, kb_id: str, user_key: str, summaries: dict[str, list[str]]) -> None:
-        key = lineage_key(kb_id, user_key)
+    async def set_lineage(self, tx: WriteTx, kb_id: str, space_key: str, summaries: dict[str, list[str]]) -> None:
+        key = lineage_key(kb_id, space_key)
         if summaries:
             await tx.set(key, {"summaries": summaries})
         else:
@@ -156,24 +156,24 @@ class DraftBook:
         ids = set(episode_ids)
         if not ids:
             return
-        kb_id, user_key = scope.kb_id, scope.user_key
-        lineage = await self.lineage(kb_id, user_key)
+        kb_id, space_key = scope.kb_id, scope.space_key
+        lineage = await self.lineage(kb_id, space_key)
         doomed = sorted(sid for sid, sources in lineage.items() if sid not in ids and ids.intersection(sources))
         if doomed:
             await tx.index_write("vector delete", partial(self._episodes.delete, kb_id=kb_id,
-                                                                  user_key=user_key, episode_ids=doomed))
+                                                                  space_key=space_key, episode_ids=doomed))
             for sid in doomed:
                 changed = sorted(ids.intersection(lineage[sid]))
                 tx.applied(Operation.SUMMARY_REMOVE, "episode", sid,
                            SUMMARY_REMOVED(count=len(changed)), sources=changed)
         gone = set(doomed) | (ids.intersection(lineage) if removed else set())
         if gone:
-            await self.set_lineage(tx, kb_id, user_key, {k: v for k, v in lineage.items() if k not in gone})
-        for _, draft in await self.pending(kb_id, user_key):
+            await self.set_lineage(tx, kb_id, space_key, {k: v for k, v in lineage.items() if k not in gone})
+        for _, draft in await self.pending(kb_id, space_key):
             hit = sorted(ids & draft.source_ids)
             if hit:
                 await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", Operation.DRAFT_CLEAR,
                                  DRAFT_CLEARED(source=hit[0]))
         if doomed:
             log.info("[LongTermMemory] consolidation cascade kb=%s user_key=%s summaries_removed=%d", kb_id,
-                     user_key, len(doomed))
+                     space_key, len(doomed))

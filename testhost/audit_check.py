@@ -48,9 +48,9 @@ def audit_mismatches(entries: list[dict[str, Any]], episodes: list[dict[str, Any
     for episode_id, status in expected.items():
         if status is not None and episode_id not in stored:
             problems.append(f"memory {episode_id} is audited as {status} but not stored")
-    for sender, profile in (l1.get("speaker_profiles") or {}).items():
-        if _filled(profile) and sender not in profiles:
-            problems.append(f"unaudited speaker profile {sender!r:.100}")
+    for speaker, profile in (l1.get("speaker_profiles") or {}).items():
+        if _filled(profile) and speaker not in profiles:
+            problems.append(f"unaudited speaker profile {speaker!r:.100}")
     if _filled(l1.get("session_profile")) and "session" not in profiles:
         problems.append("unaudited session profile")
     return problems

@@ -1,5 +1,5 @@
 """One word per concept (docs/ARCHITECTURE.md, "Glossary"): a retired word that comes back as a Python
-identifier in `ltm/` or `components/` fails here, naming the file and line.
+identifier in `ltm/`, `components/` or `testhost/` fails here, naming the file and line.
 
 Identifiers only (names, attributes, parameters, keyword arguments, definitions, imports), read with
 `ast`, so f-string expressions count and strings never do: the stored names (`scope_key`, `user_key`,
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCANNED = ("ltm", "components")
+SCANNED = ("ltm", "components", "testhost")
 
 # Callees whose keyword arguments are data, never identifiers of ours: a catalogue text's parameters,
 # dict keys, and a gated write's `**meta` (`tx.applied(...)` and its kin), stored in its audit entry.
@@ -109,7 +109,7 @@ def scanned_files() -> list[Path]:
     return sorted(p for folder in SCANNED for p in (ROOT / folder).rglob("*.py"))
 
 
-def test_no_retired_word_in_the_core_or_the_components():
+def test_no_retired_word_in_the_core_the_components_or_the_test_host():
     problems = []
     for file in scanned_files():
         rel = file.relative_to(ROOT).as_posix()

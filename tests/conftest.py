@@ -33,9 +33,7 @@ if str(_ROOT) not in sys.path:
 
 from ltm.episodes import lexical  # noqa: E402
 from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
-from tests.stores import CORE_STORES, SLICE_STORES, full_matrix_stores  # noqa: E402
-
-STAND_INS = ("fixed", "milvus-insert", "valkey")
+from tests.stores import CORE_STORES, SLICE_STORES, STAND_INS, full_matrix_stores  # noqa: E402
 
 
 async def _make_host(name: str, tmp_path: Path) -> FakeLangBotHost:

@@ -20,3 +20,12 @@ def test_every_store_module_is_found_by_its_name() -> None:
 
 def test_no_store_inherits_from_another() -> None:
     assert {name: cls.__mro__[1:] for name, cls in BACKENDS.items() if cls.__mro__[1:] != (object,)} == {}
+
+
+def test_each_store_says_whether_it_is_a_stand_in_and_a_real_one_joins_the_store_slice() -> None:
+    from tests.stores import CORE_STORES, SLICE_STORES, STAND_INS
+
+    assert {name: type(cls.__dict__.get("stand_in")) for name, cls in BACKENDS.items()} == {
+        name: bool for name in BACKENDS}  # declared in the store's own class, so a new file must say it
+    assert set(STAND_INS) == {"fixed", "milvus-insert", "valkey"}
+    assert set(SLICE_STORES) == set(BACKENDS) - set(CORE_STORES) - set(STAND_INS) == {"seekdb", "pgvector"}

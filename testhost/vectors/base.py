@@ -22,6 +22,9 @@ class VectorBackend(Protocol):
     """Interface shared by every fake vector store."""
 
     name: str
+    # True for a stand-in (a store's behaviour modelled in memory, where the store itself cannot run
+    # here); a real store's tests run as tests/stores.py decides.
+    stand_in: bool
 
     async def upsert(
         self,

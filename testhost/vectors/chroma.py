@@ -20,6 +20,7 @@ class ChromaBackend:
     """Real chromadb, one private database per instance so tests never share data."""
 
     name = "chroma"
+    stand_in = False
 
     def __init__(self) -> None:
         import chromadb

@@ -18,6 +18,7 @@ class FixedSchemaBackend:
     the knowledge base's first write fails, delete-by-filter reports the rows it deleted."""
 
     name = "fixed"
+    stand_in = True
 
     def __init__(self) -> None:
         self._table = MemoryTable()

@@ -15,6 +15,7 @@ class InsertOnlyBackend:
     and the distance is the raw cosine similarity (higher is better). The fixed schema, as `milvus`."""
 
     name = "milvus-insert"
+    stand_in = True
 
     def __init__(self) -> None:
         self._table = MemoryTable(insert_only=True)

@@ -56,6 +56,7 @@ class MilvusLiteBackend:
     between quotes without escaping."""
 
     name = "milvus"
+    stand_in = False
 
     def __init__(self) -> None:
         self._client = _MILVUS_LITE.get()

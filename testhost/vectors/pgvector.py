@@ -86,6 +86,7 @@ class PgVectorBackend:
     """Real PostgreSQL + pgvector as LangBot drives it (`vdb.use: pgvector` with a connection string)."""
 
     name = "pgvector"
+    stand_in = False
     # The fake host's embedding model size on this store: the smallest size LangBot allows here.
     embedding_dimension = ALLOWED_DIMENSIONS[0]
 

@@ -15,6 +15,7 @@ class QdrantBackend:
     """Real qdrant_client in-memory store with the host's filter rebuild."""
 
     name = "qdrant"
+    stand_in = False
     # The in-memory local mode is not safe to call from several threads at once (bench/cost_env.py).
     thread_safe = False
 

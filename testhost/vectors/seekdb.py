@@ -63,6 +63,7 @@ class SeekDBBackend:
     """
 
     name = "seekdb"
+    stand_in = False
 
     def __init__(self, settle: bool = True) -> None:
         self._settles = settle

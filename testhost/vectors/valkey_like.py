@@ -17,6 +17,7 @@ class ValkeyLikeBackend:
     without a condition is skipped), cosine distance, full-text search where every word must match."""
 
     name = "valkey"
+    stand_in = True
 
     def __init__(self) -> None:
         self._hashes: dict[str, dict[str, dict[str, Any]]] = {}

@@ -93,10 +93,23 @@ def counts(chat: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
             for part in ("profiles", "episodes", "audit", "candidates")}
 
 
+# The stores the official plugin supports (its README), so the ones an installation can be on.
+OFFICIAL_STORES = ("chroma", "qdrant", "seekdb")
+
+
 def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_none(e2e: Any, tmp_path: Path
                                                                                       ) -> None:
     data = e2e.stack.home / "data"
     python = str(e2e.stack.config.lbvenv / "bin" / "python")  # LangBot's own Python, as the guide says
+    if e2e.stack.config.vdb not in OFFICIAL_STORES:
+        # No official installation can live on this store (LTM_E2E_VDB=pgvector, milvus): the operator's
+        # command must say so and write nothing, which is what is checked here.
+        out = tmp_path / "bundle.json"
+        refused = subprocess.run([python, "scripts/export_official.py", "--langbot-dir", str(e2e.stack.home),
+                                  "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert refused.returncode != 0 and "reads chroma, qdrant and seekdb" in refused.stderr, refused.stderr
+        assert not out.exists()
+        return
     before = settings_now(e2e)
     # One group connection at a time: LangBot 4.11.2 sends every reply of its debug group chat to every
     # open connection of that group; no other test holds one now.

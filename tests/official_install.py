@@ -233,6 +233,12 @@ def seed_langbot(data: Path, store: str, n: Names, extra: dict[str, Any] | None 
     """A LangBot's own data folder (`data/langbot.db` and its vector store), running or not, as if the
     official plugin had kept `n`'s chats there: its memory KB's row, its storage rows (plus `extra`) in
     `n.workspace`, and the KB's collection. Run it with LangBot's Python (the store's client is there)."""
+    seed_tables(data, n, extra)
+    write_vectors(data, store, n)
+
+
+def seed_tables(data: Path, n: Names, extra: dict[str, Any] | None = None) -> None:
+    """The database half of `seed_langbot`: the memory KB's row and the storage rows, no vectors."""
     db = sqlite3.connect(data / "langbot.db", timeout=30)  # LangBot may be writing: wait for its lock
     try:
         with db:
@@ -247,7 +253,6 @@ def seed_langbot(data: Path, store: str, n: Names, extra: dict[str, Any] | None 
                                                                key, PLUGIN, json.dumps(value).encode("utf-8")))
     finally:
         db.close()
-    write_vectors(data, store, n)
 
 
 def unseed_langbot(data: Path, store: str, n: Names) -> None:

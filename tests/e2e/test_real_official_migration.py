@@ -46,6 +46,7 @@ EVERY_EPISODE = (*CHAT1_ACTIVE, *CHAT1_KEPT, CHAT2_EPISODE, CHAT3_EPISODE)
 SEEDING = ("import json, sys; from pathlib import Path; from tests import official_install as oi; "
            "a = json.loads(sys.argv[1]); names = oi.Names(**a['names']); "
            "oi.seed_langbot(Path(a['data']), a['store'], names, a['extra']) if a['do'] == 'seed' else "
+           "oi.seed_tables(Path(a['data']), names) if a['do'] == 'tables' else "
            "oi.unseed_langbot(Path(a['data']), a['store'], names)")
 
 
@@ -102,13 +103,20 @@ def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_
     data = e2e.stack.home / "data"
     python = str(e2e.stack.config.lbvenv / "bin" / "python")  # LangBot's own Python, as the guide says
     if e2e.stack.config.vdb not in OFFICIAL_STORES:
-        # No official installation can live on this store (LTM_E2E_VDB=pgvector, milvus): the operator's
-        # command must say so and write nothing, which is what is checked here.
-        out = tmp_path / "bundle.json"
-        refused = subprocess.run([python, "scripts/export_official.py", "--langbot-dir", str(e2e.stack.home),
-                                  "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert refused.returncode != 0 and "reads chroma, qdrant and seekdb" in refused.stderr, refused.stderr
-        assert not out.exists()
+        # The official plugin never ran on this store (LTM_E2E_VDB=pgvector, milvus), so its KB can have no
+        # rows here: with its KB's row and storage in the database, the operator's command must refuse,
+        # naming the stores it reads, and write no bundle.
+        names = oi.Names(workspace=e2e.info.workspace_uuid, kb=str(uuid.uuid4()),
+                         instance=instance_uuid(data / "langbot.db", e2e.info.workspace_uuid))
+        seeding(e2e, "tables", names)
+        try:
+            out = tmp_path / "bundle.json"
+            refused = subprocess.run([python, "scripts/export_official.py", "--langbot-dir", str(e2e.stack.home),
+                                      "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
+            assert refused.returncode != 0 and "reads chroma, qdrant and seekdb" in refused.stderr, refused.stderr
+            assert not out.exists()
+        finally:
+            seeding(e2e, "unseed", names)
         return
     before = settings_now(e2e)
     # One group connection at a time: LangBot 4.11.2 sends every reply of its debug group chat to every

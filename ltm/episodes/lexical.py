@@ -1,6 +1,6 @@
 """Every space index of this process (`space_index.py`), built once and kept current (E6, E7).
 
-Why: the vector window (the nearest `candidate_window` records) misses memories that share the
+Why: the vector window (the nearest `vector_window` records) misses memories that share the
 question's rare words but not its overall meaning, and the host's own "full text" search on
 LangBot's Chroma is a substring match of the whole message (useless for a natural-language
 question). Listings need every record of a space in order, which stores that page by offset

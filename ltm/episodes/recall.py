@@ -1,5 +1,5 @@
 """Ranked recall (E3, E6-E8 in docs/REQUIREMENTS.md): a fixed number of index calls per
-query, whatever the space holds, then the whole candidate window ranked before top_k."""
+query, whatever the space holds, then the whole recall window ranked before top_k."""
 
 from __future__ import annotations
 
@@ -77,9 +77,9 @@ class Recaller:
                      filters: RecallFilters, now: datetime | None = None) -> list[ScoredEpisode]:
         """Host calls per recall, whatever the space holds: one embedding (of the question without the
         names of speakers it names, found in the space's index) and one vector search of the space
-        (`candidate_window` rows); with `hybrid` also the store's full-text search; and, only when a
+        (`vector_window` rows); with `hybrid` also the store's full-text search; and, only when a
         record found by words alone ranks among the top_k, one keyed read of those records. Word
-        candidates of the whole space (and the speaker's own, S6) come from the plugin's index of the
+        matches of the whole space (and the speaker's own, S6) come from the plugin's index of the
         space (`lexical.py`, no host call once made), which also supplies what ranking reads of each
         vector hit, so only the records handed on are decoded. While the index is being made, the
         speaker's own window is one more vector search. The question is read once (`Question.of`) and
@@ -92,7 +92,7 @@ class Recaller:
         moment = now or utc_now()
         accepts = _accepting(filters, recipe, moment)
         # The space index does not hold a record's source: its partial records pass that one test here and
-        # meet it once read whole (`_resolve`), so with a source filter every candidate is ranked before the
+        # meet it once read whole (`_resolve`), so with a source filter every window entry is ranked before the
         # cut, never fewer than top_k for want of it.
         loose = _accepting(replace(filters, sources=()), recipe, moment) if filters.sources else accepts
         question = Question.of(query, filters.tags)
@@ -132,7 +132,7 @@ class Recaller:
         if recipe.fold_summary_sources:
             ranked = fold_summary_sources(ranked)
         ranked = ranked[: recipe.top_k]
-        log.info("[LongTermMemory] recall scope=%s user_key=%s candidates=%d returned=%d",
+        log.info("[LongTermMemory] recall scope=%s space=%s entries=%d returned=%d",
                  scope.chat_key, scope.space_key, len(accepted), len(ranked))
         return ranked
 
@@ -157,8 +157,8 @@ class Recaller:
     def _lexical(index: SpaceIndex, scope: MemoryScope, question: Question, recipe: RecallRecipe,
                  accepts: Callable[[Episode], bool], window: _Window) -> dict[str, float]:
         """Whole-space BM25: adds the best `lexical_window` records the filters accept (and the speaker's
-        own best `speaker_window`, S6) as candidates without a vector distance, and returns every
-        candidate's raw score."""
+        own best `speaker_window`, S6) as window entries without a vector distance, and returns every
+        entry's raw score."""
         speaker = None
         if scope.sender_id and recipe.speaker_window > 0:
             asking = scope.sender_id
@@ -208,7 +208,7 @@ class Recaller:
                          recipe: RecallRecipe) -> list[Hit] | None:
         """E7 `hybrid`: widen the window with the backend's verbatim-text matches.
 
-        Only candidates are taken from it: scores always come from vector distances and the
+        Only window entries are taken from it: scores always come from vector distances and the
         plugin's own lexical scoring (docs/ARCHITECTURE.md, "Decisions"). `hybrid` asks on every
         recall, as its setting says; a backend without usable text search answers None."""
         try:
@@ -220,7 +220,7 @@ class Recaller:
 
 
 class _Window:
-    """The candidates of one recall from its searches. Ranking reads the space index's (partial) view
+    """The window entries of one recall from its searches. Ranking reads the space index's (partial) view
     of a hit when the index has it, so its row is decoded only if it is handed on (`rows`, `partial`);
     a hit the index does not know is decoded now (and the store's index learns it: `store.Hit`)."""
 
@@ -243,7 +243,7 @@ class _Window:
                 episode = hit.episode
                 if episode is None:
                     continue
-            # A verbatim match (hybrid) carries no distance of its own: it enters like a word candidate.
+            # A verbatim match (hybrid) carries no distance of its own: it enters like a word match.
             self.entries[episode_id] = WindowEntry(episode, None if kind == _VERBATIM else hit.distance,
                                                       kind == _SPEAKER)
 

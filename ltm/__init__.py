@@ -10,8 +10,6 @@ Nothing here knows how a surface shows its results.
 from . import params
 from ._audit import AuditPage
 from ._fences import Fence
-from .bundle.importer import MigrationReport
-from .bundle.reading import is_bundle
 
 # ---- candidate extraction (Q)
 from .candidates import (
@@ -104,6 +102,8 @@ from .kb_settings import (
     SettingValue,
     shown_value,
 )
+from .official.bundle.importer import MigrationReport
+from .official.bundle.reading import is_bundle
 from .operations import Operation
 from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
 from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure

@@ -61,7 +61,7 @@ class Operation(StrEnum):
     FENCE_CLEAR = "fence_clear"
     MIGRATION = "migration"
     STORAGE_MIGRATION = "storage_migration"
-    # an official installation's bundle (ltm/bundle/): its records go through the paths above
+    # an official installation's bundle (ltm/official/bundle/): its records go through the paths above
     OFFICIAL_MIGRATION = "official_migration"
     OFFICIAL_MIGRATION_DUPLICATE = "official_migration_duplicate"
     OFFICIAL_MIGRATION_SKIPPED = "official_migration_skipped"

@@ -16,7 +16,6 @@ from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._gate import WriteGate
 from ._storage import JsonStore
-from .bundle.importer import BundleImport
 from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
@@ -33,6 +32,8 @@ from .kb_overrides import SettingsOverrides
 from .kb_registry import KnowledgeBaseRegistry
 from .migrations.layout import LayoutMigrations
 from .migrations.storage import migrate_storage
+from .official.bundle.importer import BundleImport
+from .official.profiles import read_l1_file
 from .person import PersonRegistry
 from .ports import HostPorts
 from .profiles.book import ProfileBook
@@ -79,7 +80,7 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     gate = WriteGate(store, ports.index, fences, audit, diagnostics.note_scope)
     episodes = EpisodeStore(ports.index, ports.embedder, IndexPages(store))  # big spaces' indexes are saved
     # Limits are read per call: plugin config can change (and is empty during initialize on some hosts).
-    profiles = ProfileBook(gate, store, limits)
+    profiles = ProfileBook(gate, store, limits, read_l1_file)
     layouts = LayoutMigrations(gate, store, ports.index, episodes)
     kbs = KnowledgeBaseRegistry(gate, store, fences, episodes, ports.index, layouts, ports.directory)
     # Summaries and review drafts derived from episodes are removed before their sources change (K5),

@@ -30,7 +30,6 @@ from . import params
 from ._audit import AuditPage
 from ._fences import Fence
 from ._gate import WriteGate
-from .bundle.importer import MigrationReport
 from .candidates.candidate import Candidate, CandidateStatus
 from .candidates.queue import CandidatePage
 from .candidates.review import CandidateRun
@@ -46,6 +45,7 @@ from .episodes.transfer import ImportRecord, ImportResult
 from .identity import Identity, Isolation, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
+from .official.bundle.importer import MigrationReport
 from .parts import MemoryParts, assemble
 from .person import PersonErasure, PersonRecords
 from .ports import HostPorts
@@ -210,7 +210,7 @@ class MemoryService:
         return await self._m.bundles.host_bots()
 
     async def migrate_bundle(self, data: str | bytes, *, dry_run: bool) -> MigrationReport:
-        """A migration bundle (`ltm/bundle/`) into every chat it names; `dry_run` writes nothing and
+        """A migration bundle (`ltm/official/bundle/`) into every chat it names; `dry_run` writes nothing and
         says per chat what would be written, what is here already and what would be skipped and why.
         The host's bot list decides which chats (and whether the bundle) belong to this installation."""
         return await self._m.bundles.run(data, dry_run=dry_run)

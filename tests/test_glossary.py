@@ -23,7 +23,7 @@ DATA_KEYWORDS_OF = frozenset({"SAY", "Phrase", "said", "Said", "dict", "update",
                               "Own", "own", "applied", "reverted", "noted", "carried"})
 
 ADAPTER = ("ltm/langbot/",)
-OFFICIAL_FORMAT = ("ltm/bundle/", "ltm/profiles/official_transfer.py")
+OFFICIAL_FORMAT = ("ltm/official/",)
 
 
 @dataclass(frozen=True)
@@ -151,7 +151,9 @@ def test_the_scan_names_each_kind_of_retired_word_with_its_place():
 
 def test_the_host_and_official_names_stay_allowed_in_their_places():
     assert retired_uses("ltm/langbot/identity.py", "sender = session.sender\n") == []
-    assert retired_uses("ltm/bundle/reading.py", "scope_key = entry['scope_key']\n") == []
+    assert retired_uses("ltm/official/bundle/reading.py", "scope_key = entry['scope_key']\n") == []
+    assert retired_uses("ltm/official/profiles.py", "user_key = entry['user_key']\n") == []
+    assert retired_uses("ltm/profiles/book.py", "user_key = entry['user_key']\n") != []
     assert retired_uses("ltm/episodes/recall.py", "speaker_id = ''\n") == []
     assert retired_uses("ltm/candidates/queue.py", "candidate = 1\n") == []
     assert retired_uses("ltm/episodes/recall.py", "candidates = []\n") != []

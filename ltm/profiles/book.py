@@ -36,8 +36,7 @@ from .model import (
     ProfileTarget,
     UpdateMode,
 )
-from .official_transfer import is_official_export, parse_official_export
-from .transfer import ProfileImport, parse_import
+from .transfer import ProfileImport
 
 log = logging.getLogger("LongTermMemory")
 
@@ -82,10 +81,14 @@ class ProfileRef:
 
 
 class ProfileBook:
-    def __init__(self, gate: WriteGate, store: JsonStore, limits: Callable[[], ProfileLimits]) -> None:
+    def __init__(self, gate: WriteGate, store: JsonStore, limits: Callable[[], ProfileLimits],
+                 read_import: Callable[[Any, ProfileLimits], ProfileImport]) -> None:
         self._gate = gate
         self._store = store
         self._limits = limits
+        # An import file may be the official plugin's export, whose reader lives in ltm/official/ (above
+        # this layer): parts.py hands it in, so profiles know this plugin's records only.
+        self._read_import = read_import
 
     async def current(self, scope: MemoryScope) -> Profiles:
         session = Profile.from_dict(await self._store.get(profile_key(scope.chat_key)))
@@ -167,13 +170,13 @@ class ProfileBook:
         return None if raw is None else Profile.from_dict(raw)
 
     async def import_profiles(self, scope: MemoryScope, payload: Any, *, dry_run: bool = False) -> ProfileImport:
-        """What `export` produced (or the official plugin's L1 export, `official_transfer.py`), checked
+        """What `export` produced (or the official plugin's L1 export, `ltm/official/profiles.py`), checked
         before any write; each profile it carries with content replaces that profile of this session
         (empty ones are left alone: an import never erases). A profile already stored exactly so is not
         written again, so importing one file twice changes nothing the second time. `dry_run`: what would
         be written and what is unchanged, and nothing is written."""
         limits = self._limits()
-        found = parse_official_export(payload, limits) if is_official_export(payload) else parse_import(payload, limits)
+        found = self._read_import(payload, limits)
         written: list[tuple[ProfileTarget, str, Profile]] = []
         unchanged: list[tuple[ProfileTarget, str, Profile]] = []
         if dry_run:

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import ltm
-from ltm.bundle.importer import PartCount
 from ltm.episodes.transfer import nothing_stored, parse_batch
+from ltm.official.bundle.importer import PartCount
+from ltm.official.profiles import parse_official_export
 from ltm.profiles.model import ProfileLimits
-from ltm.profiles.official_transfer import parse_official_export
 from ltm.skipped import SkippedRecord
 
 OFFICIAL_EXPORT = Path(__file__).resolve().parents[1] / "official_l1_export.json"

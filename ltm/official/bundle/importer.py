@@ -24,22 +24,22 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._audit import AuditLog
-from .._gate import WriteGate
-from ..candidates.candidate import Candidate
-from ..candidates.queue import CandidateQueue
-from ..episodes.transfer import EpisodeTransfer, parse_items
-from ..errors import LTMError, ValidationError
-from ..host_values import escape_bot_uuid
-from ..identity import Identity, Isolation, MemoryScope, chat_of_key, scope_of_space_key
-from ..kb_overrides import SettingsOverrides
-from ..kb_registry import KnowledgeBaseRegistry
-from ..kb_settings import KBSettings
-from ..operations import Operation
-from ..ports import HostDirectory
-from ..profiles.book import ProfileBook
-from ..skipped import SkippedRecord
-from ..spaces import Space
+from ..._audit import AuditLog
+from ..._gate import WriteGate
+from ...candidates.candidate import Candidate
+from ...candidates.queue import CandidateQueue
+from ...episodes.transfer import EpisodeTransfer, parse_items
+from ...errors import LTMError, ValidationError
+from ...host_values import escape_bot_uuid
+from ...identity import Identity, Isolation, MemoryScope, chat_of_key, scope_of_space_key
+from ...kb_overrides import SettingsOverrides
+from ...kb_registry import KnowledgeBaseRegistry
+from ...kb_settings import KBSettings
+from ...operations import Operation
+from ...ports import HostDirectory
+from ...profiles.book import ProfileBook
+from ...skipped import SkippedRecord
+from ...spaces import Space
 from .official_records import NO_EQUIVALENT, SETTING_EQUIVALENTS, audit_entry, candidate
 from .reading import Bundle, ChatPart, read_bundle
 

@@ -10,7 +10,7 @@ installation, as `scripts/export_official.py` writes it (docs/OFFICIAL-PLUGIN.md
                 "candidates": [<official candidates>]}]}
 
 Each part of a chat is in the official plugin's own shape, so the parsers that already read those
-shapes read them here (`profiles/official_transfer.py`, `episodes/transfer.py`); this module checks
+shapes read them here (`official/profiles.py`, `episodes/transfer.py`); this module checks
 the envelope only. A bundle is refused whole (nothing written) when it is not one: malformed or cut
 JSON, another format or version, over `MAX_BUNDLE_BYTES`, no chats. What a chat holds that cannot
 be stored is skipped and reported by the importer, never the whole bundle.
@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .. import params
-from ..episodes.transfer import MAX_IMPORT_BYTES, load_json
-from ..errors import ValidationError
+from ... import params
+from ...episodes.transfer import MAX_IMPORT_BYTES, load_json
+from ...errors import ValidationError
 
 BUNDLE_FORMAT = "ltm-official-migration"
 BUNDLE_VERSION = 1

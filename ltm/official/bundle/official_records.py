@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import params
-from .._audit import AuditEntry, ForeignOperation
-from ..candidates.candidate import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
-from ..candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, redacted_text
-from ..errors import ValidationError
-from ..guards import refuse_secrets
-from ..identity import Identity, MemoryScope, clean_id
-from ..secrets import secret_kind
-from ..timefields import normalize_time, now_iso
-from ..wording import Phrase
+from ... import params
+from ..._audit import AuditEntry, ForeignOperation
+from ...candidates.candidate import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
+from ...candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, redacted_text
+from ...errors import ValidationError
+from ...guards import refuse_secrets
+from ...identity import Identity, MemoryScope, clean_id
+from ...secrets import secret_kind
+from ...timefields import normalize_time, now_iso
+from ...wording import Phrase
 from .reading import OFFICIAL_PLUGIN
 
 MIGRATED_ENTRY = Phrase("audit.migrated_entry", "migrated from the official plugin: {summary}")

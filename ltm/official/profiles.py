@@ -33,9 +33,7 @@ from .. import params
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import clean_id
-from ..skipped import SkippedRecord
-from ..timefields import normalize_time, now_iso
-from .facts import (
+from ..profiles.facts import (
     FACT_FIELDS,
     MAX_FACT_HISTORY,
     MAX_REASON_CHARS,
@@ -47,11 +45,18 @@ from .facts import (
     item_text,
     reconcile,
 )
-from .model import MAX_NAME_CHARS, Profile, ProfileLimits, ProfileTarget
-from .transfer import MAX_IMPORT_PROFILES, MAX_SENDER_ID_CHARS, ProfileImport
+from ..profiles.model import MAX_NAME_CHARS, Profile, ProfileLimits, ProfileTarget
+from ..profiles.transfer import MAX_IMPORT_PROFILES, MAX_SENDER_ID_CHARS, ProfileImport, parse_import
+from ..skipped import SkippedRecord
+from ..timefields import normalize_time, now_iso
 
 T = TypeVar("T")
 KNOWN_VERSION = 1
+
+
+def read_l1_file(payload: Any, limits: ProfileLimits) -> ProfileImport:
+    """An L1 import in either form: the official plugin's export, or this plugin's own (`export`)."""
+    return parse_official_export(payload, limits) if is_official_export(payload) else parse_import(payload, limits)
 
 
 def is_official_export(payload: Any) -> bool:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langbot_plugin.api.proxies.langbot_api import LangBotAPIProxy
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from ltm.errors import HostError, OutcomeUnknown
@@ -87,20 +89,44 @@ def _record(record_id: str, text: str, status: str = "active") -> IndexRecord:
 
 
 # ------------------------------------------------------------------ the row writer
-def _vector_writes(source: str) -> list[int]:
-    return [node.lineno for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Attribute) and node.attr in ("vector_upsert", "vector_delete")]
+# The SDK's write calls, read from its API proxy: vector rows and plugin/workspace storage. Components hold
+# the SDK plugin (`self.plugin`) too, so the scan reads them as well as the core (issue 40, point 4).
+SDK_WRITES = frozenset(name for name in vars(LangBotAPIProxy)
+                       if name in ("vector_upsert", "vector_delete") or re.fullmatch(r"(set|delete)_\w+_storage", name))
+# Each write reaches the host from one module of the adapter.
+_SDK_WRITERS = {"ltm/langbot/host_rows.py": {"vector_upsert", "vector_delete"},
+                "ltm/langbot/port.py": {"set_plugin_storage", "delete_plugin_storage"}}
 
 
-def test_the_scan_finds_a_vector_write() -> None:
-    assert _vector_writes("async def f(p):\n    await p.vector_delete(collection_id='c')\n") == [2]
-    assert _vector_writes("async def f(p):\n    await p.vector_list(collection_id='c')\n") == []
+def _sdk_writes(source: str) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in SDK_WRITES:
+            found.setdefault(node.attr, []).append(node.lineno)
+    return found
 
 
-def test_only_the_row_writer_reaches_the_host_vector_writes() -> None:
-    found = {path.relative_to(ROOT).as_posix(): lines for path in sorted((ROOT / "ltm").rglob("*.py"))
-             if (lines := _vector_writes(path.read_text(encoding="utf-8")))}
-    assert set(found) == {"ltm/langbot/host_rows.py"}
+def _scanned() -> list[Path]:
+    return sorted([*(ROOT / "ltm").rglob("*.py"), *(ROOT / "components").rglob("*.py"), ROOT / "main.py"])
+
+
+def test_the_scan_finds_a_vector_or_storage_write() -> None:
+    named = {"vector_upsert", "vector_delete", "set_plugin_storage", "delete_plugin_storage",
+             "set_workspace_storage", "delete_workspace_storage"}
+    assert named <= SDK_WRITES
+    assert _sdk_writes("async def f(p):\n    await p.vector_delete(collection_id='c')\n") == {"vector_delete": [2]}
+    assert _sdk_writes("async def f(p):\n    await p.vector_list(collection_id='c')\n") == {}
+    # a component writing through the plugin it holds
+    assert _sdk_writes("class T:\n    async def run(self):\n        await self.plugin.set_plugin_storage('k', b'')\n"
+                       ) == {"set_plugin_storage": [3]}
+
+
+def test_only_the_adapter_writers_reach_the_host_writes() -> None:
+    files = _scanned()
+    assert any(path.parts[-3:-1] == ("components", "tools") for path in files)  # components are read
+    found = {path.relative_to(ROOT).as_posix(): set(writes) for path in files
+             if (writes := _sdk_writes(path.read_text(encoding="utf-8")))}
+    assert found == _SDK_WRITERS
 
 
 @pytest.mark.parametrize("store", ["fixed", "milvus-insert", "valkey"])

@@ -27,6 +27,7 @@ from ltm.langbot import (
     identity_from_session_name,
     is_memory_command,
     memory_kb_attached,
+    read_turn,
     user_text,
 )
 
@@ -216,6 +217,54 @@ def test_a_session_name_names_a_chat_or_nothing() -> None:
     assert identity is not None and identity.chat_key == "bot-1:person_u1"
     assert identity_from_session_name("channel_1") is None
     assert identity_from_session_name(None) is None
+
+
+class _Event:
+    """An `EventContext` as the listeners see it: the query's variables and bot, each read counted."""
+
+    def __init__(self, variables: dict[str, object], bot_uuid: str | Exception = "bot-1") -> None:
+        self.event, self.query_id, self.variables, self.bot_uuid = _responded(), 3, variables, bot_uuid
+        self.calls: list[str] = []
+
+    async def get_query_vars(self) -> dict[str, object]:
+        self.calls.append("get_query_vars")
+        return self.variables
+
+    async def get_bot_uuid(self) -> str:
+        self.calls.append("get_bot_uuid")
+        if isinstance(self.bot_uuid, Exception):
+            raise self.bot_uuid
+        return self.bot_uuid
+
+
+_ATTACHED = {"_knowledge_base_uuids": ["kb-1"], "user_message_text": "hi", "sender_id": "s1"}
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["injection", "after-reply"])
+async def test_a_turn_is_read_with_the_same_host_calls_as_before(together: bool) -> None:
+    ctx = _Event(_ATTACHED)
+    turn = await read_turn(ctx, "kb-1", bot_with_variables=together)
+    assert (turn.kb_id, turn.text, turn.command) == ("kb-1", "hi", False)
+    assert ctx.calls == (["get_query_vars", "get_bot_uuid"] if together else ["get_query_vars"])
+    assert (await turn.identity()).chat_key == "bot-1:group_g-event"
+    await turn.identity()
+    assert ctx.calls.count("get_bot_uuid") == 1  # read once per turn
+    # No memory KB, or one this pipeline does not have: the variables only, never the bot.
+    for kb_id, variables in ((None, _ATTACHED), ("kb-2", _ATTACHED)):
+        ctx = _Event(variables)
+        assert (await read_turn(ctx, kb_id, bot_with_variables=together)).kb_id is None
+        assert ctx.calls == (["get_query_vars", "get_bot_uuid"] if together and kb_id else ["get_query_vars"])
+
+
+async def test_a_turn_says_a_command_and_how_a_lost_bot_is_read() -> None:
+    turn = await read_turn(_Event({**_ATTACHED, "user_message_text": "！memory list"}), "kb-1")
+    assert turn.command and turn.kb_id == "kb-1"
+    # After the reply a bot the query cannot give comes from the event's session ...
+    assert (await (await read_turn(_Event(_ATTACHED, RuntimeError("gone")), "kb-1")).identity()).chat_key == \
+        "bot-session:group_g-event"
+    # ... while the injection's read fails as a whole (no memory this turn rather than a guessed bot).
+    with pytest.raises(RuntimeError):
+        await read_turn(_Event(_ATTACHED, RuntimeError("gone")), "kb-1", bot_with_variables=True)
 
 
 # ----------------------------------------------------------------------------- the scopes the core derives

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,37 @@ _CHROMA = Traits(keeps_metadata=True, filters_metadata=True, filters_uuid=True, 
 def test_each_trait_chooses_its_policy(change: dict[str, Any], chosen: dict[str, type]) -> None:
     policies = choose(dataclasses.replace(_CHROMA, **change), HostRows(object()))
     assert {name: type(getattr(policies, name)) for name in chosen} == chosen
+
+
+# ------------------------------------------------------------------ what health says of the chosen policies
+# Which line of the health report says what each policy does (None: said by another policy's line).
+_SAYS = {speaker.BySpeakerFilter: "can.speaker_filter", speaker.ByOverfetch: "can.speaker_overfetch",
+         text_search.FullText: "can.full_text", text_search.VectorOnly: "can.vector_only",
+         keyed_read.ByKeyList: "can.open_by_key", keyed_read.ByKeySearch: "can.open_by_key",
+         keyed_read.ByScan: "cannot.open_by_key", delete.ByKey: None, delete.ByGraveyard: "can.delete_by_graveyard",
+         rewrite.InPlace: "can.rewrite_one_write", rewrite.SecondKey: "can.rewrite_second_key",
+         rewrite.DeleteFirst: "can.rewrite_delete_first"}
+_BOOLEAN_TRAITS = ("keeps_metadata", "filters_metadata", "filters_uuid", "similarity", "replaces", "single_delete",
+                   "text_search", "keyed_by_search")
+
+
+@pytest.mark.parametrize("values", list(itertools.product((False, True), repeat=len(_BOOLEAN_TRAITS))),
+                         ids=lambda v: "".join("1" if b else "0" for b in v))
+def test_the_health_report_says_what_the_chosen_policies_do(values: tuple[bool, ...]) -> None:
+    """Issue 40, point 3: the report was derived from the traits a second time and said a store that scores
+    by similarity widens recall with full text, which `choose` never lets it do. Every trait combination:
+    the report has the line of each chosen policy and no other."""
+    traits = Traits(dimension=DIM, **dict(zip(_BOOLEAN_TRAITS, values)))
+    index = HostVectorIndex(object())
+    index.adopt(KB, traits)
+    report = index.profile(KB)
+    assert report is not None
+    chosen = choose(traits, HostRows(object()))
+    expected = {"store.can.isolate"} | {f"store.{_SAYS[type(p)]}" for p in (chosen.speaker, chosen.text, chosen.read,
+                                                                        chosen.delete, chosen.rewrite)
+                                        if _SAYS[type(p)] is not None}
+    if not traits.single_delete:
+        expected = expected - {"store.can.delete_by_graveyard"} | {"store.cannot.delete_one"}
+    said = [s.code for s in (*report.can, *report.cannot)]
+    assert sorted(said) == sorted(expected)
+    assert all(s.code.startswith("store.cannot.") for s in report.cannot)

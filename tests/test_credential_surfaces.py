@@ -1,25 +1,25 @@
 """Every field that reaches storage or a reply goes through the one credential detector (issue 35).
 
 A credential of every kind the detector names (`ltm/secrets/kinds.py`) is planted in every field of
-every surface: the tools' parameters (read from their YAML), the console's request bodies (each
-endpoint's fields are asked of the running plugin), the `!memory` subcommands (read from the command
-registry), the fields of L1 and L2 imports and of a KB document, the KB's creation settings and the
-settings overrides. A field that stores text refuses the write ("... looks like <kind>"); a field
-that only looks something up (an id, a search query, a filter) may answer. Either way the answer
-never shows the credential, and afterwards nothing of it is in plugin storage, in the vector rows
-or in the log.
+every surface: the tools' parameters, the console's request bodies, the `!memory` subcommands, the
+fields of L1 and L2 imports and of a KB document, the KB's creation settings and the settings
+overrides. A field that stores text refuses the write ("... looks like <kind>"); a field that only
+looks something up (an id, a search query, a filter) may answer. Either way the answer never shows the
+credential, and afterwards nothing of it is in plugin storage, in the vector rows or in the log.
 
-The enumeration is data-driven: a tool parameter, a console body field or a subcommand that is not
-in the tables below (planted, or exempt with the reason) fails `test_every_surface_field_is_covered`,
-so a new field cannot go unplanted. The default run plants one credential of each kind in each field
-on each real store of the test host (Chroma, Qdrant, Milvus Lite).
+The fields of the tools, the console and the command are read from their own tables (issue 40,
+`tests/surface_fields.py`): each is planted the generic way for its surface (a tool or console field
+must be refused: both check every field before they parse one) unless a row below plants it another
+way (a shape, a context, a text that is stored) or `NOT_PLANTED` exempts it with the reason. So a new
+parameter, endpoint, body field, subcommand, form or option is planted without an edit here; the
+self-tests at the end register one of each and show it planted, and a leak in it caught. The default
+run plants one credential of each kind in each field on each real store of the test host.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,16 +29,21 @@ import pytest
 import yaml
 
 from components.commands import memory as command
+from components.commands.registry import Registry, Subcommands
+from components.common.chat_text import Own
+from components.common.i18n import Catalogue
 from components.pages.console import api
+from components.pages.console.requests import allowed
+from components.pages.console.routes import Endpoint
 from ltm.secrets import kinds, secret_kind
 from testhost import PluginHarness
 from tests.chat import BOT, Chat, Place, open_chat
 from tests.proof_support import chat_key, console_space
+from tests.surface_fields import TOOLS, command_lines, console_fields, tool_parameters
 
 # One of issue 35's three proofs: it also runs on SeekDB and pgvector in the default run (tests/stores.py).
 pytestmark = pytest.mark.stores_slice
 
-ROOT = Path(__file__).resolve().parents[1]
 G1 = Place("group", "g1")
 G1_KEY = chat_key(G1)
 
@@ -85,14 +90,6 @@ def space() -> dict[str, str]:
 async def console(h: PluginHarness, endpoint: str, body: dict[str, Any]) -> Any:
     response = await h.page_api("console", endpoint, "POST", body)
     return response["error"] or response["data"]
-
-
-def tool(name: str, **base: Any) -> Callable[[str, Callable[[str], Any]], Field]:
-    def field(param: str, value: Callable[[str], Any] = lambda s: s, *, stores: bool = True) -> Field:
-        async def plant(h: PluginHarness, chat: Chat, secret: str) -> Any:
-            return await chat.tool(name, {**base, param: value(secret)})
-        return Field(f"tool:{name}.{param}", plant, stores)
-    return field
 
 
 def cmd(name: str, line: Callable[[str], str], *, stores: bool = True, label: str = "") -> Field:
@@ -142,30 +139,9 @@ def creation(setting: str) -> Field:
     return Field(f"kb_creation:{setting}", plant, True)
 
 
-remember = tool("remember", content="the team meets on Fridays")
-recall = tool("recall_memory", query="team")
-profile = tool("update_profile", scope="speaker")
-official_profile = tool("update_profile", field="traits", action="add", value="likes tea")  # the form the schema offers
-forget = tool("forget")
 ONE_SESSION = {"session_profile": {"name": "Team"}}
 
 FIELDS: tuple[Field, ...] = (
-    # tools (every parameter of components/tools/*.yaml)
-    remember("content"), remember("tags", lambda s: [s]), remember("source_ref"),
-    remember("supersedes", lambda s: [s]), remember("event_at"), remember("valid_from"), remember("valid_until"),
-    remember("importance"), remember("claim_type"),
-    recall("query", stores=False), recall("speaker", stores=False), recall("since", stores=False),
-    recall("until", stores=False), recall("time_field", stores=False), recall("tags", lambda s: [s], stores=False),
-    recall("top_k", stores=False),
-    # the official plugin's names, accepted for old prompts (docs/OFFICIAL-PLUGIN.md)
-    recall("speaker_id", stores=False), recall("speaker_name", stores=False), recall("time_after", stores=False),
-    recall("time_before", stores=False), recall("importance_min", stores=False), recall("source", stores=False),
-    recall("status", stores=False),
-    official_profile("field"), official_profile("action"), official_profile("value"),
-    official_profile("fact_key"), official_profile("previous_value"),
-    profile("name"), profile("traits", lambda s: [s]), profile("preferences", lambda s: [s]), profile("notes"),
-    profile("scope"), profile("mode"),
-    forget("episode_id", stores=False),
     # `!memory` subcommands that take text
     cmd("profile", lambda s: f'!memory profile set notes "{s}"', label=" set notes"),
     cmd("profile", lambda s: f'!memory profile set traits "{s}"', label=" set traits"),
@@ -216,88 +192,69 @@ FIELDS: tuple[Field, ...] = (
     l1_import(lambda s: {"version": 1, "profiles": [{"type": "speaker", "scope_key": G1_KEY, "sender_id": s,
                                                      "profile": {"name": "Ann"}}]}, "official sender_id"),
     document("content"), document("tags", lambda s: [s]), document("source_ref"), document("sender_name"),
-    # settings: the KB's creation settings and the overrides (console; the command is above)
+    # settings: the KB's creation settings and an override's value (console; the command is above)
     creation("candidate_model_uuid"), creation("consolidation_model_uuid"), creation("embedding_model_uuid"),
     creation("isolation"),
     page("/settings/set", "value", lambda s: {"name": "consolidation_model_uuid", "value": s}),
-    page("/settings/set", "name", lambda s: {"name": s, "value": "x"}),
-    page("/settings/reset", "name", lambda s: {"name": s}),
-    # console bodies
+    # console bodies: a text inside a field's object (the generic plant puts it in the field itself)
     page("/profile/edit", "fields", lambda s: {"space": space(), "target": "session", "fields": {"notes": s}}),
-    page("/profile/edit", "sender_id", lambda s: {"space": space(), "target": "speaker", "sender_id": s,
-                                                  "fields": {"name": "Ann"}}),
-    page("/profile/edit", "target", lambda s: {"space": space(), "target": s, "fields": {"name": "Ann"}}),
-    page("/profile/clear", "sender_id", lambda s: {"space": space(), "target": "speaker", "sender_id": s}),
-    page("/profile/clear", "target", lambda s: {"space": space(), "target": s}),
-    page("/search", "query", lambda s: {"space": space(), "query": s}, stores=False),
-    page("/search", "statuses", lambda s: {"space": space(), "query": "team", "statuses": s}, stores=False),
-    page("/episodes", "status", lambda s: {"space": space(), "status": s}, stores=False),
-    page("/export", "statuses", lambda s: {"space": space(), "statuses": s}, stores=False),
-    page("/episode/archive", "episode_id", lambda s: {"space": space(), "episode_id": s}, stores=False),
-    page("/episode/restore", "episode_id", lambda s: {"space": space(), "episode_id": s}, stores=False),
-    page("/episode/delete", "episode_id", lambda s: {"space": space(), "episode_id": s}, stores=False),
-    page("/candidate/accept", "candidate_id", lambda s: {"space": space(), "candidate_id": s}, stores=False),
-    page("/candidate/reject", "candidate_id", lambda s: {"space": space(), "candidate_id": s}, stores=False),
-    page("/review/draft/preview", "tag", lambda s: {"space": space(), "tag": s}, stores=False),
-    page("/review/draft/approve", "proposal_id", lambda s: {"space": space(), "proposal_id": s}, stores=False),
-    page("/review/draft/discard", "proposal_id", lambda s: {"space": space(), "proposal_id": s}, stores=False),
-    page("/person/find", "sender_id", lambda s: {"sender_id": s}, stores=False),
-    page("/person/export", "sender_id", lambda s: {"sender_id": s}, stores=False),
-    page("/person/erase", "sender_id", lambda s: {"sender_id": s, "dry_run": False}, stores=False),
-    page("/derive", "bot_uuid", lambda s: {"bot_uuid": s, "session_name": "group_g1"}, stores=False),
-    page("/derive", "session_name", lambda s: {"session_name": s}, stores=False),
-    page("/derive", "isolation", lambda s: {"session_name": "group_g1", "isolation": s}, stores=False),
-    page("/fence/clear", "space", lambda s: {"space": {"scope_key": s, "user_key": s}}, stores=False),
-    page("/profiles", "space", lambda s: {"space": {"scope_key": s, "user_key": s}}, stores=False),
+    page("/fence/clear", "space", lambda s: {"space": {"scope_key": s, "user_key": s}}),
+    page("/profiles", "space", lambda s: {"space": {"scope_key": s, "user_key": s}}),
 )
 
-# Fields that need no plant of their own, with the reason.
+# Fields of the tables that are not planted, with the reason.
 NOT_PLANTED = {
-    **{f"console:*.{name}": "a number or a flag" for name in ("page", "page_size", "top_k", "dry_run",
-                                                              "installation", "all_statuses")},
     "console:/migrate.bundle": "vetted record by record by the importer: a record with a credential is skipped and "
                                "reported (tests/test_migration_bundle.py, the dry run and import test)",
-    "console:*.space": "read by one resolver (components/pages/console/spaces.py), planted at /profiles, /fence/clear",
-    "command:": "the overview: no argument", "command:overview": "no argument", "command:health": "no argument",
-    "command:me": "no argument", "command:import": "planted as import_l1 and import_l2",
 }
 
 
-def exempt(name: str) -> bool:
-    wildcard = re.sub(r"^console:[^.]*\.", "console:*.", name)
-    return name in NOT_PLANTED or wildcard in NOT_PLANTED
+def generic(name: str, fields: set[str], lines: dict[str, Callable[[str], str]],
+            tools: dict[str, Callable[[str], Any]]) -> Field:
+    """The plant a field of a table gets when no row plants it: the text alone in that field. A tool or
+    the console checks every field before it parses one, so there it must be refused; a command may
+    answer a lookup (never with the text)."""
+    if name.startswith("tool:"):
+        tool_name, param = name[len("tool:"):].split(".", 1)
+
+        async def plant_tool(h: PluginHarness, chat: Chat, secret: str) -> Any:
+            return await chat.tool(tool_name, {param: tools[name](secret)})
+        return Field(name, plant_tool, True)
+    if name.startswith("console:"):
+        path, field = name[len("console:"):].rsplit(".", 1)
+        takes_space = f"console:{path}.space" in fields and field != "space"
+        return page(path, field, lambda s: {**({"space": space()} if takes_space else {}), field: s})
+    return cmd(name[len("command:"):], lines[name], stores=False)
 
 
-def tool_parameters() -> set[str]:
-    found = set()
-    for path in sorted((ROOT / "components" / "tools").glob("*.yaml")):
-        spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-        found |= {f"tool:{spec['metadata']['name']}.{p}" for p in spec["spec"]["parameters"].get("properties", {})}
-    return found
-
-
-async def console_fields(h: PluginHarness) -> set[str]:
-    """Each write or lookup endpoint's body fields, as the running plugin names them when a body has one
-    field too many ("unknown field(s): ...; allowed: a, b")."""
-    found = set()
-    for path in api.ROUTES:
-        answer = await console(h, path, {"zz_not_a_field": 1})
-        allowed = re.search(r"allowed: (.*)$", str(answer.get("error", "")))
-        assert allowed, f"{path} did not name its fields: {answer}"
-        found |= {f"console:{path}.{f}" for f in allowed.group(1).split(", ") if f != "none"}
-    return found
-
-
-def subcommands() -> set[str]:
-    return {f"command:{name}" for group in command.REGISTRY.groups for name in group.entries}
+async def surface_fields(h: PluginHarness, registry: Registry = command.REGISTRY,
+                         tools: dict[str, Callable[[str], Any]] | None = None) -> tuple[Field, ...]:
+    """Every row of FIELDS, plus the generic plant of each field of the tables no row plants or exempts."""
+    tools = tool_parameters() if tools is None else tools
+    lines = command_lines(registry)
+    fields = set(tools) | set(lines) | await console_fields(lambda path, body: console(h, path, body), api.ROUTES)
+    planted = {f.name for f in FIELDS}
+    stale = sorted(n for n in NOT_PLANTED if n not in fields)
+    assert stale == [], f"exempt fields that no table has: {stale}"
+    unplanted = sorted(n for n in fields - set(NOT_PLANTED)
+                       if not any(p == n or p.startswith(n + " ") for p in planted))
+    return FIELDS + tuple(generic(n, fields, lines, tools) for n in unplanted)
 
 
 async def test_every_surface_field_is_covered(harness: PluginHarness) -> None:
+    """Every field of the tables is planted (by a row, or the generic way) or exempt with a reason, and
+    every row of a table's surface names a field the table has."""
     await harness.create_memory_kb()
-    planted = {f.name.split(" ")[0] for f in FIELDS}
-    needed = tool_parameters() | subcommands() | await console_fields(harness)
-    missing = sorted(name for name in needed - planted if not exempt(name))
-    assert missing == [], f"surface fields no credential is planted in: {missing}"
+    fields = await surface_fields(harness)
+    names = {f.name for f in fields}
+    assert all(reason for reason in NOT_PLANTED.values())
+    table = set(tool_parameters()) | set(command_lines(command.REGISTRY)) | await console_fields(
+        lambda path, body: console(harness, path, body), api.ROUTES)
+    rows = [f.name for f in FIELDS if f.name.startswith(("tool:", "command:", "console:"))]
+    # (the one row that is no table's: a word that is no subcommand)
+    assert [n for n in rows if not any(n == t or n.startswith(t + " ") for t in table)] == ["command:unknown"]
+    assert {"tool:remember.tags", "command:delete --status", "command:consolidate preview",
+            "console:/person/erase.dry_run", "console:/review/draft/approve.space"} <= names
 
 
 def test_every_kind_the_detector_names_has_a_sample() -> None:
@@ -358,7 +315,7 @@ async def test_a_credential_in_any_field_is_never_kept_nor_shown(
     await harness.create_memory_kb()
     chat = open_chat(harness, "g1", sender_id="u1")
     await chat.remember("the team meets on Fridays", tags=["team"])
-    problems += await plant_everywhere(harness, chat, tuple(f for f in FIELDS if f not in first))
+    problems += await plant_everywhere(harness, chat, tuple(f for f in await surface_fields(harness) if f not in first))
     rows = await vector_rows(harness)
     for sample in SAMPLES:
         if sample.mark in rows:
@@ -378,3 +335,46 @@ async def test_an_l1_import_whose_scope_key_holds_a_credential_is_refused(harnes
     assert "refused: the scope_key looks like an API key" in reply and "abc123" not in reply, reply
     assert "abc123" not in seen(harness)
     assert "Team" not in await chat.run("!memory profile")
+
+
+# ----------------------------------------------------------------------------- the tables' self-tests
+def _fake_group(handler: Callable[[Any], Awaitable[Own]], monkeypatch: pytest.MonkeyPatch) -> Registry:
+    monkeypatch.setattr(Catalogue, "ALL", dict(Catalogue.ALL))  # its usage line, known to this test only
+    group = Subcommands()
+    group("zz", ("!memory zz <text> [--note N] [--dry-run] · !memory zz add <text>", "!memory zz <text>"))(handler)
+    return Registry((("view", group),), aliases={})
+
+
+async def _echo_rest(call: Any) -> Own:
+    return Own(call.rest)  # a subcommand that shows what it was given
+
+
+def test_a_new_parameter_subcommand_form_and_option_are_read_from_their_tables(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = command_lines(_fake_group(_echo_rest, monkeypatch))
+    assert {name: line("S") for name, line in lines.items()} == {
+        "command:zz": '!memory zz "S"', "command:zz --note": '!memory zz --note "S"', "command:zz add": '!memory zz add "S"'}
+    spec = yaml.safe_load((TOOLS / "forget.yaml").read_text(encoding="utf-8"))
+    spec["metadata"]["name"] = "zz"
+    spec["spec"]["parameters"]["properties"]["notes"] = {"type": "array", "items": {"type": "string"}}
+    (tmp_path / "zz.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    tools = tool_parameters(tmp_path)
+    assert set(tools) == {"tool:zz.episode_id", "tool:zz.notes"} and tools["tool:zz.notes"]("S") == ["S"]
+
+
+async def test_a_new_endpoint_and_subcommand_without_a_row_are_planted_and_a_leak_is_caught(
+        harness: PluginHarness, monkeypatch: pytest.MonkeyPatch) -> None:
+    await harness.create_memory_kb()
+
+    async def echo(memory: Any, body: dict[str, Any]) -> dict[str, Any]:
+        allowed(body, {"note"})
+        return {"note": body.get("note")}  # a vetted field whose endpoint forgot to vet it
+
+    monkeypatch.setitem(api.ROUTES, "/zz/echo", Endpoint("/zz/echo", echo, vetted=frozenset({"note"})))
+    registry = _fake_group(_echo_rest, monkeypatch)
+    monkeypatch.setattr(command, "REGISTRY", registry)
+    new = tuple(f for f in await surface_fields(harness, registry) if "zz" in f.name)
+    assert sorted(f.name for f in new) == ["command:zz", "command:zz --note", "command:zz add", "console:/zz/echo.note"]
+    problems = await plant_everywhere(harness, open_chat(harness, "g1", sender_id="u1"), new)
+    for name in ("command:zz", "console:/zz/echo.note"):
+        assert any(p.startswith(f"{name} <- ") and ": echoed: " in p for p in problems), (name, problems)

@@ -12,6 +12,7 @@ import importlib
 import pkgutil
 import re
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,9 @@ from components.common.declarations import Declarations
 from components.common.i18n import LANGUAGES, speaking
 from components.pages.console import api
 from components.pages.console.routes import Endpoints
+from testhost import make_session
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def modules_of(package: types.ModuleType) -> list[types.ModuleType]:
@@ -93,3 +97,31 @@ def test_a_name_declared_twice_is_refused() -> None:
         group("x", "!memory x again")(handler)
     with pytest.raises(RuntimeError, match="declared twice"):
         Subcommands.table([command.REGISTRY.groups[0], command.REGISTRY.groups[0]])
+
+
+# ----------------------------------------------------------------------------- what the page reads of the table
+async def test_a_change_tells_the_page_to_read_the_overview_again(harness: Any) -> None:
+    """Issue 40, point 3: the page kept a regex of the endpoints that change the space list, restating the
+    routes' `read_only`. Now an answer says so itself, read from the route table, and the page reads it."""
+    await harness.create_memory_kb()
+    out = await harness.call_tool("remember", {"content": "the team meets on Fridays"},
+                                  session=make_session("group", "g1", sender_id="u1"), query_id=1)
+    space = {"scope_key": "bot-1:group_g1", "user_key": "bot-1:group_g1"}
+
+    async def answer(endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        data = (await harness.page_api("console", endpoint, "POST", body))["data"]
+        assert data["ok"] is True, data
+        assert api.ROUTES[endpoint].read_only is ("changes_spaces" not in data) or body.get("dry_run") is True
+        return data
+
+    for endpoint, body in (("/overview", {}), ("/episodes", {"space": space}), ("/settings", {})):
+        assert "changes_spaces" not in await answer(endpoint, body)
+    for endpoint, body in (("/episode/archive", {"space": space, "episode_id": out["episode_id"]}),
+                           ("/settings/set", {"name": "candidate_extraction_enabled", "value": True}),
+                           ("/fence/clear", {"space": space})):
+        assert (await answer(endpoint, body))["changes_spaces"] is True
+    assert "changes_spaces" not in await answer("/person/erase", {"sender_id": "u1", "dry_run": True})
+    assert (await answer("/person/erase", {"sender_id": "u1", "dry_run": False}))["changes_spaces"] is True
+    # The page names no endpoint that changes the list: it reads the answer.
+    page = (ROOT / "pages" / "console" / "api.js").read_text(encoding="utf-8")
+    assert "data.changes_spaces === true" in page and not re.search(r"candidate\\/|episode\\/", page)

@@ -34,7 +34,7 @@ from langbot_plugin.api.entities import context, events
 
 from components.common.settle import settle
 from ltm import CandidateRun, Identity, MemoryScope, MemoryService
-from ltm.langbot import identity_from_event, is_memory_command, live_bot_uuid, memory_kb_attached, user_text
+from ltm.langbot import read_turn
 
 log = logging.getLogger("LongTermMemory")
 
@@ -92,15 +92,14 @@ class CandidateListener:
         found = await memory.memory_kb()
         if found is None or not found[1].candidate_extraction_enabled:
             return
-        variables = await ctx.get_query_vars()
-        if not memory_kb_attached(variables, found[0]):
+        turn = await read_turn(ctx, found[0])
+        if turn.kb_id is None:
             return
-        text = user_text(variables)
-        if not text.strip() or is_memory_command(text):
+        text = turn.text
+        if not text.strip() or turn.command:
             log.debug("[LongTermMemory] no user text to extract candidates from query=%s", ctx.query_id)
             return
-        # A bot uuid the query cannot give comes from the event's session.
-        identity = identity_from_event(ctx.event, variables, bot_uuid=await live_bot_uuid(ctx), query_id=ctx.query_id)
+        identity = await turn.identity()  # a bot uuid the query cannot give comes from the event's session
         if not self._seen.first_time((identity.chat_key, ctx.query_id, ctx.query_uuid or "")):
             log.debug("[LongTermMemory] candidates of query=%s already extracted", ctx.query_id)
             return

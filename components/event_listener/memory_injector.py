@@ -26,7 +26,7 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.prompt_blocks import context_variable, render_system_message
 from ltm import AUTO_RECALL, Episode, LTMError, MemoryScope, MemoryService, Profile, now_iso, utc_now
-from ltm.langbot import identity_from_event, is_memory_command, memory_kb_attached, user_text
+from ltm.langbot import read_turn
 
 log = logging.getLogger("LongTermMemory")
 
@@ -56,23 +56,20 @@ class MemoryInjector(EventListener):
         text = ""
         try:
             found = await memory.memory_kb()  # (kept by the plugin: no host call after the first turn)
-            if found is None:
-                variables, bot_uuid = await ctx.get_query_vars(), None
-            else:  # two independent reads of the turn: one round trip instead of two
-                variables, bot_uuid = await asyncio.gather(ctx.get_query_vars(), ctx.get_bot_uuid())
-            text = user_text(variables)
-            if found is None or not memory_kb_attached(variables, found[0]):
+            turn = await read_turn(ctx, found[0] if found else None, bot_with_variables=True)
+            text = turn.text
+            if turn.kb_id is None:
                 # I4: automatic memory only in pipelines whose runner was given the memory KB. Nothing
                 # is read; `_ltm_context` is set to None ("no memory here"), because a consumer written
                 # like the documented one calls get_query_var, which fails on a variable that is absent.
                 log.debug("[LongTermMemory] memory KB not attached to this pipeline; query=%s skipped", ctx.query_id)
                 await ctx.set_query_var("_ltm_context", None)
                 return
-            if is_memory_command(text):
+            if turn.command:
                 # Command turns never reach a model: no recall, just an empty context (I3).
                 await ctx.set_query_var("_ltm_context", context_variable("", "", Profile(), None, []))
                 return
-            identity = identity_from_event(ctx.event, variables, bot_uuid=bot_uuid, query_id=ctx.query_id)
+            identity = await turn.identity()
             sender_id, sender_name = identity.sender_id, identity.sender_name
             scope = await memory.scope_for(identity)
             snapshot.update(scope_key=scope.chat_key, user_key=scope.space_key, kb_id=scope.kb_id,

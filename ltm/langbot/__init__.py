@@ -4,7 +4,8 @@
               with SDK errors mapped onto the port failure contract;
 - `layout`    how an episode record sits in a LangBot vector store (metadata, one-key filters);
 - `identity`  session names, retrieval settings, sessions, events and query variables -> `Identity`;
-              whether a message is the memory command, whether the memory KB is attached.
+              whether a message is the memory command, whether the memory KB is attached;
+- `turn`      an event's turn read once (attached memory KB, user text, command or not, identity).
 """
 
 from .identity import (
@@ -21,8 +22,10 @@ from .identity import (
     user_text,
 )
 from .port import langbot_ports
+from .turn import Turn, read_turn
 
 __all__ = [
+    "Turn",
     "attached_kbs",
     "identity_from_event",
     "identity_from_query",
@@ -33,6 +36,7 @@ __all__ = [
     "langbot_ports",
     "live_bot_uuid",
     "memory_kb_attached",
+    "read_turn",
     "split_session_name",
     "user_text",
 ]

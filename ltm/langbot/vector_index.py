@@ -33,7 +33,7 @@ from ..errors import HostError
 from ..ports import IndexHit, IndexPage, IndexRecord, StoreProfile, Vector
 from . import layout
 from .host_rows import HostRows, hits, meta, records
-from .policies.choose import Policies, choose, unprobed
+from .policies.choose import Policies, choose, store_profile, unprobed
 from .store_probe import probe
 from .traits import Traits
 
@@ -70,7 +70,7 @@ class HostVectorIndex:
             self.adopt(collection, traits, problems)
             self._rows.seen(collection, len(vector))
             log.info("[LongTermMemory] vector store of kb=%s: %s; problems=%d", collection,
-                     traits.profile(problems).kind, len(problems))
+                     traits.kind, len(problems))
         return traits, problems
 
     async def _store(self, collection: str, vector: Vector) -> Policies:
@@ -91,11 +91,12 @@ class HostVectorIndex:
         traits, problems = await self._probe(collection, vector)
         if traits is None:
             raise HostError("the vector store could not be probed: " + "; ".join(problems))
-        return traits.profile(problems)
+        return store_profile(traits, self._policies[collection], problems)
 
     def profile(self, collection: str) -> StoreProfile | None:
         traits = self._traits.get(collection)
-        return traits.profile(self._problems.get(collection, [])) if traits is not None else None
+        return store_profile(traits, self._policies[collection], self._problems.get(collection, [])) \
+            if traits is not None else None
 
     async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
         """Two archived probe records in two fresh spaces, asked with exactly the filters and deletes

@@ -7,18 +7,15 @@
   var S = C.S, t = C.t;
 
   function ApiError(message, code) { this.message = message; this.code = code; }
-  /* Endpoints whose success changes what the space list shows (a space's episodes, pending candidates,
-     last change): the list is read again after them, so it never shows a count an action just changed
-     until someone presses Refresh. A dry run changes nothing. */
-  var CHANGES_SPACES = /^\/(candidate\/|episode\/|review\/draft\/(approve|discard)$|person\/erase$|profile\/(edit|clear)$)/;
-  function changesSpaces(endpoint, body) {
-    return CHANGES_SPACES.test(endpoint) && !(body && body.dry_run === true);
-  }
+  /* A success that changes what the overview shows (a space's episodes, pending candidates, last
+     change, the fences, the isolation) says so (changes_spaces: the plugin reads it from its route
+     table): the overview is read again, so the space list never shows a count an action just changed
+     until someone presses Refresh. */
   function call(endpoint, body) {
     return langbot.api(endpoint, body || {}, 'POST').then(function (data) {
       if (!data || typeof data !== 'object') throw new ApiError(t('common.requestFailed'), 'bad_response');
       if (data.ok === false) throw new ApiError(data.error || t('common.requestFailed'), data.code || 'error');
-      if (changesSpaces(endpoint, body) && C.loadOverview) C.loadOverview();
+      if (data.changes_spaces === true && C.loadOverview) C.loadOverview();
       return data;
     }, function (err) {
       if (err instanceof ApiError) throw err;

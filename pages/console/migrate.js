@@ -24,7 +24,7 @@
     call('/migrate', { bundle: text, dry_run: dryRun }).then(function (res) {
       state.report = res;
       state.dryOf = dryRun ? text : null;
-      if (!dryRun) { toast(t('migrate.done')); C.loadOverview(); C.loadTab('settings'); }  // overrides changed
+      if (!dryRun) { toast(t('migrate.done')); C.loadTab('settings'); }  // overrides changed (the overview: api.js)
     }, function (err) { state.error = err; })
       .then(function () { state.busy = false; renderPanel('settings'); });
   }

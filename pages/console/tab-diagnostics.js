@@ -84,10 +84,9 @@
         view.fenceResult = { message: res.cleared.length ? t('fence.cleared', { list: res.cleared.join(', ') }) : t('fence.nothing') };
         clearInstallation = false;
         S.views.audit = {};
-        S.views.episodes.notice = null;   // a "writes paused" notice is stale now
-      }, function (err) { view.fenceResult = { error: err }; })
-        .then(function () { view.clearing = false; return C.loadOverview(); })
-        .then(function () { renderPanel('diagnostics'); });
+        S.views.episodes.notice = null;   // a "writes paused" notice is stale now (the fences: api.js reads the overview)
+      }, function (err) { view.fenceResult = { error: err }; return C.loadOverview(); })
+        .then(function () { view.clearing = false; renderPanel('diagnostics'); });
     });
   }
 

@@ -56,7 +56,6 @@
           : t('settings.unchanged', { name: item.name }) };
         toast(view.notice.message);
         S.views.review = {};   // it shows whether consolidation and candidate extraction are on
-        C.loadOverview();      // the header names the isolation
       }, function (err) { view.notice = { kind: 'error', error: err }; })
         .then(function () { view.busy = false; renderPanel('settings'); });
     });

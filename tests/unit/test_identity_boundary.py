@@ -11,28 +11,52 @@ and the fallbacks from query variables to the event.
 from __future__ import annotations
 
 import ast
+import inspect
+import re
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from ltm import Isolation, MemoryScope, ValidationError
+import ltm.identity
+from ltm import Identity, Isolation, MemoryScope, ValidationError
 from ltm.langbot import (
     attached_kbs,
     identity_from_event,
     identity_from_session_name,
     is_memory_command,
     memory_kb_attached,
+    read_turn,
     user_text,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # The classes whose construction (a call, or a call of one of their class methods) belongs to the core and
-# the adapter, and the core's functions that return one of them.
-_BUILT_ONLY_BELOW = frozenset({"MemoryScope", "Identity"})
-_BUILDERS = frozenset({"chat_of_session_key", "scope_of_user_key", "with_kb"})
+# the adapter.
+_BUILT_ONLY_BELOW = frozenset({MemoryScope.__name__, Identity.__name__})
 _FROM = ("ltm", "ltm.identity")
+
+
+def _returns_one(function: Callable[..., object]) -> bool:
+    """Whether a function's return annotation names one of the classes built only below."""
+    returned = str(inspect.signature(function).return_annotation)  # a string here: postponed annotations
+    return any(re.search(rf"\b{name}\b", returned) for name in _BUILT_ONLY_BELOW)
+
+
+def builders_of(module: object) -> frozenset[str]:
+    """The module's functions, and its classes' instance methods, that return an Identity or a MemoryScope
+    (`chat_of_key`, `scope_of_space_key`, `with_kb`), read from the code, so a builder renamed or added
+    there is in the scan without an edit here. A class method is covered by its class's name."""
+    found = {name for name, value in vars(module).items()
+             if inspect.isfunction(value) and value.__module__ == getattr(module, "__name__", "") and _returns_one(value)}
+    for cls in (Identity, MemoryScope):
+        found |= {name for name, value in vars(cls).items() if inspect.isfunction(value) and _returns_one(value)}
+    return frozenset(found)
+
+
+_BUILDERS = builders_of(ltm.identity)
 
 
 def _names(tree: ast.AST) -> dict[str, str]:
@@ -91,11 +115,31 @@ def test_no_component_builds_an_identity_or_a_scope() -> None:
     "from ltm.identity import MemoryScope as Scope\ndef f(a, b):\n    return Scope.stored(a, b, '', 'session')\n",
     "import ltm\ndef f(a, b):\n    return ltm.MemoryScope.selected(a, b, '', 'session')\n",
     "import ltm.identity\ndef f(i):\n    return ltm.identity.MemoryScope.for_identity(i, 'bot')\n",
-    "from ltm import scope_of_user_key\ndef f(k):\n    return scope_of_user_key(k, 'kb', 'bot')\n",
+    "from ltm.identity import scope_of_space_key\ndef f(k):\n    return scope_of_space_key(k, 'kb', 'bot')\n",
+    "from ltm.identity import chat_of_key as chat\ndef f(k):\n    return chat(k)\n",
+    "import ltm.identity\ndef f(k):\n    return ltm.identity.chat_of_key(k)\n",
     "def f(scope):\n    return scope.with_kb('other')\n",
 ])
 def test_the_scan_finds_a_scope_or_identity_built_in_a_component(source: str) -> None:
     assert len(scope_builders(source)) == 1
+
+
+def test_the_builders_are_read_from_the_code_by_todays_names() -> None:
+    # Issue 40, point 4: the list named the builders by their names before the glossary rename, so a
+    # component calling today's `chat_of_key` passed. Each builder the code has is rejected in a component.
+    assert {"chat_of_key", "scope_of_space_key", "with_kb"} <= _BUILDERS
+    assert not {"chat_of_session_key", "scope_of_user_key"} & _BUILDERS
+    for name in sorted(_BUILDERS - {"with_kb"}):
+        source = f"from ltm.identity import {name}\ndef f(*a):\n    return {name}(*a)\n"
+        assert scope_builders(source) == [f"<source>:3 builds {name}"], name
+
+
+def test_a_builder_added_to_the_core_joins_the_scan() -> None:
+    added = type(ltm.identity)("ltm.identity")
+    exec("from ltm.identity import MemoryScope\n"  # a module built here, to be read
+         "def scope_of_anything(x) -> MemoryScope | None:\n    return None\n"
+         "def not_a_builder(x) -> str:\n    return x\n", vars(added))
+    assert {"scope_of_anything"} <= builders_of(added) and "not_a_builder" not in builders_of(added)
 
 
 def test_the_scan_lets_components_use_the_types() -> None:
@@ -173,6 +217,54 @@ def test_a_session_name_names_a_chat_or_nothing() -> None:
     assert identity is not None and identity.chat_key == "bot-1:person_u1"
     assert identity_from_session_name("channel_1") is None
     assert identity_from_session_name(None) is None
+
+
+class _Event:
+    """An `EventContext` as the listeners see it: the query's variables and bot, each read counted."""
+
+    def __init__(self, variables: dict[str, object], bot_uuid: str | Exception = "bot-1") -> None:
+        self.event, self.query_id, self.variables, self.bot_uuid = _responded(), 3, variables, bot_uuid
+        self.calls: list[str] = []
+
+    async def get_query_vars(self) -> dict[str, object]:
+        self.calls.append("get_query_vars")
+        return self.variables
+
+    async def get_bot_uuid(self) -> str:
+        self.calls.append("get_bot_uuid")
+        if isinstance(self.bot_uuid, Exception):
+            raise self.bot_uuid
+        return self.bot_uuid
+
+
+_ATTACHED = {"_knowledge_base_uuids": ["kb-1"], "user_message_text": "hi", "sender_id": "s1"}
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["injection", "after-reply"])
+async def test_a_turn_is_read_with_the_same_host_calls_as_before(together: bool) -> None:
+    ctx = _Event(_ATTACHED)
+    turn = await read_turn(ctx, "kb-1", bot_with_variables=together)
+    assert (turn.kb_id, turn.text, turn.command) == ("kb-1", "hi", False)
+    assert ctx.calls == (["get_query_vars", "get_bot_uuid"] if together else ["get_query_vars"])
+    assert (await turn.identity()).chat_key == "bot-1:group_g-event"
+    await turn.identity()
+    assert ctx.calls.count("get_bot_uuid") == 1  # read once per turn
+    # No memory KB, or one this pipeline does not have: the variables only, never the bot.
+    for kb_id, variables in ((None, _ATTACHED), ("kb-2", _ATTACHED)):
+        ctx = _Event(variables)
+        assert (await read_turn(ctx, kb_id, bot_with_variables=together)).kb_id is None
+        assert ctx.calls == (["get_query_vars", "get_bot_uuid"] if together and kb_id else ["get_query_vars"])
+
+
+async def test_a_turn_says_a_command_and_how_a_lost_bot_is_read() -> None:
+    turn = await read_turn(_Event({**_ATTACHED, "user_message_text": "！memory list"}), "kb-1")
+    assert turn.command and turn.kb_id == "kb-1"
+    # After the reply a bot the query cannot give comes from the event's session ...
+    assert (await (await read_turn(_Event(_ATTACHED, RuntimeError("gone")), "kb-1")).identity()).chat_key == \
+        "bot-session:group_g-event"
+    # ... while the injection's read fails as a whole (no memory this turn rather than a guessed bot).
+    with pytest.raises(RuntimeError):
+        await read_turn(_Event(_ATTACHED, RuntimeError("gone")), "kb-1", bot_with_variables=True)
 
 
 # ----------------------------------------------------------------------------- the scopes the core derives

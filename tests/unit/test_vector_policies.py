@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langbot_plugin.api.proxies.langbot_api import LangBotAPIProxy
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from ltm.errors import HostError, OutcomeUnknown
@@ -87,20 +90,44 @@ def _record(record_id: str, text: str, status: str = "active") -> IndexRecord:
 
 
 # ------------------------------------------------------------------ the row writer
-def _vector_writes(source: str) -> list[int]:
-    return [node.lineno for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.Attribute) and node.attr in ("vector_upsert", "vector_delete")]
+# The SDK's write calls, read from its API proxy: vector rows and plugin/workspace storage. Components hold
+# the SDK plugin (`self.plugin`) too, so the scan reads them as well as the core (issue 40, point 4).
+SDK_WRITES = frozenset(name for name in vars(LangBotAPIProxy)
+                       if name in ("vector_upsert", "vector_delete") or re.fullmatch(r"(set|delete)_\w+_storage", name))
+# Each write reaches the host from one module of the adapter.
+_SDK_WRITERS = {"ltm/langbot/host_rows.py": {"vector_upsert", "vector_delete"},
+                "ltm/langbot/port.py": {"set_plugin_storage", "delete_plugin_storage"}}
 
 
-def test_the_scan_finds_a_vector_write() -> None:
-    assert _vector_writes("async def f(p):\n    await p.vector_delete(collection_id='c')\n") == [2]
-    assert _vector_writes("async def f(p):\n    await p.vector_list(collection_id='c')\n") == []
+def _sdk_writes(source: str) -> dict[str, list[int]]:
+    found: dict[str, list[int]] = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in SDK_WRITES:
+            found.setdefault(node.attr, []).append(node.lineno)
+    return found
 
 
-def test_only_the_row_writer_reaches_the_host_vector_writes() -> None:
-    found = {path.relative_to(ROOT).as_posix(): lines for path in sorted((ROOT / "ltm").rglob("*.py"))
-             if (lines := _vector_writes(path.read_text(encoding="utf-8")))}
-    assert set(found) == {"ltm/langbot/host_rows.py"}
+def _scanned() -> list[Path]:
+    return sorted([*(ROOT / "ltm").rglob("*.py"), *(ROOT / "components").rglob("*.py"), ROOT / "main.py"])
+
+
+def test_the_scan_finds_a_vector_or_storage_write() -> None:
+    named = {"vector_upsert", "vector_delete", "set_plugin_storage", "delete_plugin_storage",
+             "set_workspace_storage", "delete_workspace_storage"}
+    assert named <= SDK_WRITES
+    assert _sdk_writes("async def f(p):\n    await p.vector_delete(collection_id='c')\n") == {"vector_delete": [2]}
+    assert _sdk_writes("async def f(p):\n    await p.vector_list(collection_id='c')\n") == {}
+    # a component writing through the plugin it holds
+    assert _sdk_writes("class T:\n    async def run(self):\n        await self.plugin.set_plugin_storage('k', b'')\n"
+                       ) == {"set_plugin_storage": [3]}
+
+
+def test_only_the_adapter_writers_reach_the_host_writes() -> None:
+    files = _scanned()
+    assert any(path.parts[-3:-1] == ("components", "tools") for path in files)  # components are read
+    found = {path.relative_to(ROOT).as_posix(): set(writes) for path in files
+             if (writes := _sdk_writes(path.read_text(encoding="utf-8")))}
+    assert found == _SDK_WRITERS
 
 
 @pytest.mark.parametrize("store", ["fixed", "milvus-insert", "valkey"])
@@ -206,3 +233,37 @@ _CHROMA = Traits(keeps_metadata=True, filters_metadata=True, filters_uuid=True, 
 def test_each_trait_chooses_its_policy(change: dict[str, Any], chosen: dict[str, type]) -> None:
     policies = choose(dataclasses.replace(_CHROMA, **change), HostRows(object()))
     assert {name: type(getattr(policies, name)) for name in chosen} == chosen
+
+
+# ------------------------------------------------------------------ what health says of the chosen policies
+# Which line of the health report says what each policy does (None: said by another policy's line).
+_SAYS = {speaker.BySpeakerFilter: "can.speaker_filter", speaker.ByOverfetch: "can.speaker_overfetch",
+         text_search.FullText: "can.full_text", text_search.VectorOnly: "can.vector_only",
+         keyed_read.ByKeyList: "can.open_by_key", keyed_read.ByKeySearch: "can.open_by_key",
+         keyed_read.ByScan: "cannot.open_by_key", delete.ByKey: None, delete.ByGraveyard: "can.delete_by_graveyard",
+         rewrite.InPlace: "can.rewrite_one_write", rewrite.SecondKey: "can.rewrite_second_key",
+         rewrite.DeleteFirst: "can.rewrite_delete_first"}
+_BOOLEAN_TRAITS = ("keeps_metadata", "filters_metadata", "filters_uuid", "similarity", "replaces", "single_delete",
+                   "text_search", "keyed_by_search")
+
+
+@pytest.mark.parametrize("values", list(itertools.product((False, True), repeat=len(_BOOLEAN_TRAITS))),
+                         ids=lambda v: "".join("1" if b else "0" for b in v))
+def test_the_health_report_says_what_the_chosen_policies_do(values: tuple[bool, ...]) -> None:
+    """Issue 40, point 3: the report was derived from the traits a second time and said a store that scores
+    by similarity widens recall with full text, which `choose` never lets it do. Every trait combination:
+    the report has the line of each chosen policy and no other."""
+    traits = Traits(dimension=DIM, **dict(zip(_BOOLEAN_TRAITS, values)))
+    index = HostVectorIndex(object())
+    index.adopt(KB, traits)
+    report = index.profile(KB)
+    assert report is not None
+    chosen = choose(traits, HostRows(object()))
+    expected = {"store.can.isolate"} | {f"store.{_SAYS[type(p)]}" for p in (chosen.speaker, chosen.text, chosen.read,
+                                                                        chosen.delete, chosen.rewrite)
+                                        if _SAYS[type(p)] is not None}
+    if not traits.single_delete:
+        expected = expected - {"store.can.delete_by_graveyard"} | {"store.cannot.delete_one"}
+    said = [s.code for s in (*report.can, *report.cannot)]
+    assert sorted(said) == sorted(expected)
+    assert all(s.code.startswith("store.cannot.") for s in report.cannot)

@@ -5,6 +5,8 @@ The endpoints are declared next to their handlers, one group per feature
 listed once here (`ROUTES`); the selected space is resolved by `spaces.py`, bodies are read by `requests.py`.
 
 Every answer is a plain dict: `{"ok": true, ...}` or `{"ok": false, "error": "...", "code": "..."}`.
+A success that changes what the overview shows also carries `"changes_spaces": true` (read from the
+route's `read_only`, `routes.py`): the page reads the overview again after it.
 `dispatch` never raises: `PageResponse.fail` reaches the page as "[object Object]"
 (docs/HOST-FACTS.md, page component), so application errors travel as data.
 """
@@ -57,7 +59,10 @@ async def dispatch(memory: MemoryService | None, endpoint: Any, method: Any, bod
         # Before any field is parsed (a parser's message quotes its input); a vetted field is checked by the
         # core record by record.
         refuse_credentials({name: value for name, value in body.items() if name not in route.vetted})
-        return {"ok": True, **await route.handler(service, body)}
+        result = {"ok": True, **await route.handler(service, body)}
+        if route.changes_spaces(body):
+            result["changes_spaces"] = True
+        return result
 
     return await settle(lambda: f"console {path}", answer, refused=lambda exc: error_envelope(exc, "console"),
                         failed=lambda: internal_error("console"))

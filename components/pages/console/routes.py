@@ -5,8 +5,10 @@
     @ROUTES("/episodes", read_only=True)
     async def episodes(memory: MemoryService, body: Body) -> Result: ...
 
-`read_only` endpoints also answer GET. The page API's one table is built from an explicit tuple
-of groups (`api.ROUTES`), the same idiom as the command's subcommands.
+`read_only` endpoints also answer GET. Every other endpoint changes what the overview shows (a space's
+counts or last change, the fences, the isolation): its answer says so (`changes_spaces`), and the page
+reads the overview again after it, so the page keeps no list of its own. The page API's one table is
+built from an explicit tuple of groups (`api.ROUTES`), the same idiom as the command's subcommands.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ class Endpoint:
     # Fields whose content the core vets item by item (a migration bundle: a record holding a credential is
     # skipped and reported, the rest imported), so the request-wide credential refusal leaves them out.
     vetted: frozenset[str] = frozenset()
+
+    def changes_spaces(self, body: Body) -> bool:
+        """Whether a success of this request changes what the overview shows: not for a read-only endpoint,
+        nor for a dry run (`dry_run: true`), which changes nothing."""
+        return not self.read_only and body.get("dry_run") is not True
 
 
 class Endpoints(Declarations[Endpoint]):

@@ -1,15 +1,17 @@
-"""The policies of one store, chosen once from its probed traits: the only place a trait picks a behaviour."""
+"""The policies of one store, chosen once from its probed traits: the only place a trait picks a behaviour.
+The store's health report is read off the chosen policies (`store_profile`), each stating its own line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ...ports import IndexHit, Vector
+from ...ports import IndexHit, StoreProfile, Vector
 from ..host_rows import HostRows, Row
 from ..traits import Traits
 from .delete import ByGraveyard, ByKey, ByKeyThenCheck, Delete
+from .health import Line, line
 from .keyed_read import ByKeyList, ByKeySearch, ByScan, KeyedRead
 from .rewrite import DeleteFirst, InPlace, Rewrite, SecondKey
 from .scores import Distance, Similarity
@@ -18,10 +20,16 @@ from .text_search import FullText, VectorOnly
 
 
 class SpeakerSearch(Protocol):
+    @property
+    def health(self) -> Line | None: ...
+
     def ask(self, space: str, speaker: str, top_k: int) -> tuple[dict[str, Any], int]: ...
 
 
 class TextSearch(Protocol):
+    @property
+    def health(self) -> Line | None: ...
+
     async def search(self, collection: str, space: str, text: str, vector: Vector, top_k: int
                      ) -> list[IndexHit] | None: ...
 
@@ -65,3 +73,20 @@ def unprobed(rows: HostRows) -> Policies:
     read = ByKeyList(rows)
     delete = ByKeyThenCheck(rows)
     return Policies(Distance(), ByOverfetch(), VectorOnly(), read, delete, DeleteFirst(read, delete))
+
+
+# What every store does whatever its policies (isolation is checked by the probe), and what a store
+# whose single delete the probe saw fail cannot do (then its delete policy's line is not said).
+ISOLATES = line("can.isolate", "isolates every memory space on file_id")
+NO_SINGLE_DELETE = line("cannot.delete_one", "delete one memory: forget and single deletes are refused; deleting a "
+                        "whole scope and archiving still work")
+
+
+def store_profile(traits: Traits, policies: Policies, problems: Sequence[str]) -> StoreProfile:
+    """The health report of a store driven by `policies`: its kind, and each chosen policy's own line."""
+    delete = policies.delete.health if traits.single_delete else NO_SINGLE_DELETE
+    lines = [entry for entry in (ISOLATES, policies.speaker.health, policies.read.health, delete,
+                                 policies.text.health, policies.rewrite.health) if entry is not None]
+    return StoreProfile(traits.kind, supported=not problems and traits.single_delete,
+                        can=tuple(entry.said for entry in lines if entry.can),
+                        cannot=tuple(entry.said for entry in lines if not entry.can))

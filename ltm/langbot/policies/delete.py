@@ -12,20 +12,29 @@ from ...errors import HostError
 from ...ports import IndexRecord
 from .. import layout
 from ..host_rows import HostRows, RowWriter, unit
+from .health import Line, line
 from .keyed_read import ByKeyList
 
 
 class Delete(Protocol):
+    @property
+    def health(self) -> Line | None: ...
+
     async def delete(self, writer: RowWriter, collection: str, space: str, record_ids: Sequence[str]) -> None: ...
 
 
 class ByKey:
+    health: Line | None = None  # said by the keyed read's line (`ByKeyList`): the same uuid filter
+
     @staticmethod
     async def delete(writer: RowWriter, collection: str, space: str, record_ids: Sequence[str]) -> None:
         await writer.delete(collection, filters=layout.keys_filter(space, record_ids))
 
 
 class ByGraveyard:
+    health: Line | None = line("can.delete_by_graveyard", "deletes one memory by moving it to its space's graveyard, "
+                              "then deleting that (two writes)")
+
     def __init__(self, dimension: int) -> None:
         self._husk = unit(dimension)
 
@@ -37,6 +46,8 @@ class ByGraveyard:
 
 class ByKeyThenCheck:
     """The store's traits are not known yet (no vector seen in this process)."""
+
+    health: Line | None = None  # an unprobed store has no health report
 
     def __init__(self, rows: HostRows) -> None:
         self._rows = rows

@@ -12,12 +12,16 @@ from ...errors import HostError
 from ...ports import IndexRecord, Vector
 from .. import layout
 from ..host_rows import HostRows, meta, own, records, unit
+from .health import Line, line
 
 SCAN_LIMIT = 20_000  # a scan of one space for a record (stores without a uuid filter) stops here
 LIST_PAGE = 200
 
 
 class KeyedRead(Protocol):
+    @property
+    def health(self) -> Line | None: ...
+
     async def find(self, collection: str, space: str, wanted: Set[str], *, complete: bool = False
                    ) -> dict[str, IndexRecord]:
         """The records of `space` among `wanted` (not empty) that the store holds, by id."""
@@ -27,6 +31,10 @@ class KeyedRead(Protocol):
 class ByScan:
     """Pages through the space. `complete=True`: a scan that stops at SCAN_LIMIT without finding every
     record is refused (HostError) rather than answered as if the rest did not exist."""
+
+    health: Line | None = line("cannot.open_by_key", "open one memory by its key: it scans the memory's space (up to "
+                              "{limit} records), so show/forget/archive slow down as a space grows",
+                              limit=f"{SCAN_LIMIT:,}")
 
     def __init__(self, rows: HostRows) -> None:
         self._rows = rows
@@ -52,6 +60,9 @@ class ByKeyList:
     """One list filtered on the keys; a scan where the store answered rows the filter does not match.
     (Also the read of a collection not probed yet in this process.)"""
 
+    # One line for both reads by key, and for the delete by key that goes with them (the same uuid filter).
+    health: Line | None = line("can.open_by_key", "opens and deletes one memory by its key")
+
     def __init__(self, rows: HostRows) -> None:
         self._rows = rows
         self._scan = ByScan(rows)
@@ -64,6 +75,8 @@ class ByKeyList:
 
 class ByKeySearch:
     """One search filtered on the keys; what it did not return is listed by key (then as `ByKeyList`)."""
+
+    health = ByKeyList.health
 
     def __init__(self, rows: HostRows, dimension: int) -> None:
         self._rows = rows

@@ -21,17 +21,23 @@ from ...ports import IndexRecord, Vector
 from .. import layout
 from ..host_rows import HostRows, RowWriter, meta, own
 from .delete import Delete
+from .health import Line, line
 from .keyed_read import KeyedRead
 
 log = logging.getLogger("LongTermMemory")
 
 
 class Rewrite(Protocol):
+    @property
+    def health(self) -> Line | None: ...
+
     async def write(self, writer: RowWriter, collection: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None: ...
 
 
 class InPlace:
+    health: Line | None = line("can.rewrite_one_write", "changes a memory in one write")
+
     @staticmethod
     async def write(writer: RowWriter, collection: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None:
@@ -44,6 +50,10 @@ def _read_failed(exc: OutcomeUnknown) -> HostError:
 
 
 class SecondKey:
+    health: Line | None = line("can.rewrite_second_key", "changes a memory by writing the new row under its second "
+                              "key, then deleting the old row (a failure in between leaves two rows; reads keep the "
+                              "newer)")
+
     def __init__(self, rows: HostRows) -> None:
         self._rows = rows
 
@@ -78,6 +88,9 @@ class SecondKey:
 
 
 class DeleteFirst:
+    health: Line | None = line("can.rewrite_delete_first", "changes a memory by deleting the old row, then writing "
+                              "the new one (a lost answer in between pauses the space until an admin checks it)")
+
     def __init__(self, read: KeyedRead, delete: Delete) -> None:
         self._read = read
         self._delete = delete

@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from .. import layout
+from .health import Line, line
 
 SPEAKER_OVERFETCH = 25  # speaker search without a speaker filter: the space's best top_k x this ...
 SPEAKER_OVERFETCH_MAX = 500  # ... but never more than this many rows
 
 
 class BySpeakerFilter:
+    health: Line | None = line("can.speaker_filter", "speaker-first recall by filter")
+
     @staticmethod
     def ask(space: str, speaker: str, top_k: int) -> tuple[dict[str, Any], int]:
         """The filter and how many rows to ask for."""
@@ -20,6 +23,10 @@ class BySpeakerFilter:
 
 
 class ByOverfetch:
+    health: Line | None = line("can.speaker_overfetch",
+                              "speaker-first recall from the space's best {factor}x matches (at most {most})",
+                              factor=SPEAKER_OVERFETCH, most=SPEAKER_OVERFETCH_MAX)
+
     @staticmethod
     def ask(space: str, speaker: str, top_k: int) -> tuple[dict[str, Any], int]:
         return layout.space_filter(space), min(max(top_k * SPEAKER_OVERFETCH, top_k), SPEAKER_OVERFETCH_MAX)

@@ -11,11 +11,14 @@ from collections.abc import Callable
 from ...ports import IndexHit, Vector
 from .. import layout
 from ..host_rows import HostRows, Row, hits
+from .health import Line, line
 
 log = logging.getLogger("LongTermMemory")
 
 
 class FullText:
+    health: Line | None = line("can.full_text", "widens recall with the store's full-text matches")
+
     def __init__(self, rows: HostRows, score: Callable[[Row], float]) -> None:
         self._rows = rows
         self._score = score
@@ -28,6 +31,8 @@ class FullText:
 
 
 class VectorOnly:
+    health: Line | None = line("can.vector_only", "recalls by vector similarity (the store has no full-text search)")
+
     @staticmethod
     async def search(collection: str, space: str, text: str, vector: Vector, top_k: int) -> list[IndexHit] | None:
         log.info("[LongTermMemory] kb=%s ignores full-text search; vector only", collection)

@@ -218,6 +218,7 @@ FIELDS: tuple[Field, ...] = (
     document("content"), document("tags", lambda s: [s]), document("source_ref"), document("sender_name"),
     # settings: the KB's creation settings and the overrides (console; the command is above)
     creation("candidate_model_uuid"), creation("consolidation_model_uuid"), creation("embedding_model_uuid"),
+    creation("conversation_model_uuid"),
     creation("isolation"),
     page("/settings/set", "value", lambda s: {"name": "consolidation_model_uuid", "value": s}),
     page("/settings/set", "name", lambda s: {"name": s, "value": "x"}),

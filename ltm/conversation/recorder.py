@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import HostFailure, ValidationError
 from ..identity import MemoryScope
@@ -96,6 +96,8 @@ class Conversations:
         reason = not_recorded(turn)
         if reason is not None:
             return TurnRecorded(skipped=reason)
+        if not turn.sender_id and scope.identity is not None:  # the speaker of the turn's own scope
+            turn = replace(turn, sender_id=scope.sender_id, sender_name=turn.sender_name or scope.sender_name)
         now = now_iso()
         ready = prepared(turn, limits, now)
         recorded, at_once = await self._book.change(scope, Operation.CONVERSATION_RECORD,

@@ -39,7 +39,7 @@ class SpokenTurn:
 
     user_text: str
     reply_text: str
-    sender_id: str = ""  # already in the kept form (`Identity`): ids are escaped at the boundary
+    sender_id: str = ""  # in the kept form (`Identity`: escaped at the boundary); empty: the scope's speaker
     sender_name: str = ""
     message_id: str = ""
     at: str = ""  # UTC ISO 8601; empty: the time it is recorded

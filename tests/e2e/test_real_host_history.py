@@ -88,7 +88,7 @@ def test_the_history_a_listener_gets_before_and_after_a_restart(data_dir: Path) 
     try:
         with chat(info) as group:
             for word in words[:3]:
-                group.send(f"let us talk about the {word}")
+                group.send(f"let us talk about the {word} [history?]")
         listener = [p for p in probes(stack, "prompt") if p["session_name"] == "group_websocketgroup"]
         runner, responded = probes(stack, "runner"), probes(stack, "responded")
         rows_before = transcript_rows(stack)
@@ -103,7 +103,7 @@ def test_the_history_a_listener_gets_before_and_after_a_restart(data_dir: Path) 
     stack, info = start(data_dir)  # the same data dir: LangBot's database and the plugin's storage stay
     try:
         with chat(info) as group:
-            group.send(f"and now the {words[3]}")
+            group.send(f"and now the {words[3]} [history?]")
         listener_after = [p for p in probes(stack, "prompt") if p["session_name"] == "group_websocketgroup"]
         runner_after = probes(stack, "runner")[len(runner):]  # the runtime's log file goes on
         rows_after = transcript_rows(stack)
@@ -121,7 +121,7 @@ def test_the_history_a_listener_gets_before_and_after_a_restart(data_dir: Path) 
     assert all(p["prompt"] == [] for p in listener + listener_after)
     # NormalMessageResponded carries the reply; the user's words, speaker and time are query variables.
     said = {r["variables"].get("user_message_text"): r for r in responded}
-    first = said[f"let us talk about the {words[0]}"]
+    first = said[f"let us talk about the {words[0]} [history?]"]
     assert first["response_text"] and first["variables"]["sender_id"] == first["sender_id"]
     assert isinstance(first["variables"]["msg_create_time"], int) and first["variables"]["sender_name"]
     # LangBot's transcript is keyed by the session name and outlives the restart ...

@@ -38,6 +38,20 @@ from .consolidation import (
 )
 
 # ---
+# ---- the conversation record (V)
+from .conversation import (
+    ContextPack,
+    ConversationRecord,
+    FoldOutcome,
+    HostMessage,
+    NotRecorded,
+    RecordedTurn,
+    SpokenTurn,
+    SummarySource,
+    TurnRecorded,
+)
+
+# ----
 from .diagnostics import HealthItem, HealthReport, Level
 from .episodes.lifecycle import DeleteCriteria, Remembered, RestoreResult
 from .episodes.listing import EpisodePage
@@ -238,4 +252,17 @@ __all__ += [
     "CandidateRun",
     "CandidateStatus",
     "ProfileField",
+]
+
+# ---- the conversation record (V)
+__all__ += [
+    "ContextPack",
+    "ConversationRecord",
+    "FoldOutcome",
+    "HostMessage",
+    "NotRecorded",
+    "RecordedTurn",
+    "SpokenTurn",
+    "SummarySource",
+    "TurnRecorded",
 ]

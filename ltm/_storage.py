@@ -201,6 +201,15 @@ def candidates_key(chat_key: str) -> str:
     return _key("candidates", escape(chat_key))
 
 
+# ---- the conversation record of one chat (ltm/conversation/): its recent turns and its rolling summary
+CONVERSATION_PREFIX = _key("conversation", "")
+
+
+def conversation_key(chat_key: str) -> str:
+    """One chat's recorded turns and summary, in one record (so a fold is one write)."""
+    return _key("conversation", escape(chat_key))
+
+
 # ---- the saved word index of one L2 space (episodes/index_pages.py): a head and numbered pages
 def word_index_head_key(kb_id: str, space_key: str) -> str:
     return _key("wordindex", escape(kb_id), escape(space_key), "head")
@@ -224,7 +233,7 @@ def scope_of_key(key: str) -> str | None:
     if len(parts) < 3 or parts[0] != "v2":
         return None
     kind, owner = parts[1], unescape(parts[2])
-    if kind in ("profile", "snapshot", "scope", "candidates"):
+    if kind in ("profile", "snapshot", "scope", "candidates", "conversation"):
         return owner
     if kind == "audit" and owner.startswith("l1:"):
         return owner[3:]

@@ -51,6 +51,12 @@ class KBSettings:
     candidate_auto_apply: bool = False
     candidate_max_per_turn: int = 3
     candidate_model_uuid: str = ""
+    # The conversation record (V1-V4): off by default, it keeps what people said in the chat.
+    conversation_enabled: bool = False
+    conversation_max_turns: int = 20
+    conversation_max_chars: int = 12_000
+    conversation_summary_max_chars: int = 2_000
+    conversation_model_uuid: str = ""  # empty: the consolidation model; neither: the fallback summary
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -105,13 +111,18 @@ class KBSettings:
             candidate_auto_apply=params.flag(raw.get("candidate_auto_apply"), "candidate_auto_apply"),
             candidate_max_per_turn=whole("candidate_max_per_turn", 3, 1, 10),
             candidate_model_uuid=model_id("candidate_model_uuid"),
+            conversation_enabled=params.flag(raw.get("conversation_enabled"), "conversation_enabled"),
+            conversation_max_turns=whole("conversation_max_turns", 20, 2, 200),
+            conversation_max_chars=whole("conversation_max_chars", 12_000, 2_000, 100_000),
+            conversation_summary_max_chars=whole("conversation_summary_max_chars", 2_000, 200, 20_000),
+            conversation_model_uuid=model_id("conversation_model_uuid"),
         )
 
 
 SETTING_NAMES: tuple[str, ...] = tuple(f.name for f in fields(KBSettings))
 # Text settings (model ids) may be set to empty; every other setting needs a value (reset brings back
 # the creation value).
-BLANK_ALLOWED = frozenset({"consolidation_model_uuid", "candidate_model_uuid"})
+BLANK_ALLOWED = frozenset({"consolidation_model_uuid", "candidate_model_uuid", "conversation_model_uuid"})
 
 
 # The settings that take one of a few words, with those words (forms offer them as a choice).

@@ -42,6 +42,11 @@ class Operation(StrEnum):
     CANDIDATE_ACCEPT = "candidate_accept"
     CANDIDATE_AUTO_APPLY = "candidate_auto_apply"
     CANDIDATE_REJECT = "candidate_reject"
+    # the conversation record (L1, ltm/conversation/): a turn appended (not audited, the record is its own
+    # log), turns folded into the summary, the record cleared
+    CONVERSATION_RECORD = "conversation_record"
+    CONVERSATION_FOLD = "conversation_fold"
+    CONVERSATION_CLEAR = "conversation_clear"
     # consolidation
     CONSOLIDATION_PREVIEW = "consolidation_preview"
     CONSOLIDATION_ARCHIVE = "consolidation_archive"

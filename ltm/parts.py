@@ -20,6 +20,8 @@ from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
 from .consolidation import Consolidator, DraftBook
+from .conversation import Conversations
+from .conversation.book import ConversationBook
 from .diagnostics import Diagnostics, QuotedSnapshots
 from .episodes.duplicates import DuplicateFinder
 from .episodes.index_pages import IndexPages
@@ -63,6 +65,7 @@ class MemoryParts:
     people: PersonRegistry
     activity: SpaceActivityReader
     bundles: BundleImport
+    conversations: Conversations
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -108,4 +111,6 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
                               audit),
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
+        # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
+        conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
     )

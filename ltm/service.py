@@ -15,6 +15,7 @@ the work (`parts.py` builds them):
 - `candidates.review`   candidate extraction and its review queue (Q1-Q4)
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
 - `person`              one sender id across every known space: find, export, erase
+- `conversation`        each chat's recent turns and rolling summary, and the context pack (V)
 - `_gate`, `_audit`     fences and their clearing (F), the audit logs (A)
 
 Every write in those modules goes through the one `WriteGate` (serialize, fence, guard unknown
@@ -34,6 +35,15 @@ from .candidates.candidate import Candidate, CandidateStatus
 from .candidates.queue import CandidatePage
 from .candidates.review import CandidateRun
 from .consolidation import ConsolidationPreview, ConsolidationRun, Draft
+from .conversation import (
+    PACK_MAX_CHARS,
+    ContextPack,
+    ConversationRecord,
+    FoldOutcome,
+    HostMessage,
+    SpokenTurn,
+    TurnRecorded,
+)
 from .diagnostics import HealthReport
 from .episodes.lifecycle import DeleteCriteria, Remembered, RestoreResult
 from .episodes.listing import EpisodePage
@@ -328,3 +338,32 @@ class MemoryService:
     async def reject_candidate(self, scope: MemoryScope, candidate_id: Any, *, reviewer: str = "") -> Candidate:
         """Writes no memory; the candidate stays listed (all statuses) as rejected."""
         return await self._m.candidates.reject(scope, candidate_id, reviewer)
+
+    # ------------------------------------------------------------------ the conversation record (V)
+    async def record_turn(self, scope: MemoryScope, turn: SpokenTurn) -> TurnRecorded:
+        """V1: one finished turn appended to the chat's record when `conversation_enabled` (else skipped,
+        and why), then the oldest turns folded into the summary when a fold is due (V2). Call it off the
+        reply path: a fold may ask the chat model (30 s at most)."""
+        return await self._m.conversations.record_turn(scope, turn)
+
+    async def fold_conversation(self, scope: MemoryScope) -> FoldOutcome:
+        """V2: fold the oldest turns while a fold is due; returns at once when one runs for this chat."""
+        return await self._m.conversations.fold(scope)
+
+    async def conversation(self, scope: MemoryScope) -> ConversationRecord:
+        """The chat's recorded turns and summary (what `!memory conversation` and the console show)."""
+        return await self._m.conversations.view(scope)
+
+    async def conversation_pack(self, scope: MemoryScope, history: Sequence[HostMessage],
+                                max_chars: int = PACK_MAX_CHARS) -> ContextPack:
+        """V3: the summary and the recorded turns that `history` (LangBot's, for this request) lacks."""
+        return await self._m.conversations.pack(scope, history, max_chars)
+
+    async def clear_conversation(self, scope: MemoryScope) -> int:
+        """V4: the chat's turns and summary removed (audited); how many turns went."""
+        return await self._m.conversations.clear(scope)
+
+    async def erase_conversation_speaker(self, scope: MemoryScope, sender_id: str) -> int:
+        """V4: one speaker's turns removed from the chat's record, the summary rebuilt without them or
+        dropped (audited as `person_erase`); how many turns went."""
+        return await self._m.conversations.erase_speaker(scope, sender_id)

@@ -194,6 +194,7 @@ FIELDS: tuple[Field, ...] = (
     document("content"), document("tags", lambda s: [s]), document("source_ref"), document("sender_name"),
     # settings: the KB's creation settings and an override's value (console; the command is above)
     creation("candidate_model_uuid"), creation("consolidation_model_uuid"), creation("embedding_model_uuid"),
+    creation("conversation_model_uuid"),
     creation("isolation"),
     page("/settings/set", "value", lambda s: {"name": "consolidation_model_uuid", "value": s}),
     # console bodies: a text inside a field's object (the generic plant puts it in the field itself)

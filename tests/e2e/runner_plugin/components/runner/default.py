@@ -15,6 +15,10 @@
   (`call_tool`). The SDK's traced `ctx.api.call_tool` validates the result as a dict, but
   plugin tools return strings, so the runner calls the untraced API and reports each call
   itself with the result wrapped as {"result": <str>}.
+- History: none is sent to the model. When the user text holds the marker "[history?]", the runner
+  reads the transcript page a LocalAgent-like runner would read (`history_page`, the `history: [page]`
+  permission) and only logs it as `HISTORY_PROBE runner=<json>` (tests/e2e/test_real_host_history.py);
+  other turns make no extra host call, so the benchmarks' counts stay comparable.
 - Logs go to stderr through `logging` (stdout is the plugin's channel to the runtime).
 """
 
@@ -39,6 +43,7 @@ log = logging.getLogger("E2ERunner")
 MAX_MODEL_CALLS = 6
 HOST_TOOL_TYPES = {"platform", "event"}
 KB_MARKER = re.compile(r"\[kb\?\s*(?P<query>[^\]]+)\]")
+HISTORY_MARKER = "[history?]"
 
 
 def _entry_text(entry: Any) -> str:
@@ -121,8 +126,22 @@ class E2ERunner(Runner):
         log.info("E2ERunner: kb retrieval kbs=%s automatic=%d explicit=%d", kb_ids, len(automatic), len(explicit))
         return {"kbs": kb_ids, "automatic": automatic, "explicit": explicit}
 
+    async def _probe_history(self, ctx: RunnerContext) -> None:
+        """Log what the host's transcript holds for this run's conversation (never sent to the model)."""
+        try:
+            page = await ctx.history_page(limit=100)
+            items = [{"role": getattr(i, "role", None), "text": str(getattr(i, "content", "") or "")[:60]}
+                     for i in page.items]
+            conversation = ctx.conversation.conversation_id if ctx.conversation else None
+            log.warning("HISTORY_PROBE runner=%s", json.dumps({"conversation_id": conversation, "items": items},
+                                                             ensure_ascii=False))
+        except Exception as exc:  # a probe never fails the run
+            log.warning("HISTORY_PROBE runner failed: %s", exc)
+
     async def run(self, ctx: RunnerContext) -> AsyncGenerator[RunnerResult, None]:
         api = getattr(ctx.api, "_api", ctx.api)  # untraced: tool results may be strings
+        if HISTORY_MARKER in ctx.input.to_text():
+            await self._probe_history(ctx)
         try:
             prompt = await api.get_prompt()
         except Exception as exc:

@@ -161,11 +161,11 @@ async def speaker_recall(size: int, queries: int = 30, window: int = 20, cap: in
         found = total = 0
         for _ in range(queries):
             vector = embedder.embed([" ".join(rng.choice(TOPIC_WORDS) for _ in range(5))])[0]
-            truth = await exact.search(kb, scope.space_key, vector, window, speaker=SPEAKER)
+            truth = await exact.search(scope.l2, vector, window, speaker=SPEAKER)
             traits = exact.traits(kb)  # learned by the first search
             assert traits is not None
             over.adopt(kb, dataclasses.replace(traits, filters_metadata=False))  # over-fetch on Chroma too
-            got = await over.search(kb, scope.space_key, vector, window, speaker=SPEAKER)
+            got = await over.search(scope.l2, vector, window, speaker=SPEAKER)
             want = {h.record.record_id for h in truth}
             found += len(want & {h.record.record_id for h in got})
             total += len(want)

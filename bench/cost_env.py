@@ -222,8 +222,8 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
 
     Records are built by the import's own code (`parse_records` + `materialize`: new ids, kept senders and
     timestamps) and written by the plugin's own `EpisodeStore.upsert_batch` (its vector index, through the SDK
-    and the host), in batches of `batch` records that may mix spaces: the import writes 64 per call and audits
-    each record, neither of which is measured here. Vectors come from the host's embedding model, computed
+    and the host), in batches of up to `batch` records of one space (a host write holds one space): the import
+    writes 64 per call and audits each record, neither of which is measured here. Vectors come from the host's embedding model, computed
     here instead of through `invoke_embedding`. With `prime`, one recall per space first builds the space's
     (empty) in-process indexes, which the store's writes then keep current, as for a space that grew while
     the plugin ran. Returns the number of host vector writes."""
@@ -236,21 +236,19 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
     # store's write side from the one holder the core has.
     writes_side = memory.parts.gate._vectors
     embedder = host.embedding_models[model]
-    kb_ids = {scope.kb_id for scope, _ in groups}
-    if len(kb_ids) != 1:
+    if len({scope.kb_id for scope, _ in groups}) != 1:
         raise ValueError("direct_fill writes into one knowledge base")
-    kb_id = kb_ids.pop()
     if prime:
         for scope, _ in groups:
             await memory.recall(scope, "prime the space")
     pending: list[Any] = []
     writes = 0
 
-    async def flush() -> None:
+    async def flush(space: Any) -> None:
         nonlocal pending, writes
         if pending:
             vectors = embedder.embed([e.content for e in pending])
-            await store.upsert_batch(writes_side, kb_id, pending, vectors)
+            await store.upsert_batch(writes_side, space, pending, vectors)
             writes += 1
             pending = []
 
@@ -260,9 +258,9 @@ async def direct_fill(harness: Any, host: FakeLangBotHost, groups: Sequence[tupl
             while len(pending) >= batch:
                 rest = pending[batch:]
                 pending = pending[:batch]
-                await flush()
+                await flush(scope.l2)
                 pending = rest
-    await flush()
+        await flush(scope.l2)
     await store.save_word_indexes()  # saves of the spaces' indexes the writes scheduled: done before any timing
     return writes
 

@@ -98,6 +98,7 @@ async def _resident(n: int) -> dict[str, Any]:
     from ltm.episodes.index_pages import IndexPages, rows_of
     from ltm.episodes.transfer import materialize, parse_records
     from ltm.identity import Identity, MemoryScope
+    from ltm.spaces import L2Space
     from testhost.memory_ports import InMemoryPorts
 
     identity = Identity.build(launcher_type="group", launcher_id="g1", bot_uuid="bot-1", sender_id="alice",
@@ -111,7 +112,7 @@ async def _resident(n: int) -> dict[str, Any]:
     del items
     fake = InMemoryPorts()
     pages = IndexPages(Bookkeeping(fake.store))
-    await pages.save("kb", scope.space_key, list(rows_of(built)), lambda: True, asyncio.Lock())
+    await pages.save(L2Space("kb", scope.space_key), list(rows_of(built)), lambda: True, asyncio.Lock())
     del built
     gc.collect()
     libc = ctypes.CDLL("libc.so.6")

@@ -1,9 +1,14 @@
-"""The one write gate: every change to memory goes through `WriteGate.write`.
+"""The one write gate: every change to memory goes through it.
 
-    async with gate.write(scope, space, Operation.REMEMBER) as tx:
+    async with gate.write_l2(scope, Operation.REMEMBER) as tx:
         ...validate under the lock...
-        await tx.index_write("vector upsert", lambda index: store.upsert_batch(index, ...))
+        await tx.index_write("vector upsert", lambda index: store.upsert_batch(index, scope.l2, ...))
         tx.applied(Operation.REMEMBER, "episode", episode_id, STORED(chars=120, importance=3))
+
+A chat's write names its scope only: `write_l1(scope, ...)` locks the chat's L1 space,
+`write_l2(scope, ...)` its L2 space (`scope.l2`), so the space written and the scope audited cannot
+disagree. `write(scope, space, ...)` names a space only where no scope has it: the installation
+space (the scope, if any, is the acting admin's, for the audit), the layout migration (no scope).
 
 In that one construct the gate
 1. serializes writes per memory space (a process-local lock; F1),
@@ -227,11 +232,30 @@ class WriteGate:
         self._removed: set[str] = set()
         self._isolation: dict[str, Isolation] = {}  # each memory KB's effective isolation, as last read
 
+    def write_l1(self, scope: MemoryScope, operation: Operation) -> contextlib.AbstractAsyncContextManager[WriteTx]:
+        """A write to the chat's L1 space (profiles, candidates, drafts' bookkeeping)."""
+        return self._gated(scope, Space.l1(scope.chat_key), operation)
+
+    def write_l2(self, scope: MemoryScope, operation: Operation, *, target: str = ""
+                 ) -> contextlib.AbstractAsyncContextManager[WriteTx]:
+        """A write to the chat's L2 space (`scope.l2`; NoKnowledgeBase without a KB). A `target` goes into
+        the marker and any fence."""
+        return self._gated(scope, Space.l2(scope.l2), operation, target=target)
+
+    def write(self, scope: MemoryScope | None, space: Space, operation: Operation, *, enforce_fence: bool = True,
+              target: str = "") -> contextlib.AbstractAsyncContextManager[WriteTx]:
+        """A write to a space no scope names: the installation space (`scope`: the acting admin's, or None),
+        or a KB's L2 space without a scope (the layout migration). A chat's space is written with
+        `write_l1`/`write_l2`, which take it from the scope: given here with a scope, ValueError.
+        `enforce_fence=False` only for the operations that resolve a fence: clearing it and removing the
+        knowledge base it belongs to (F4)."""
+        if scope is not None and space.kind is not SpaceKind.INSTALLATION:
+            raise ValueError("a chat's space is written through write_l1/write_l2, which take it from the scope")
+        return self._gated(scope, space, operation, enforce_fence=enforce_fence, target=target)
+
     @contextlib.asynccontextmanager
-    async def write(self, scope: MemoryScope | None, space: Space, operation: Operation, *,
-                    enforce_fence: bool = True, target: str = "") -> AsyncIterator[WriteTx]:
-        """`enforce_fence=False` only for the operations that resolve a fence: clearing it and
-        removing the knowledge base it belongs to (F4). A `target` goes into the marker and any fence."""
+    async def _gated(self, scope: MemoryScope | None, space: Space, operation: Operation, *,
+                     enforce_fence: bool = True, target: str = "") -> AsyncIterator[WriteTx]:
         if space.kind is SpaceKind.L2:
             async with self._barrier(space.kb_id).shared():
                 if space.kb_id in self._removed:
@@ -417,12 +441,12 @@ class WriteGate:
         if scope is not None:
             targets.append(Space.l1(scope.chat_key))
             if scope.kb_id:
-                targets.append(Space.l2(scope.kb_id, scope.space_key))
+                targets.append(Space.l2(scope.l2))
         if installation:
             targets.append(Space.installation())
         cleared: list[str] = []
         for space in targets:
-            async with self.write(scope, space, Operation.FENCE_CLEAR, enforce_fence=False) as tx:
+            async with self._gated(scope, space, Operation.FENCE_CLEAR, enforce_fence=False) as tx:
                 if await self._fences.get(space) is not None:
                     await tx.call("storage delete", partial(self._fences.clear, space))
                     tx.applied(Operation.FENCE_CLEAR, "fence", space.key, FENCE_CLEARED(space=space.key))
@@ -435,7 +459,7 @@ class WriteGate:
         every chat of the bot in bot isolation)."""
         logs = [Space.l1(scope.chat_key).key]
         if scope.kb_id:
-            logs.append(Space.l2(scope.kb_id, scope.space_key).key)
+            logs.append(Space.l2(scope.l2).key)
         return logs
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import HostError
 from .ports import KeyValueStore, write_sent
+from .spaces import L2Space
 
 log = logging.getLogger("LongTermMemory")
 
@@ -133,17 +134,17 @@ def document_prefix(kb_id: str) -> str:
 DRAFT_PREFIX = _key("draft", "")
 
 
-def draft_key(kb_id: str, space_key: str, chat_key: str, proposal_id: str) -> str:
-    return _key("draft", escape(kb_id), escape(space_key), escape(chat_key), escape(proposal_id))
+def draft_key(space: L2Space, chat_key: str, proposal_id: str) -> str:
+    return _key("draft", escape(space.kb_id), escape(space.space_key), escape(chat_key), escape(proposal_id))
 
 
-def draft_space_prefix(kb_id: str, space_key: str) -> str:
+def draft_space_prefix(space: L2Space) -> str:
     """Every pending draft over one L2 space (all the sessions that share it)."""
-    return _key("draft", escape(kb_id), escape(space_key), "")
+    return _key("draft", escape(space.kb_id), escape(space.space_key), "")
 
 
-def draft_scope_prefix(kb_id: str, space_key: str, chat_key: str) -> str:
-    return _key("draft", escape(kb_id), escape(space_key), escape(chat_key), "")
+def draft_scope_prefix(space: L2Space, chat_key: str) -> str:
+    return _key("draft", escape(space.kb_id), escape(space.space_key), escape(chat_key), "")
 
 
 def draft_kb_prefix(kb_id: str) -> str:
@@ -169,8 +170,8 @@ def draft_log_kb_prefix(kb_id: str) -> str:
     return _key("draftlog", escape(kb_id), "")
 
 
-def lineage_key(kb_id: str, space_key: str) -> str:
-    return _key("lineage", escape(kb_id), escape(space_key))
+def lineage_key(space: L2Space) -> str:
+    return _key("lineage", escape(space.kb_id), escape(space.space_key))
 
 
 def lineage_kb_prefix(kb_id: str) -> str:
@@ -211,20 +212,20 @@ def conversation_key(chat_key: str) -> str:
 
 
 # ---- the saved word index of one L2 space (episodes/index_pages.py): a head and numbered pages
-def word_index_head_key(kb_id: str, space_key: str) -> str:
-    return _key("wordindex", escape(kb_id), escape(space_key), "head")
+def word_index_head_key(space: L2Space) -> str:
+    return _key("wordindex", escape(space.kb_id), escape(space.space_key), "head")
 
 
-def word_index_page_key(kb_id: str, space_key: str, generation: int, page: int) -> str:
-    return _key("wordindex", escape(kb_id), escape(space_key), str(generation), str(page))
+def word_index_page_key(space: L2Space, generation: int, page: int) -> str:
+    return _key("wordindex", escape(space.kb_id), escape(space.space_key), str(generation), str(page))
 
 
 def word_index_kb_prefix(kb_id: str) -> str:
     return _key("wordindex", escape(kb_id), "")
 
 
-def word_index_space_prefix(kb_id: str, space_key: str) -> str:
-    return _key("wordindex", escape(kb_id), escape(space_key), "")
+def word_index_space_prefix(space: L2Space) -> str:
+    return _key("wordindex", escape(space.kb_id), escape(space.space_key), "")
 
 
 def scope_of_key(key: str) -> str | None:

@@ -23,7 +23,7 @@ from .errors import LTMError
 from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, space_key_for_chat_key
 from .kb_settings import EffectiveSettings, KBSettings, shown_value
 from .ports import PROBE_TEXT, DescribedIndex, Embedder, HostDirectory, VectorIndex
-from .spaces import INSTALLATION_KEY, Space, SpaceKind
+from .spaces import INSTALLATION_KEY, L2Space, Space, SpaceKind
 from .wording import Phrase, Said
 
 log = logging.getLogger("LongTermMemory")
@@ -189,7 +189,7 @@ class Diagnostics:
     async def fences_of(self, scope: MemoryScope) -> list[Any]:
         spaces = [Space.l1(scope.chat_key)]
         if scope.kb_id:
-            spaces.append(Space.l2(scope.kb_id, scope.space_key))
+            spaces.append(Space.l2(scope.l2))
         return [await self._fences.get(space) for space in spaces]
 
     # ------------------------------------------------------------------ injection snapshots (I5)
@@ -271,7 +271,7 @@ class Diagnostics:
     async def holds_memories(self, kb_id: str, spaces: KnownSpaces) -> str | None:
         """The first known L2 space of `kb_id` that holds a record (one page of one record each), or None."""
         for space_key in sorted(spaces.l2):
-            page = await self._index.page(kb_id, space_key, 1, 0)
+            page = await self._index.page(L2Space(kb_id, space_key), 1, 0)
             if any(r.space_key == space_key for r in page.records):
                 return space_key
         return None
@@ -283,7 +283,7 @@ def quoted_ids(snapshot: dict[str, Any]) -> set[str]:
     return {str(e.get("id")) for e in episodes if isinstance(e, dict)} if isinstance(episodes, list) else set()
 
 
-Lineage = Callable[[str, str], Awaitable[dict[str, list[str]]]]
+Lineage = Callable[[L2Space], Awaitable[dict[str, list[str]]]]
 
 
 class QuotedSnapshots:
@@ -306,8 +306,7 @@ class QuotedSnapshots:
         if not removed or not episode_ids:
             return  # an archived or superseded episode is still kept: a snapshot quoting it may stay
         ids = set(episode_ids)
-        ids |= {s for s, sources in (await self._lineage(scope.kb_id, scope.space_key)).items()
-                if ids.intersection(sources)}
+        ids |= {s for s, sources in (await self._lineage(scope.l2)).items() if ids.intersection(sources)}
         for episode_id in ids:  # a turn that recalled one before this delete saves its snapshot without it
             self._deleted.pop(episode_id, None)
             self._deleted[episode_id] = None

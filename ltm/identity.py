@@ -22,8 +22,9 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Any, Required, TypedDict, Unpack
 
-from .errors import ValidationError
+from .errors import NoKnowledgeBase, ValidationError
 from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
+from .spaces import L2Space
 from .wording import Phrase
 
 LAUNCHER_TYPES = ("group", "person")
@@ -265,6 +266,14 @@ class MemoryScope:
         and in bot isolation every chat of the bot (private chats too) shares one episode space."""
         launcher = self.identity.launcher_type if self.identity else ""
         return launcher == "group" or (self.isolation is Isolation.BOT and self.space_key != self.chat_key)
+
+    @property
+    def l2(self) -> L2Space:
+        """The chat's L2 space (its memory KB and space key) as one value: what the episode store and the
+        vector port take, and what the gate locks (`WriteGate.write_l2`). NoKnowledgeBase without a KB."""
+        if not self.kb_id:
+            raise NoKnowledgeBase()
+        return L2Space(self.kb_id, self.space_key)
 
     def with_kb(self, kb_id: str) -> MemoryScope:
         return replace(self, kb_id=kb_id)

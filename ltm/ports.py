@@ -17,6 +17,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from .spaces import L2Space
 from .wording import Said
 
 Vector = Sequence[float]
@@ -86,35 +87,36 @@ class IndexPage:
 
 
 class VectorIndex(Protocol):
-    """The read side of the vector store: records of many isolated spaces in one collection (a memory
-    knowledge base). Every module that reads memory receives the store typed as this protocol, which
-    has no write method: a record is written only through `VectorWrites`, which the write gate alone
-    holds (see `VectorWrites`).
+    """The read side of the vector store: the records of many isolated L2 spaces in one memory knowledge
+    base. Every module that reads memory receives the store typed as this protocol, which has no write
+    method: a record is written only through `VectorWrites`, which the write gate alone holds (see
+    `VectorWrites`).
 
-    Every read returns records of the asked `space` only; an implementation whose
-    backend cannot filter must drop foreign records rather than return them."""
+    Every read takes the space as one value (`L2Space`: the KB and the space key) and returns records of
+    that space only; an implementation whose backend cannot filter must drop foreign records rather than
+    return them."""
 
     async def search(
-        self, collection: str, space: str, vector: Vector, top_k: int, *, speaker: str | None = None
+        self, space: L2Space, vector: Vector, top_k: int, *, speaker: str | None = None
     ) -> list[IndexHit]: ...
 
     async def search_text(
-        self, collection: str, space: str, text: str, vector: Vector, top_k: int
+        self, space: L2Space, text: str, vector: Vector, top_k: int
     ) -> list[IndexHit] | None:
         """Records whose text matches `text`, or None when this backend has no usable text search."""
         ...
 
-    async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None: ...
+    async def get(self, space: L2Space, record_id: str) -> IndexRecord | None: ...
 
-    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
+    async def get_many(self, space: L2Space, record_ids: Sequence[str]) -> list[IndexRecord]:
         """The records of `space` among these ids, in one host call where the store can look records up
         by key (a page of a listing, the few recall winners the vector search did not return)."""
         ...
 
-    async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage: ...
+    async def page(self, space: L2Space, limit: int, offset: int) -> IndexPage: ...
 
-    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
-        """Write two throwaway records in two throwaway spaces and report every way the backend
+    async def probe_isolation(self, kb_id: str, vector: Vector) -> list[str]:
+        """Write two throwaway records in two throwaway spaces of the KB and report every way the backend
         let one space see or remove the other (empty list: isolated). Cleans up after itself.
         The one write on this side: it never touches a memory space, only its own probe spaces."""
         ...
@@ -125,11 +127,16 @@ class VectorWrites(Protocol):
     core keeps, and hands it only to a step running inside a gated write (`WriteTx.index_write`): a
     module outside the gate cannot obtain it, so a vector write outside the gate fails type checking."""
 
-    async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None: ...
+    async def upsert(self, space: L2Space, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
+        """Write records of this one space (each `IndexRecord.space_key` is `space.space_key`; a record of
+        another space is a ValueError, nothing written)."""
+        ...
 
-    async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None: ...
+    async def delete(self, space: L2Space, record_ids: Sequence[str]) -> None: ...
 
-    async def drop_collection(self, collection: str) -> None: ...
+    async def drop_kb(self, kb_id: str) -> None:
+        """Every record of the memory knowledge base (it is being removed)."""
+        ...
 
 
 class VectorStore(VectorIndex, VectorWrites, Protocol):
@@ -150,12 +157,12 @@ class StoreProfile:
 class DescribedIndex(Protocol):
     """Optional capability: an index that can say what its store can and cannot do."""
 
-    async def prepare(self, collection: str, vector: Vector) -> StoreProfile:
-        """Learn the store's behaviour with throwaway records (the first call on a new collection
+    async def prepare(self, kb_id: str, vector: Vector) -> StoreProfile:
+        """Learn the store's behaviour with throwaway records (the first call on a new KB's store
         is then a write of real vectors); raises HostError when the store could not be probed."""
         ...
 
-    def profile(self, collection: str) -> StoreProfile | None: ...
+    def profile(self, kb_id: str) -> StoreProfile | None: ...
 
 
 class Embedder(Protocol):

@@ -83,7 +83,7 @@ class SpaceActivityReader:
 
     async def _last_change(self, scope: MemoryScope) -> tuple[str, str]:
         newest: dict[str, Any] = {}
-        logs = [Space.l1(scope.chat_key).key] + ([Space.l2(scope.kb_id, scope.space_key).key] if scope.kb_id else [])
+        logs = [Space.l1(scope.chat_key).key] + ([Space.l2(scope.l2).key] if scope.kb_id else [])
         for log_id in logs:
             page = await self._audit.page(log_id, 1, SHARED_LOG_LOOKBACK)
             mine = next((e for e in page.entries if e.get("scope_key") == scope.chat_key), None)

@@ -1,8 +1,12 @@
 """Memory spaces: the unit of write serialization, fencing and audit (F1 in docs/REQUIREMENTS.md).
 
 - `Space.l1(chat_key)`           L1 profiles, snapshots and candidates of one chat;
-- `Space.l2(kb_id, space_key)`   L2 episodes of one space key in one memory knowledge base;
+- `Space.l2(l2)`                 L2 episodes of one space key in one memory knowledge base: `l2` is the
+                                 space as one value, `L2Space(kb_id, space_key)` (`MemoryScope.l2`), the
+                                 one argument the episode store and the vector port take;
 - `Space.installation()`         the installation-wide `kb_configs` record.
+
+A module of the basics: the ports and the LangBot adapter speak `L2Space` too.
 """
 
 from __future__ import annotations
@@ -31,6 +35,20 @@ class SpaceKind(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class L2Space:
+    """One L2 memory space: the episodes of one space key in one memory knowledge base. One value from
+    the scope (`MemoryScope.l2`) through the gate, the episode store and the vector port down to the
+    adapter, which alone turns it into the host's names (`ltm/langbot/layout.py`)."""
+
+    kb_id: str
+    space_key: str
+
+    def __post_init__(self) -> None:
+        if not self.kb_id or not self.space_key:
+            raise ValueError("an L2 space needs its knowledge base and its space key")
+
+
+@dataclass(frozen=True)
 class Space:
     kind: SpaceKind
     chat_key: str = ""
@@ -42,8 +60,8 @@ class Space:
         return cls(SpaceKind.L1, chat_key=chat_key)
 
     @classmethod
-    def l2(cls, kb_id: str, space_key: str) -> Space:
-        return cls(SpaceKind.L2, kb_id=kb_id, space_key=space_key)
+    def l2(cls, space: L2Space) -> Space:
+        return cls(SpaceKind.L2, kb_id=space.kb_id, space_key=space.space_key)
 
     @classmethod
     def installation(cls) -> Space:
@@ -68,8 +86,16 @@ class Space:
         if key.startswith("l2:"):
             kb_id, sep, space_key = key[3:].partition(":")
             if sep and kb_id and space_key:
-                return cls.l2(kb_id, space_key)
+                return cls.l2(L2Space(kb_id, space_key))
         return None
+
+    @property
+    def as_l2(self) -> L2Space:
+        """The L2 space this lock unit guards, as the store addresses it (ValueError for an L1 or the
+        installation space)."""
+        if self.kind is not SpaceKind.L2:
+            raise ValueError(f"{self.key} is not an L2 space")
+        return L2Space(self.kb_id, self.space_key)
 
     def describe(self) -> dict[str, str]:
         data = {"kind": self.kind.value}

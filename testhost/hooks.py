@@ -32,7 +32,7 @@ async def migrate_layout(memory: MemoryService, kb_id: str) -> MigrationReport:
 async def index_space(memory: MemoryService, scope: MemoryScope) -> None:
     parts = memory.parts
     await parts.kbs.open(scope)
-    await parts.episodes.word_index(scope.kb_id, scope.space_key)
+    await parts.episodes.word_index(scope.l2)
     await parts.episodes.word_indexes_built()
 
 

@@ -7,7 +7,7 @@
 Everything is plain Python and keeps its promises the way a good host would:
 
 - `InMemoryStore`      a dict of bytes per key;
-- `InMemoryIndex`      records per collection, exact filtering on space and speaker, cosine
+- `InMemoryIndex`      records per memory KB, exact filtering on space and speaker, cosine
                        distance (1 - cos), pages in insertion order, delete by id within a space,
                        a substring text search (or none, `text_search=False`) and an isolation
                        probe that runs the index's own filters. `ignore_space_filter = True`
@@ -16,7 +16,7 @@ Everything is plain Python and keeps its promises the way a good host would:
 - `InMemoryEmbedder`   the deterministic hashing embedder of the test host, per known model;
 - `ScriptedLanguageModel`  a FAKE model: it answers from a queue or a function the test gives
                        it and records every request; it understands nothing;
-- `InMemoryDirectory`  the knowledge bases the host knows: every collection of the index plus
+- `InMemoryDirectory`  the knowledge bases the host knows: every KB the index holds plus
                        any the test adds.
 
 Every port call is counted per operation (`fake.calls`) and can be made to fail or to stop
@@ -25,7 +25,7 @@ part-way (`fake.faults`), following the port failure contract: `HostError` for a
 is applied and only the answer is lost), `asyncio.CancelledError` for cancellation.
 Operation names are "<port>.<method>": `store.get`, `store.set`, `store.delete`,
 `store.keys`, `index.upsert`, `index.search`, `index.search_text`, `index.get`,
-`index.get_many`, `index.page`, `index.delete`, `index.drop_collection`, `index.probe_isolation`,
+`index.get_many`, `index.page`, `index.delete`, `index.drop_kb`, `index.probe_isolation`,
 `embedder.embed`, `llm.complete`, `directory.knowledge_base_ids`.
 """
 
@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from ltm.errors import HostError, ValidationError
 from ltm.ports import ChatMessage, HostPorts, IndexHit, IndexPage, IndexRecord, Vector
+from ltm.spaces import L2Space
 
 from .embedder import HashingEmbedder
 
@@ -50,7 +51,7 @@ T = TypeVar("T")
 OPERATIONS: tuple[str, ...] = (
     "store.get", "store.set", "store.delete", "store.keys",
     "index.upsert", "index.search", "index.search_text", "index.get", "index.get_many", "index.page", "index.delete",
-    "index.drop_collection", "index.probe_isolation",
+    "index.drop_kb", "index.probe_isolation",
     "embedder.embed", "llm.complete", "directory.knowledge_base_ids",
 )
 _FLAT = (str, int, float, bool)
@@ -59,10 +60,10 @@ _FLAT = (str, int, float, bool)
 @dataclass(frozen=True)
 class Call:
     """One port call as the fake saw it. `args` holds the call's routing arguments:
-    `key` (store.get/set/delete), `prefix` (store.keys); `collection` for every index call, plus
-    `ids` and `spaces` (upsert), `space`, `speaker`, `top_k` (search), `space`, `text`, `top_k`
-    (search_text), `space`, `record_id` (get), `space`, `ids` (get_many), `space`, `limit`, `offset`
-    (page), `space`, `ids` (delete); `model` and `texts` (embedder.embed), `model` (llm.complete)."""
+    `key` (store.get/set/delete), `prefix` (store.keys); `kb_id` for every index call, and
+    `space_key` for every call of one space, plus `ids` (upsert), `speaker`, `top_k` (search), `text`,
+    `top_k` (search_text), `record_id` (get), `ids` (get_many), `limit`, `offset` (page), `ids` (delete);
+    `model` and `texts` (embedder.embed), `model` (llm.complete)."""
 
     op: str
     args: Mapping[str, Any] = field(default_factory=dict)
@@ -277,22 +278,22 @@ def _norm(vector: Sequence[float]) -> float:
 
 
 class InMemoryIndex:
-    """VectorIndex: one dict of records per collection, keyed by record id (ids are unique in a
-    collection, as on the host)."""
+    """VectorIndex: one dict of records per memory knowledge base, keyed by record id (ids are unique
+    in a KB, as on the host)."""
 
     def __init__(self, host: _Host, *, text_search: bool = True) -> None:
         self._host = host
         self.text_search = text_search
         # A leaking backend: reads and deletes disregard the space (speaker filters still hold).
         self.ignore_space_filter = False
-        self.collections: dict[str, dict[str, StoredVector]] = {}
+        self.kbs: dict[str, dict[str, StoredVector]] = {}
 
     # -------------------------------------------------------------- the index's own filters
-    def _in_space(self, stored: StoredVector, space: str) -> bool:
-        return self.ignore_space_filter or stored.record.space_key == space
+    def _in_space(self, stored: StoredVector, space: L2Space) -> bool:
+        return self.ignore_space_filter or stored.record.space_key == space.space_key
 
-    def _rows(self, collection: str, space: str, speaker: str | None = None) -> list[StoredVector]:
-        rows = self.collections.get(collection, {}).values()
+    def _rows(self, space: L2Space, speaker: str | None = None) -> list[StoredVector]:
+        rows = self.kbs.get(space.kb_id, {}).values()
         return [s for s in rows if self._in_space(s, space) and (speaker is None or s.record.speaker == speaker)]
 
     def _ranked(self, rows: Iterable[StoredVector], vector: Vector, top_k: int) -> list[IndexHit]:
@@ -302,13 +303,13 @@ class InMemoryIndex:
         hits.sort(key=lambda h: (h.distance, h.record.record_id))
         return hits[: max(0, top_k)]
 
-    def _upsert_now(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
+    def _upsert_now(self, space: L2Space, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
         if len(records) != len(vectors):
             raise HostError(f"vector upsert: {len(records)} records but {len(vectors)} vectors")
-        target = self.collections.get(collection, {})
+        target = self.kbs.get(space.kb_id, {})
         dims = {len(s.vector) for s in target.values()} | {len(v) for v in vectors}
         if len(dims) > 1:
-            raise HostError(f"vector upsert: dimensions differ in collection {collection} ({sorted(dims)})")
+            raise HostError(f"vector upsert: dimensions differ in knowledge base {space.kb_id} ({sorted(dims)})")
         rows: list[StoredVector] = []
         for record, vector in zip(records, vectors):
             bad = [k for k, v in record.fields.items() if not isinstance(v, _FLAT)]
@@ -317,112 +318,117 @@ class InMemoryIndex:
             stored = IndexRecord(record.record_id, record.space_key, record.speaker, record.text, dict(record.fields))
             values = tuple(float(x) for x in vector)
             rows.append(StoredVector(stored, values, _norm(values)))
-        target = self.collections.setdefault(collection, {})
+        target = self.kbs.setdefault(space.kb_id, {})
         for row in rows:  # all checked first: an upsert is applied whole or not at all
             target[row.record.record_id] = row
 
-    def _get_now(self, collection: str, space: str, record_id: str) -> IndexRecord | None:
-        stored = self.collections.get(collection, {}).get(record_id)
+    def _get_now(self, space: L2Space, record_id: str) -> IndexRecord | None:
+        stored = self.kbs.get(space.kb_id, {}).get(record_id)
         return stored.record if stored is not None and self._in_space(stored, space) else None
 
-    def _page_now(self, collection: str, space: str, limit: int, offset: int) -> IndexPage:
-        rows = self._rows(collection, space)
+    def _page_now(self, space: L2Space, limit: int, offset: int) -> IndexPage:
+        rows = self._rows(space)
         chosen = rows[offset : offset + limit]
         return IndexPage([s.record for s in chosen], more=offset + limit < len(rows))
 
-    def _delete_now(self, collection: str, space: str, record_ids: Sequence[str]) -> None:
-        target = self.collections.get(collection, {})
+    def _delete_now(self, space: L2Space, record_ids: Sequence[str]) -> None:
+        target = self.kbs.get(space.kb_id, {})
         for record_id in record_ids:
             stored = target.get(record_id)
             if stored is not None and self._in_space(stored, space):
                 del target[record_id]
 
-    def _text_now(self, collection: str, space: str, text: str, vector: Vector, top_k: int) -> list[IndexHit] | None:
+    def _text_now(self, space: L2Space, text: str, vector: Vector, top_k: int) -> list[IndexHit] | None:
         if not self.text_search:
             return None
         needle = text.casefold()
-        rows = [s for s in self._rows(collection, space) if needle and needle in s.record.text.casefold()]
+        rows = [s for s in self._rows(space) if needle and needle in s.record.text.casefold()]
         return self._ranked(rows, vector, top_k)
 
-    def _probe_now(self, collection: str, vector: Vector) -> list[str]:
+    def _probe_now(self, kb_id: str, vector: Vector) -> list[str]:
         run = uuid.uuid4().hex[:12]
-        space_a, space_b = f"isolation-probe:{run}:a", f"isolation-probe:{run}:b"
+        space_a, space_b = L2Space(kb_id, f"isolation-probe:{run}:a"), L2Space(kb_id, f"isolation-probe:{run}:b")
         id_a, id_b = str(uuid.uuid4()), str(uuid.uuid4())
         text = "isolation probe record"
-        self._upsert_now(collection, [IndexRecord(id_a, space_a, "probe-a", text, {"status": "archived"}),
-                                      IndexRecord(id_b, space_b, "probe-b", text, {"status": "archived"})],
-                         [vector, vector])
+        self._upsert_now(space_a, [IndexRecord(id_a, space_a.space_key, "probe-a", text, {"status": "archived"})],
+                         [vector])
+        self._upsert_now(space_b, [IndexRecord(id_b, space_b.space_key, "probe-b", text, {"status": "archived"})],
+                         [vector])
         problems: list[str] = []
         try:
-            if id_b in {h.record.record_id for h in self._ranked(self._rows(collection, space_a), vector, 10)}:
+            if id_b in {h.record.record_id for h in self._ranked(self._rows(space_a), vector, 10)}:
                 problems.append("search filtered on one space returned another space's record")
-            speaker_rows = self._rows(collection, space_a, "probe-b")
+            speaker_rows = self._rows(space_a, "probe-b")
             if id_b in {s.record.record_id for s in speaker_rows}:
                 problems.append("speaker search filtered on one space returned another space's record")
-            if id_b in {r.record_id for r in self._page_now(collection, space_a, 10, 0).records}:
+            if id_b in {r.record_id for r in self._page_now(space_a, 10, 0).records}:
                 problems.append("list filtered on one space returned another space's record")
-            if self._get_now(collection, space_a, id_b) is not None:
+            if self._get_now(space_a, id_b) is not None:
                 problems.append("get filtered on one space returned another space's record")
-            found = self._text_now(collection, space_a, text, vector, 10)
+            found = self._text_now(space_a, text, vector, 10)
             if found is not None and id_b in {h.record.record_id for h in found}:
                 problems.append("text search filtered on one space returned another space's record")
-            self._delete_now(collection, space_a, [id_b])
-            if id_b not in self.collections.get(collection, {}):
+            self._delete_now(space_a, [id_b])
+            if id_b not in self.kbs.get(kb_id, {}):
                 problems.append("delete filtered on one space removed another space's record")
         finally:
-            target = self.collections.get(collection, {})
+            target = self.kbs.get(kb_id, {})
             target.pop(id_a, None)
             target.pop(id_b, None)
         return problems
 
     # -------------------------------------------------------------- the port
-    async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
-        call = Call("index.upsert", {"collection": collection, "ids": tuple(r.record_id for r in records),
-                                     "spaces": tuple(sorted({r.space_key for r in records}))})
-        await self._host.run(call, lambda: self._upsert_now(collection, records, vectors))
+    @staticmethod
+    def _where(space: L2Space) -> dict[str, str]:
+        return {"kb_id": space.kb_id, "space_key": space.space_key}
 
-    async def search(self, collection: str, space: str, vector: Vector, top_k: int, *,
+    async def upsert(self, space: L2Space, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
+        if any(r.space_key != space.space_key for r in records):
+            raise ValueError("a vector write holds records of one space only")
+        call = Call("index.upsert", {**self._where(space), "ids": tuple(r.record_id for r in records)})
+        await self._host.run(call, lambda: self._upsert_now(space, records, vectors))
+
+    async def search(self, space: L2Space, vector: Vector, top_k: int, *,
                      speaker: str | None = None) -> list[IndexHit]:
-        call = Call("index.search", {"collection": collection, "space": space, "speaker": speaker, "top_k": top_k})
-        return await self._host.run(call, lambda: self._ranked(self._rows(collection, space, speaker), vector, top_k))
+        call = Call("index.search", {**self._where(space), "speaker": speaker, "top_k": top_k})
+        return await self._host.run(call, lambda: self._ranked(self._rows(space, speaker), vector, top_k))
 
-    async def search_text(self, collection: str, space: str, text: str, vector: Vector, top_k: int
-                          ) -> list[IndexHit] | None:
-        call = Call("index.search_text", {"collection": collection, "space": space, "text": text, "top_k": top_k})
-        return await self._host.run(call, lambda: self._text_now(collection, space, text, vector, top_k))
+    async def search_text(self, space: L2Space, text: str, vector: Vector, top_k: int) -> list[IndexHit] | None:
+        call = Call("index.search_text", {**self._where(space), "text": text, "top_k": top_k})
+        return await self._host.run(call, lambda: self._text_now(space, text, vector, top_k))
 
-    async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None:
-        call = Call("index.get", {"collection": collection, "space": space, "record_id": record_id})
-        return await self._host.run(call, lambda: self._get_now(collection, space, record_id))
+    async def get(self, space: L2Space, record_id: str) -> IndexRecord | None:
+        call = Call("index.get", {**self._where(space), "record_id": record_id})
+        return await self._host.run(call, lambda: self._get_now(space, record_id))
 
-    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
-        call = Call("index.get_many", {"collection": collection, "space": space, "ids": tuple(record_ids)})
+    async def get_many(self, space: L2Space, record_ids: Sequence[str]) -> list[IndexRecord]:
+        call = Call("index.get_many", {**self._where(space), "ids": tuple(record_ids)})
         return await self._host.run(call, lambda: [r for i in dict.fromkeys(record_ids)
-                                                   if (r := self._get_now(collection, space, i)) is not None])
+                                                   if (r := self._get_now(space, i)) is not None])
 
-    async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage:
-        call = Call("index.page", {"collection": collection, "space": space, "limit": limit, "offset": offset})
-        return await self._host.run(call, lambda: self._page_now(collection, space, limit, offset))
+    async def page(self, space: L2Space, limit: int, offset: int) -> IndexPage:
+        call = Call("index.page", {**self._where(space), "limit": limit, "offset": offset})
+        return await self._host.run(call, lambda: self._page_now(space, limit, offset))
 
-    async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None:
-        call = Call("index.delete", {"collection": collection, "space": space, "ids": tuple(record_ids)})
-        await self._host.run(call, lambda: self._delete_now(collection, space, record_ids))
+    async def delete(self, space: L2Space, record_ids: Sequence[str]) -> None:
+        call = Call("index.delete", {**self._where(space), "ids": tuple(record_ids)})
+        await self._host.run(call, lambda: self._delete_now(space, record_ids))
 
-    async def drop_collection(self, collection: str) -> None:
+    async def drop_kb(self, kb_id: str) -> None:
         def apply() -> None:
-            self.collections.pop(collection, None)
+            self.kbs.pop(kb_id, None)
 
-        await self._host.run(Call("index.drop_collection", {"collection": collection}), apply)
+        await self._host.run(Call("index.drop_kb", {"kb_id": kb_id}), apply)
 
-    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
-        return await self._host.run(Call("index.probe_isolation", {"collection": collection}),
-                                    lambda: self._probe_now(collection, vector))
+    async def probe_isolation(self, kb_id: str, vector: Vector) -> list[str]:
+        return await self._host.run(Call("index.probe_isolation", {"kb_id": kb_id}),
+                                    lambda: self._probe_now(kb_id, vector))
 
     # -------------------------------------------------------------- for assertions
-    def records(self, collection: str, space: str | None = None) -> list[IndexRecord]:
-        """What the collection holds (all spaces, or one), bypassing faults, counts and leaks."""
-        rows = self.collections.get(collection, {}).values()
-        return [s.record for s in rows if space is None or s.record.space_key == space]
+    def records(self, kb_id: str, space_key: str | None = None) -> list[IndexRecord]:
+        """What the KB holds (all spaces, or one), bypassing faults, counts and leaks."""
+        rows = self.kbs.get(kb_id, {}).values()
+        return [s.record for s in rows if space_key is None or s.record.space_key == space_key]
 
 
 class InMemoryEmbedder:
@@ -488,7 +494,7 @@ class ScriptedLanguageModel:
 
 
 class InMemoryDirectory:
-    """HostDirectory: the index's collections plus the knowledge bases a test adds."""
+    """HostDirectory: the index's knowledge bases plus the ones a test adds."""
 
     def __init__(self, host: _Host, index: InMemoryIndex) -> None:
         self._host = host
@@ -497,7 +503,7 @@ class InMemoryDirectory:
         self.removed: set[str] = set()
 
     def _ids_now(self) -> list[str]:
-        return sorted((set(self._index.collections) | self.added) - self.removed)
+        return sorted((set(self._index.kbs) | self.added) - self.removed)
 
     async def knowledge_base_ids(self) -> list[str]:
         return await self._host.run(Call("directory.knowledge_base_ids"), self._ids_now)
@@ -537,7 +543,7 @@ class InMemoryPorts:
             index={name: {rid: (IndexRecord(s.record.record_id, s.record.space_key, s.record.speaker, s.record.text,
                                             dict(s.record.fields)), s.vector)
                           for rid, s in rows.items()}
-                   for name, rows in self.index.collections.items()},
+                   for name, rows in self.index.kbs.items()},
         )
 
 

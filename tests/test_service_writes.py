@@ -120,7 +120,7 @@ async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plu
     host.fail_next(A.VECTOR_UPSERT, failure, after_dispatch=True)
     with pytest.raises(OutcomeUnknown):
         await memory.remember(a, {"content": "plan during the outage"})
-    assert [f.space for f in await memory.parts.fences.all()] == [Space.l2(kb_id, a.space_key)]
+    assert [f.space for f in await memory.parts.fences.all()] == [Space.l2(a.l2)]
     with pytest.raises(FencedError):
         await memory.remember(a, {"content": "plan after the outage"})
     await memory.remember(b, {"content": "other scope keeps writing"})
@@ -138,7 +138,7 @@ async def test_unknown_outcome_fences_exactly_one_scope_and_survives_restart(plu
     with pytest.raises(FencedError):
         await memory.forget(a, kept.episode_id)
     assert (await memory.get_episode(a, kept.episode_id)).is_active
-    assert await memory.clear_fences(a) == [Space.l2(kb_id, a.space_key).key]
+    assert await memory.clear_fences(a) == [Space.l2(a.l2).key]
     await memory.remember(a, {"content": "writes resume after the admin clears the fence"})
     entries = (await memory.audit_page(a, 1)).entries
     assert entries[1]["operation"] == "fence_clear"
@@ -165,7 +165,7 @@ async def test_cancellation_before_dispatch_does_not_fence(plugin):
     harness, _ = plugin
     memory = harness.plugin.memory
     sc = await scope(memory, ident())
-    space = Space.l2(sc.kb_id, sc.space_key)
+    space = Space.l2(sc.l2)
     async with memory.parts.gate.hold(space):  # a write in progress holds the scope
         waiting = asyncio.create_task(memory.remember(sc, {"content": "queued write"}))
         await asyncio.sleep(0.05)
@@ -244,7 +244,7 @@ async def test_a_change_whose_audit_entry_is_lost_fences_its_space(plugin, step)
     with pytest.raises(UnrecordedChange) as raised:
         await memory.remember(sc, {"content": "stored but not audited"})
     [applied] = raised.value.details["applied"]
-    assert [f.space.key for f in await memory.parts.fences.all()] == [Space.l2(kb_id, sc.space_key).key]
+    assert [f.space.key for f in await memory.parts.fences.all()] == [Space.l2(sc.l2).key]
     stored = [e for e in await memory.all_episodes(sc) if e.content == "stored but not audited"]
     assert len(stored) == 1 and applied.endswith(stored[0].episode_id)  # the truth: it is stored
     assert applied.split(":")[-1] not in {e["target_id"] for e in await memory.audit_export(sc)}
@@ -257,7 +257,7 @@ async def test_one_busy_scope_never_blocks_another_and_same_scope_writes_queue(p
     harness, _ = plugin
     memory = harness.plugin.memory
     a, b = await scope(memory, ident("g1")), await scope(memory, ident("g2"))
-    async with memory.parts.gate.hold(Space.l2(a.kb_id, a.space_key)):  # scope A is mid-write
+    async with memory.parts.gate.hold(Space.l2(a.l2)):  # scope A is mid-write
         queued = asyncio.create_task(memory.remember(a, {"content": "waits for A's lock"}))
         await asyncio.wait_for(memory.remember(b, {"content": "B is not blocked"}), timeout=5)
         assert (await memory.list_episodes(a)).total == 0  # reads of A do not wait either

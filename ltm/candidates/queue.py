@@ -183,7 +183,7 @@ class CandidateQueue:
         """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""
         if not new:
             return ProposeResult([])
-        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CANDIDATE_PROPOSE) as tx:
+        async with self._gate.write_l1(scope, Operation.CANDIDATE_PROPOSE) as tx:
             record = await self._read(scope)
             pending = {c.same_as_key for c in record.items if c.is_pending}
             fresh: list[Candidate] = []
@@ -224,7 +224,7 @@ class CandidateQueue:
                     ) -> tuple[list[Candidate], int]:
         """Candidates carried over from elsewhere (a migration), each with its own id, status and times;
         one whose id the queue holds is not added again. Returns (added, refused for lack of room)."""
-        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
+        async with self._gate.write_l1(scope, operation) as tx:
             record = await self._read(scope)
             taken = record.ids()
             fresh = [c for c in incoming if c.candidate_id not in taken]
@@ -266,10 +266,10 @@ class CandidateQueue:
         its text now: the forget ran while the candidate was still pending, so it had nothing to redact.
         Checked under the episode space's lock, so a forget in progress has finished, and any later one
         sees the mark and redacts the candidate itself."""
-        async with self._gate.hold(Space.l2(scope.kb_id, scope.space_key)):
+        async with self._gate.hold(Space.l2(scope.l2)):
             if await episode_there():
                 return accepted
-        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CANDIDATE_REDACT) as tx:
+        async with self._gate.write_l1(scope, Operation.CANDIDATE_REDACT) as tx:
             record = await self._read(scope)
             current = record.find(accepted.candidate_id)
             if current is None or current.applied_id != accepted.applied_id:
@@ -300,7 +300,7 @@ class CandidateQueue:
                      by: str, applied_type: str | None = None, applied_id: str | None = None,
                      applied_existing: bool = False) -> Candidate:
         """Mark a pending candidate accepted or rejected, audited as `operation`."""
-        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
+        async with self._gate.write_l1(scope, operation) as tx:
             record = await self._read(scope)
             candidate = record.find(candidate_id)
             if candidate is None:

@@ -147,7 +147,7 @@ class CandidateReview:
         profiles = await self._profiles.current(scope)
         speaker = scope.sender_id
         in_space: list[Finding] = await self._duplicates.against_space(
-            scope.kb_id, scope.space_key, settings.embedding_model_uuid,
+            scope.l2, settings.embedding_model_uuid,
             [Probe(p.content if p.kind is CandidateKind.EPISODE else p.evidence or p.content, speaker)
              for p in checked])
         in_profiles = await self._duplicates.against_texts(settings.embedding_model_uuid, [

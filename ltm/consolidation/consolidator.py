@@ -41,7 +41,7 @@ from ..kb_settings import KBSettings
 from ..operations import Operation
 from ..ports import LanguageModel
 from ..profiles.book import ProfileBook
-from ..spaces import Space
+from ..spaces import L2Space, Space
 from ..timefields import now_iso, utc_now
 from ..wording import Phrase, Said
 from .archival import archivable_records
@@ -106,12 +106,12 @@ class Consolidator:
     async def preview(self, scope: MemoryScope, settings: KBSettings, *, tag: str = "",
                       drafting: bool = True) -> ConsolidationPreview:
         """`drafting=False`: the archival part only, a pure read (no model call, no stored draft, no note)."""
-        kb_id, space_key = scope.kb_id, scope.space_key
+        space = scope.l2
         model = settings.consolidation_model_uuid
         # K8: the KB is held against removal for the whole preview; a removed KB is refused here,
         # before any model call, and its removal waits until this preview has finished.
-        async with self._gate.kb_in_use(kb_id):
-            listing = await self._store.enumerate(kb_id, space_key)
+        async with self._gate.kb_in_use(space.kb_id):
+            listing = await self._store.enumerate(space)
             archival, total = archivable_records(listing.episodes, settings, utc_now())
             result = ConsolidationPreview(
                 enabled=settings.consolidation_enabled, model_configured=bool(model),
@@ -122,10 +122,10 @@ class Consolidator:
                 return replace(result, note=_NOTE["no_model"]())
             if not drafting:
                 return result
-            if len(await self._drafts.pending(kb_id, space_key, scope.chat_key)) >= MAX_PENDING_DRAFTS:
+            if len(await self._drafts.pending(space, scope.chat_key)) >= MAX_PENDING_DRAFTS:
                 return replace(result, note=_NOTE["too_many_drafts"](count=MAX_PENDING_DRAFTS))
-            pending = {i for _, d in await self._drafts.pending(kb_id, space_key) for i in d.source_ids}
-            chosen = select_sources(listing.episodes, await self._drafts.lineage(kb_id, space_key), pending,
+            pending = {i for _, d in await self._drafts.pending(space) for i in d.source_ids}
+            chosen = select_sources(listing.episodes, await self._drafts.lineage(space), pending,
                                     settings, tag)
             if len(chosen) < MIN_SOURCES:
                 return replace(result, note=_NOTE["nothing_new_tag"](count=MIN_SOURCES, tag=tag) if tag
@@ -180,13 +180,13 @@ class Consolidator:
     async def _save(self, scope: MemoryScope, draft: Draft, chosen: Sequence[Episode]) -> Said | None:
         """Store the draft, unless a source changed while the model was drafting. Under the space's lock
         (L2 first, then L1), so no cascade can run between the check and the write."""
-        async with self._gate.hold(Space.l2(scope.kb_id, scope.space_key)):
+        async with self._gate.hold(Space.l2(scope.l2)):
             for episode in chosen:
-                current = await self._store.get(scope.kb_id, scope.space_key, episode.episode_id)
+                current = await self._store.get(scope.l2, episode.episode_id)
                 if current is None or source_hash(current) != source_hash(episode):
                     return _NOTE["source_changed"](episode_id=episode.episode_id)
-            async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CONSOLIDATION_PREVIEW) as tx:
-                if len(await self._drafts.pending(scope.kb_id, scope.space_key, scope.chat_key)) >= MAX_PENDING_DRAFTS:
+            async with self._gate.write_l1(scope, Operation.CONSOLIDATION_PREVIEW) as tx:
+                if len(await self._drafts.pending(scope.l2, scope.chat_key)) >= MAX_PENDING_DRAFTS:
                     raise StateError(f"this chat already has {MAX_PENDING_DRAFTS} pending drafts; run or discard "
                                      "one first")
                 await self._drafts.save(tx, draft)
@@ -204,9 +204,8 @@ class Consolidator:
         return await self._apply(scope, settings, pid)
 
     async def _archive(self, scope: MemoryScope, settings: KBSettings) -> ConsolidationRun:
-        space = Space.l2(scope.kb_id, scope.space_key)
-        async with self._gate.write(scope, space, Operation.CONSOLIDATION_ARCHIVE) as tx:
-            listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+        async with self._gate.write_l2(scope, Operation.CONSOLIDATION_ARCHIVE) as tx:
+            listing = await self._store.enumerate(scope.l2)
             archivable, _ = archivable_records(listing.episodes, settings, utc_now())
             targets = [c.episode for c in archivable if c.episode.status is EpisodeStatus.SUPERSEDED]
             if not targets:
@@ -224,7 +223,7 @@ class Consolidator:
         pid = draft.proposal_id
         current: list[Episode] = []
         for source in draft.sources:
-            episode = await self._store.get(scope.kb_id, scope.space_key, source.episode_id)
+            episode = await self._store.get(scope.l2, source.episode_id)
             if episode is None:
                 return [], ProposalRejected(f"proposal {pid} is stale: source {source.episode_id} is no longer "
                                             "stored", reason="stale", proposal_id=pid)
@@ -244,7 +243,7 @@ class Consolidator:
     async def _apply(self, scope: MemoryScope, settings: KBSettings, pid: str) -> ConsolidationRun:
         rejection: ProposalRejected | None = None
         staged: Episode | None = None
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key), Operation.CONSOLIDATION_RUN) as tx:
+        async with self._gate.write_l2(scope, Operation.CONSOLIDATION_RUN) as tx:
             draft = await self._drafts.find(scope, pid)
             sources, rejection = await self._recheck(scope, draft)
             if rejection is None:
@@ -274,7 +273,7 @@ class Consolidator:
     async def _close_draft(self, scope: MemoryScope, draft: Draft, status: str, reason: str, said: Said,
                            summary_id: str = "") -> None:
         """The draft leaves the pending state in its own L1 space (inside the caller's L2 lock)."""
-        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.CONSOLIDATION_RUN) as l1:
+        async with self._gate.write_l1(scope, Operation.CONSOLIDATION_RUN) as l1:
             await self._drafts.close(l1, draft, status, reason, Operation.CONSOLIDATION_RUN, said,
                                      summary_id=summary_id)
 
@@ -282,24 +281,23 @@ class Consolidator:
                        sources: Sequence[Episode]) -> ProposalRejected | None:
         """Stage archived, read back, activate. The draft is spent first (one use), after the only step
         that cannot write (the embedding); a refused read-back removes the staged record again."""
-        pid, kb_id, space_key = draft.proposal_id, scope.kb_id, scope.space_key
+        pid, space = draft.proposal_id, scope.l2
         vectors = await self._store.embed(settings.embedding_model_uuid, [staged.content])
         await self._close_draft(scope, draft, "used", "run", DRAFT_USED(), staged.episode_id)
-        lineage = await self._drafts.lineage(kb_id, space_key)
+        lineage = await self._drafts.lineage(space)
         lineage[staged.episode_id] = [s.episode_id for s in sources]
-        await self._drafts.set_lineage(tx, kb_id, space_key, lineage)  # before the record: never untracked
+        await self._drafts.set_lineage(tx, space, lineage)  # before the record: never untracked
         await write_episodes(tx, self._store, settings, [staged], lambda t, e: t.applied(
             Operation.CONSOLIDATION_STAGE, "episode", e.episode_id,
             SUMMARY_STAGED(sources=len(sources)), proposal_id=pid,
             derived_from=list(e.derived_from)), vectors=vectors)
-        problem = await self._verify(kb_id, staged)
+        problem = await self._verify(space, staged)
         if problem:
-            await tx.index_write("vector delete", lambda index: self._store.delete(
-                index, kb_id, space_key, [staged.episode_id]))
+            await tx.index_write("vector delete", lambda index: self._store.delete(index, space, [staged.episode_id]))
             tx.reverted(Operation.CONSOLIDATION_UNSTAGE, "episode", staged.episode_id,
                         SUMMARY_UNSTAGED(problem=problem), proposal_id=pid)
             lineage.pop(staged.episode_id, None)
-            await self._drafts.set_lineage(tx, kb_id, space_key, lineage)
+            await self._drafts.set_lineage(tx, space, lineage)
             return ProposalRejected(f"proposal {pid}: {problem}; the sources are kept", proposal_id=pid,
                                     reason="over_budget" if "budget" in problem else "not_verified")
         await write_episodes(tx, self._store, settings, [staged.with_status(EpisodeStatus.ACTIVE)],
@@ -308,10 +306,10 @@ class Consolidator:
                              vectors=vectors)
         return None
 
-    async def _verify(self, kb_id: str, staged: Episode) -> str:
+    async def _verify(self, space: L2Space, staged: Episode) -> str:
         """Read the staged record back: it must be there, as written, and within the record budget
         counting whatever the host keeps with it. Returns the problem, or "" when it is fine."""
-        record = await self._store.get_record(kb_id, staged.space_key, staged.episode_id)
+        record = await self._store.get_record(space, staged.episode_id)
         if record is None:
             return "the staged summary could not be read back"
         if Episode.from_record(record).to_record() != staged.to_record():
@@ -341,13 +339,13 @@ class Consolidator:
 
     # ------------------------------------------------------------------ drafts (K7)
     async def drafts(self, scope: MemoryScope) -> list[Draft]:
-        return [d for _, d in await self._drafts.pending(scope.kb_id, scope.space_key, scope.chat_key)]
+        return [d for _, d in await self._drafts.pending(scope.l2, scope.chat_key)]
 
     async def discard(self, scope: MemoryScope, proposal_id: object) -> Draft:
         pid = clean_proposal_id(proposal_id)
         async with self._gate.kb_in_use(scope.kb_id), \
-                self._gate.hold(Space.l2(scope.kb_id, scope.space_key)), \
-                self._gate.write(scope, Space.l1(scope.chat_key), Operation.DRAFT_DISCARD) as tx:
+                self._gate.hold(Space.l2(scope.l2)), \
+                self._gate.write_l1(scope, Operation.DRAFT_DISCARD) as tx:
             draft = await self._drafts.find(scope, pid)
             await self._drafts.close(tx, draft, "discarded", "discarded after review", Operation.DRAFT_DISCARD,
                                      DRAFT_DISCARDED())

@@ -35,6 +35,7 @@ from ..episodes.store import EpisodeStore
 from ..errors import NotFound, ProposalRejected
 from ..identity import MemoryScope
 from ..operations import Operation
+from ..spaces import L2Space
 from ..timefields import now_iso
 from ..wording import Phrase, Said
 from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft
@@ -56,9 +57,9 @@ class DraftBook:
         self._episodes = episodes
 
     # ------------------------------------------------------------------ reads
-    async def pending(self, kb_id: str, space_key: str, chat_key: str | None = None) -> list[tuple[str, Draft]]:
+    async def pending(self, space: L2Space, chat_key: str | None = None) -> list[tuple[str, Draft]]:
         """Pending drafts over one space (every scope sharing it, or one scope), oldest first."""
-        prefix = draft_scope_prefix(kb_id, space_key, chat_key) if chat_key else draft_space_prefix(kb_id, space_key)
+        prefix = draft_scope_prefix(space, chat_key) if chat_key else draft_space_prefix(space)
         found: list[tuple[str, Draft]] = []
         for key in await self._store.keys(prefix):
             if parse_draft_key(key) is None:
@@ -89,7 +90,7 @@ class DraftBook:
             raise ProposalRejected(
                 f"proposal {proposal_id} was already {closed.status} ({closed.reason}); a proposal is used once. "
                 "Run preview again for a new one", reason="used", proposal_id=proposal_id, status=closed.status)
-        key = draft_key(scope.kb_id, scope.space_key, scope.chat_key, proposal_id)
+        key = draft_key(scope.l2, scope.chat_key, proposal_id)
         draft = Draft.from_dict(await self._store.get(key))
         if draft is not None:
             if draft.kb_id != scope.kb_id:
@@ -107,8 +108,8 @@ class DraftBook:
         raise NotFound(f"no pending proposal {proposal_id} in this chat; run preview first",
                        proposal_id=proposal_id)
 
-    async def lineage(self, kb_id: str, space_key: str) -> dict[str, list[str]]:
-        raw = await self._store.get(lineage_key(kb_id, space_key), {})
+    async def lineage(self, space: L2Space) -> dict[str, list[str]]:
+        raw = await self._store.get(lineage_key(space), {})
         summaries = raw.get("summaries") if isinstance(raw, dict) else None
         if not isinstance(summaries, dict):
             return {}
@@ -116,7 +117,7 @@ class DraftBook:
 
     # ------------------------------------------------------------------ writes (inside a gated write)
     async def save(self, tx: WriteTx, draft: Draft) -> None:
-        key = draft_key(draft.kb_id, draft.space_key, draft.chat_key, draft.proposal_id)
+        key = draft_key(draft.l2, draft.chat_key, draft.proposal_id)
         await tx.set(key, draft.to_dict())
         tx.applied(Operation.CONSOLIDATION_PREVIEW, "draft", draft.proposal_id,
                    DRAFT_SAVED(statements=len(draft.statements), sources=len(draft.sources)),
@@ -133,15 +134,15 @@ class DraftBook:
             newest = sorted(entries.items(), key=lambda item: str(item[1].get("at")))[-MAX_CLOSED_KEPT:]
             entries = dict(newest)
         await tx.set(log_key, {"closed": entries})
-        key = draft_key(draft.kb_id, draft.space_key, draft.chat_key, draft.proposal_id)
+        key = draft_key(draft.l2, draft.chat_key, draft.proposal_id)
         await tx.delete(key)
         meta: dict[str, Any] = {"status": status, "draft_scope_key": draft.chat_key}
         if summary_id:
             meta["summary_id"] = summary_id
         tx.applied(operation, "draft", draft.proposal_id, said, **meta)
 
-    async def set_lineage(self, tx: WriteTx, kb_id: str, space_key: str, summaries: dict[str, list[str]]) -> None:
-        key = lineage_key(kb_id, space_key)
+    async def set_lineage(self, tx: WriteTx, space: L2Space, summaries: dict[str, list[str]]) -> None:
+        key = lineage_key(space)
         if summaries:
             await tx.set(key, {"summaries": summaries})
         else:
@@ -156,24 +157,23 @@ class DraftBook:
         ids = set(episode_ids)
         if not ids:
             return
-        kb_id, space_key = scope.kb_id, scope.space_key
-        lineage = await self.lineage(kb_id, space_key)
+        space = scope.l2
+        lineage = await self.lineage(space)
         doomed = sorted(sid for sid, sources in lineage.items() if sid not in ids and ids.intersection(sources))
         if doomed:
-            await tx.index_write("vector delete", partial(self._episodes.delete, kb_id=kb_id,
-                                                                  space_key=space_key, episode_ids=doomed))
+            await tx.index_write("vector delete", partial(self._episodes.delete, space=space, episode_ids=doomed))
             for sid in doomed:
                 changed = sorted(ids.intersection(lineage[sid]))
                 tx.applied(Operation.SUMMARY_REMOVE, "episode", sid,
                            SUMMARY_REMOVED(count=len(changed)), sources=changed)
         gone = set(doomed) | (ids.intersection(lineage) if removed else set())
         if gone:
-            await self.set_lineage(tx, kb_id, space_key, {k: v for k, v in lineage.items() if k not in gone})
-        for _, draft in await self.pending(kb_id, space_key):
+            await self.set_lineage(tx, space, {k: v for k, v in lineage.items() if k not in gone})
+        for _, draft in await self.pending(space):
             hit = sorted(ids & draft.source_ids)
             if hit:
                 await self.close(tx, draft, "cleared", f"source {hit[0]} changed before review", Operation.DRAFT_CLEAR,
                                  DRAFT_CLEARED(source=hit[0]))
         if doomed:
-            log.info("[LongTermMemory] consolidation cascade kb=%s user_key=%s summaries_removed=%d", kb_id,
-                     space_key, len(doomed))
+            log.info("[LongTermMemory] consolidation cascade kb=%s user_key=%s summaries_removed=%d", space.kb_id,
+                     space.space_key, len(doomed))

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from ..episodes.model import Episode
+from ..spaces import L2Space
 from ..timefields import format_utc, parse_stored
 from ..wording import Said
 
@@ -131,6 +132,11 @@ class Draft:
     valid_until: str | None = None
     created_by_id: str = ""
     created_by_name: str = ""
+
+    @property
+    def l2(self) -> L2Space:
+        """The L2 space the draft summarises."""
+        return L2Space(self.kb_id, self.space_key)
 
     @property
     def summary(self) -> str:

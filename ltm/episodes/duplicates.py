@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..errors import HostFailure
+from ..spaces import L2Space
 from ..timefields import utc_now
 from .model import Episode, Validity
 from .sameness import cosine, fact_key, near_duplicate, words_could_be_near
@@ -89,7 +90,7 @@ class DuplicateFinder:
     def __init__(self, store: EpisodeStore) -> None:
         self._store = store
 
-    async def against_space(self, kb_id: str, space_key: str, model_uuid: str, probes: Sequence[Probe], *,
+    async def against_space(self, space: L2Space, model_uuid: str, probes: Sequence[Probe], *,
                             batch: bool = False) -> list[Finding]:
         """Each probe against the active episodes of its speaker in the space that still hold a fact now.
         `batch`: many probes at once (an import), so a word index still being built is waited for rather
@@ -97,7 +98,7 @@ class DuplicateFinder:
         if not probes:
             return []
         moment = utc_now()
-        index = await self._index(kb_id, space_key, wait=batch)
+        index = await self._index(space, wait=batch)
         vectors = await self._vectors(model_uuid, probes, needed=index is None)
         pools: list[list[Match]] = []
         outdated: list[tuple[Episode, ...]] = []
@@ -106,7 +107,7 @@ class DuplicateFinder:
                 found = self._from_index(index, probe)
             else:
                 assert vector is not None  # embedded above when there is no index
-                hits = await self._store.search(kb_id, space_key, vector, top_k=DUPLICATE_WINDOW,
+                hits = await self._store.search(space, vector, top_k=DUPLICATE_WINDOW,
                                                 sender_id=probe.sender_id)
                 found = [h.episode for h in hits if h.episode is not None]
             own = _oldest_first([e for e in found if e.is_active and e.sender_id == probe.sender_id])
@@ -125,14 +126,14 @@ class DuplicateFinder:
         vectors: list[Sequence[float] | None] = [p.vector for p in probes]
         return await self._judge(model_uuid, probes, vectors, [list(p.known) for p in probes])
 
-    async def _index(self, kb_id: str, space_key: str, *, wait: bool) -> SpaceIndex | None:
+    async def _index(self, space: L2Space, *, wait: bool) -> SpaceIndex | None:
         try:
             # One write never waits for a read of the space under way (the vector search stands in).
-            index = await (self._store.word_index(kb_id, space_key) if wait
-                           else self._store.word_index_unless_busy(kb_id, space_key))
+            index = await (self._store.word_index(space) if wait
+                           else self._store.word_index_unless_busy(space))
             if index is None and wait:
                 await self._store.word_indexes_built()
-                index = await self._store.word_index(kb_id, space_key)
+                index = await self._store.word_index(space)
         except HostFailure as exc:  # the space could not be read now: the vector search stands in
             log.info("[LongTermMemory] word index not ready for de-duplication (%s); vector search", exc.code)
             return None

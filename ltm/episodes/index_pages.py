@@ -48,6 +48,7 @@ from typing import Any
 from .._bookkeeping import Bookkeeping
 from .._storage import word_index_head_key, word_index_kb_prefix, word_index_page_key, word_index_space_prefix
 from ..errors import HostError, HostFailure, OutcomeUnknown
+from ..spaces import L2Space
 from .model import Episode, EpisodeStatus, FactTime, partial_episode
 from .space_index import SpaceIndex
 
@@ -62,77 +63,77 @@ class IndexPages:
     def __init__(self, store: Bookkeeping) -> None:
         self._store = store
 
-    async def _head(self, kb_id: str, space_key: str) -> dict[str, Any] | None:
-        head = await self._store.get(word_index_head_key(kb_id, space_key))
+    async def _head(self, space: L2Space) -> dict[str, Any] | None:
+        head = await self._store.get(word_index_head_key(space))
         return head if isinstance(head, dict) and head.get("format") == FORMAT else None
 
-    async def is_clean(self, kb_id: str, space_key: str) -> bool:
+    async def is_clean(self, space: L2Space) -> bool:
         """A saved index that may be loaded (costs no host call when none was ever saved)."""
-        head = await self._head(kb_id, space_key)
+        head = await self._head(space)
         return head is not None and head.get("state") == CLEAN
 
-    async def load(self, kb_id: str, space_key: str) -> SpaceIndex | None:
+    async def load(self, space: L2Space) -> SpaceIndex | None:
         """The saved index of the space if its head is clean and every page matches it, else None.
         Yields between pages: a big index is rebuilt without holding up the turns running meanwhile."""
         try:
-            head = await self._head(kb_id, space_key)
+            head = await self._head(space)
             if head is None or head.get("state") != CLEAN:
                 return None
             generation, pages, records = head.get("generation"), head.get("pages"), head.get("records")
             if not (isinstance(generation, int) and isinstance(pages, int) and isinstance(records, int)):
                 return None
-            index = SpaceIndex(space_key)
+            index = SpaceIndex(space.space_key)
             for number in range(pages):
-                page = await self._store.get(word_index_page_key(kb_id, space_key, generation, number), keep=False)
+                page = await self._store.get(word_index_page_key(space, generation, number), keep=False)
                 if not (isinstance(page, dict) and page.get("generation") == generation
                         and page.get("page") == number and isinstance(page.get("rows"), list)):
                     log.info("[LongTermMemory] saved word index of kb=%s: page %d missing or foreign; rebuilding",
-                             kb_id, number)
+                             space.kb_id, number)
                     return None
                 for count, row in enumerate(page["rows"], start=1):
-                    index.add(episode_of(row, space_key))
+                    index.add(episode_of(row, space.space_key))
                     if count % 2000 == 0:
                         await asyncio.sleep(0)  # turns running meanwhile are not held up
                 await asyncio.sleep(0)
         except (ValueError, TypeError):
-            log.warning("[LongTermMemory] saved word index of kb=%s is damaged; rebuilding", kb_id)
+            log.warning("[LongTermMemory] saved word index of kb=%s is damaged; rebuilding", space.kb_id)
             return None
         if len(index) != records:
-            log.warning("[LongTermMemory] saved word index of kb=%s holds %d of %d records; rebuilding", kb_id,
+            log.warning("[LongTermMemory] saved word index of kb=%s holds %d of %d records; rebuilding", space.kb_id,
                         len(index), records)
             return None
         return index
 
-    async def mark_stale(self, kb_id: str, space_key: str) -> None:
+    async def mark_stale(self, space: L2Space) -> None:
         """Before a write to the space: a clean head becomes stale. Raises HostError when that could not
         be made sure (the caller then writes nothing)."""
         try:
-            head = await self._head(kb_id, space_key)
+            head = await self._head(space)
             if head is None or head.get("state") != CLEAN:
                 return
-            await self._store.set(word_index_head_key(kb_id, space_key), {**head, "state": STALE})
+            await self._store.set(word_index_head_key(space), {**head, "state": STALE})
         except HostFailure as exc:
             raise HostError(f"the saved word index of this memory space could not be marked out of date "
                             f"({exc.message}); nothing was written, try again") from None
 
-    async def discard(self, kb_id: str, space_key: str) -> None:
+    async def discard(self, space: L2Space) -> None:
         """Before records of the space are deleted: its saved head and every page (they hold the records'
         words). Raises HostError when that could not be made sure (the caller then deletes nothing)."""
         try:
-            keys = await self._store.keys(word_index_space_prefix(kb_id, space_key))
+            keys = await self._store.keys(word_index_space_prefix(space))
             for key in sorted(keys, key=lambda k: not k.endswith("/head")):  # the head first: nothing reads on
                 await self._store.delete(key)
         except HostFailure as exc:
             raise HostError(f"the saved word index of this memory space could not be removed before the delete "
                             f"({exc.message}); nothing was deleted, try again") from None
 
-    async def save(self, kb_id: str, space_key: str, rows: list[list[object]], still_current: Callable[[], bool],
+    async def save(self, space: L2Space, rows: list[list[object]], still_current: Callable[[], bool],
                    guard: asyncio.Lock) -> bool:
         """Write `rows` (a snapshot of the index) as a new generation and make it the clean head, if
         `still_current()` says no write started since the snapshot. `guard` is the lock writers hold
         while they mark the head stale: the last check and the clean head happen under it, so no write
         can slip in between. True when saved."""
-        head = await self._head(kb_id, space_key)
+        head = await self._head(space)
         previous = head.get("generation") if head is not None else None
         old_pages = head.get("pages") if head is not None else 0
         generation = previous + 1 if isinstance(previous, int) else 1
@@ -142,22 +143,22 @@ class IndexPages:
             async with guard:  # a delete's `discard` never runs while a page of an older snapshot is landing
                 if not still_current():
                     return False  # pages already written stay unnamed; the next save (or a delete) removes them
-                await self._store.set(word_index_page_key(kb_id, space_key, generation, number),
+                await self._store.set(word_index_page_key(space, generation, number),
                                       {"generation": generation, "page": number, "rows": chunk}, keep=False)
         async with guard:
             if not still_current():
                 return False
-            await self._store.set(word_index_head_key(kb_id, space_key), {
+            await self._store.set(word_index_head_key(space), {
                 "format": FORMAT, "state": CLEAN, "generation": generation, "pages": pages, "records": len(rows)})
         if isinstance(previous, int) and isinstance(old_pages, int):
-            await self._delete_pages(kb_id, space_key, previous, old_pages)
-        log.info("[LongTermMemory] word index saved kb=%s records=%d pages=%d", kb_id, len(rows), pages)
+            await self._delete_pages(space, previous, old_pages)
+        log.info("[LongTermMemory] word index saved kb=%s records=%d pages=%d", space.kb_id, len(rows), pages)
         return True
 
-    async def _delete_pages(self, kb_id: str, space_key: str, generation: int, pages: int) -> None:
+    async def _delete_pages(self, space: L2Space, generation: int, pages: int) -> None:
         for number in range(pages):
             try:
-                await self._store.delete(word_index_page_key(kb_id, space_key, generation, number))
+                await self._store.delete(word_index_page_key(space, generation, number))
             except (HostError, OutcomeUnknown):
                 return  # an orphaned page is never read (no head names it); the next save tries no more
 

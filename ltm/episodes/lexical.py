@@ -7,7 +7,7 @@ question). Listings need every record of a space in order, which stores that pag
 cannot give cheaply. The plugin is the only writer of its memory KB, so it keeps its own index of
 each space: whole-space word candidates and listing order with **no host call per turn**.
 
-- Keyed by `(kb_id, user_key)`; made the first time recall or a listing needs it: loaded from the
+- Keyed by the space (`L2Space`); made the first time recall or a listing needs it: loaded from the
   pages a previous process saved (`index_pages.py`) when their head is clean and the store's first
   page agrees with them, else built by paging every record of the space (`VectorIndex.page`). A
   space of at most `FIRST_PAGE` records is built inside that call; a bigger one (or a saved one) in
@@ -48,15 +48,16 @@ from functools import partial
 from typing import Any
 
 from ..errors import HostFailure
+from ..spaces import L2Space
 from .index_pages import IndexPages, rows_of
 from .model import Episode, newest_rows
 from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
 
-SpaceKey = tuple[str, str]  # (kb_id, user_key)
-# One page of a space: (kb_id, user_key, limit, offset) -> (records, more pages follow).
-PageLoader = Callable[[str, str, int, int], Awaitable[tuple[list[Episode], bool]]]
+SpaceKey = L2Space
+# One page of a space: (space, limit, offset) -> (records, more pages follow).
+PageLoader = Callable[[L2Space, int, int], Awaitable[tuple[list[Episode], bool]]]
 FIRST_PAGE = 200  # a space that fits in one page is indexed inside the call that needs it ...
 BUILD_PAGE = 1000  # ... a bigger one in the background, in pages this big (stores page by offset, so
 # fewer, larger pages cost far less at 100,000 records); callers go on without it until it is ready
@@ -87,19 +88,17 @@ class LexicalIndexes:
         self.loads = 0  # how many indexes came from saved pages
 
     # ------------------------------------------------------------------ reads
-    async def space_unless_busy(self, kb_id: str, space_key: str) -> SpaceIndex | None:
+    async def space_unless_busy(self, key: L2Space) -> SpaceIndex | None:
         """As `space`, but None instead of waiting for a read of the space already under way: a write
         (its duplicate check) never queues behind an index build."""
-        key = (kb_id, space_key)
         lock = self._locks.get(key)
         if key not in self._ready and (key in self._building or (lock is not None and lock.locked())):
             return None
-        return await self.space(kb_id, space_key)
+        return await self.space(key)
 
-    async def space(self, kb_id: str, space_key: str) -> SpaceIndex | None:
+    async def space(self, key: L2Space) -> SpaceIndex | None:
         """The space's index; None while one is made in the background, or when a small space could not
         be read consistently now."""
-        key = (kb_id, space_key)
         ready = self._ready.get(key)
         if ready is not None or key in self._building:
             return ready
@@ -109,12 +108,12 @@ class LexicalIndexes:
                 if ready is not None or key in self._building:
                     return ready
                 self._replay[key] = []  # before the head is read: no write that lands after it is missed
-                if await self._saved(kb_id, space_key):
+                if await self._saved(key):
                     self._background(key, self._load(key))
                     return None
                 self._replay.pop(key, None)
                 before = self._writes[key]
-                first, more = await self._page(kb_id, space_key, FIRST_PAGE, 0)
+                first, more = await self._page(key, FIRST_PAGE, 0)
                 if more:
                     self._background(key, self._build(key))
                     return None
@@ -125,14 +124,14 @@ class LexicalIndexes:
                 return self._keep(key, first)
         return None
 
-    async def _saved(self, kb_id: str, space_key: str) -> bool:
+    async def _saved(self, key: L2Space) -> bool:
         if self._pages is None:
             return False
-        forgetting = self._forgetting.get(kb_id)
+        forgetting = self._forgetting.get(key.kb_id)
         if forgetting is not None:
             await asyncio.gather(forgetting, return_exceptions=True)
         try:
-            return await self._pages.is_clean(kb_id, space_key)
+            return await self._pages.is_clean(key)
         except HostFailure:
             return False
 
@@ -164,10 +163,10 @@ class LexicalIndexes:
             await asyncio.gather(*running, return_exceptions=True)
 
     async def _load(self, key: SpaceKey) -> None:
-        kb_id, space_key = key
+        kb_id = key.kb_id
         assert self._pages is not None
         try:
-            index = await self._pages.load(kb_id, space_key)
+            index = await self._pages.load(key)
             if index is not None and await self._caught_up(key, index):
                 return
             if index is not None:
@@ -182,7 +181,6 @@ class LexicalIndexes:
         """The loaded pages plus the writes that landed meanwhile (the plugin is the only writer: each is
         replayed in order), checked against the store's first page at a moment no write is out; then kept.
         False when a write was in doubt or the store disagrees (then the space is built from the store)."""
-        kb_id, space_key = key
         replayed = 0
         for _ in range(3):
             for _wait in range(1500):  # a write out now decides what the page shows: wait for it (30 s at most)
@@ -199,7 +197,7 @@ class LexicalIndexes:
             replayed += len(pending)
             pending.clear()
             before = self._writes[key]
-            first, _ = await self._page(kb_id, space_key, FIRST_PAGE, 0)
+            first, _ = await self._page(key, FIRST_PAGE, 0)
             if self._writes[key] != before:
                 continue  # a write started while the page was read: replay it and look again
             if not index.agrees_with(first):
@@ -207,7 +205,7 @@ class LexicalIndexes:
             self.loads += 1
             self._ready[key] = index
             self._replay.pop(key, None)  # from now on writes go to the ready index
-            log.info("[LongTermMemory] index loaded kb=%s records=%d (writes replayed: %d)", kb_id, len(index),
+            log.info("[LongTermMemory] index loaded kb=%s records=%d (writes replayed: %d)", key.kb_id, len(index),
                      replayed)
             if replayed:
                 self._schedule_save(key, self.save_delay)  # the saved head is stale since those writes
@@ -215,20 +213,20 @@ class LexicalIndexes:
         return False
 
     async def _build(self, key: SpaceKey) -> None:
-        kb_id, space_key = key
+        kb_id = key.kb_id
         try:
             for _ in range(2):
                 before = self._writes[key]
                 episodes: list[Episode] = []
                 offset, more = 0, True
                 while more:
-                    page, more = await self._page(kb_id, space_key, BUILD_PAGE, offset)
+                    page, more = await self._page(key, BUILD_PAGE, offset)
                     episodes.extend(page)
                     offset += BUILD_PAGE
                     if self._writes[key] != before:
                         break  # stale already: start again
                 self.builds += 1
-                index = SpaceIndex(space_key)
+                index = SpaceIndex(key.space_key)
                 for number, episode in enumerate(newest_rows(episodes), start=1):
                     index.add(episode)
                     if number % YIELD_EVERY == 0:
@@ -244,27 +242,26 @@ class LexicalIndexes:
                      type(exc).__name__)
 
     def _keep(self, key: SpaceKey, episodes: Iterable[Episode]) -> SpaceIndex:
-        index = SpaceIndex(key[1])
+        index = SpaceIndex(key.space_key)
         for episode in newest_rows(episodes):
             index.add(episode)
         self._ready[key] = index
-        log.info("[LongTermMemory] index built kb=%s records=%d", key[0], len(index))
+        log.info("[LongTermMemory] index built kb=%s records=%d", key.kb_id, len(index))
         return index
 
-    def loaded(self, kb_id: str, space_key: str) -> SpaceIndex | None:
-        return self._ready.get((kb_id, space_key))
+    def loaded(self, key: L2Space) -> SpaceIndex | None:
+        return self._ready.get(key)
 
     # ------------------------------------------------------------------ corrections from the store
-    def mark(self, kb_id: str, space_key: str) -> int:
+    def mark(self, key: L2Space) -> int:
         """Taken before a read whose answer may go to `heal`: writes counted since then explain differences."""
-        return self._writes[(kb_id, space_key)]
+        return self._writes[key]
 
-    def heal(self, kb_id: str, space_key: str, since: int, found: Sequence[Episode] = (),
-             missing: Iterable[str] = ()) -> None:
+    def heal(self, key: L2Space, since: int, found: Sequence[Episode] = (), missing: Iterable[str] = ()) -> None:
         """The store showed `found` (records of the space, re-checked) and lacks `missing`, in a read that
         started at `mark` `since`: where the index disagrees, correct it now and read the space again in the
         background."""
-        key = (kb_id, space_key)
+        kb_id = key.kb_id
         index = self._ready.get(key)
         writes = self._writes[key]
         # A correction counts as a write (below) yet explains no difference in a read that began before it:
@@ -292,30 +289,27 @@ class LexicalIndexes:
 
     # ------------------------------------------------------------------ writes (the store calls these)
     @contextlib.asynccontextmanager
-    async def writing(self, kb_id: str, space_keys: Iterable[str], *, deleting: bool = False) -> AsyncIterator[None]:
-        """Around one store write to these spaces: counts it as started (no build, load or save that
-        overlaps it is kept) and marks each space's saved index stale first, or, when the write
+    async def writing(self, key: L2Space, *, deleting: bool = False) -> AsyncIterator[None]:
+        """Around one store write to the space: counts it as started (no build, load or save that
+        overlaps it is kept) and marks the space's saved index stale first, or, when the write
         deletes records, removes it (its pages hold their words) (HostError: nothing may be written)."""
-        started: list[SpaceKey] = []
+        started = False
         try:
-            for space_key in dict.fromkeys(space_keys):
-                key = (kb_id, space_key)
-                async with self._guards.setdefault(key, asyncio.Lock()):
-                    self._writes[key] += 1
-                    self._inflight[key] += 1
-                    started.append(key)
-                    if self._pages is not None:
-                        await (self._pages.discard if deleting else self._pages.mark_stale)(kb_id, space_key)
+            async with self._guards.setdefault(key, asyncio.Lock()):
+                self._writes[key] += 1
+                self._inflight[key] += 1
+                started = True
+                if self._pages is not None:
+                    await (self._pages.discard if deleting else self._pages.mark_stale)(key)
             yield
         finally:
-            for key in started:
+            if started:
                 self._inflight[key] -= 1
                 if not self._inflight[key]:
                     del self._inflight[key]
 
-    def upserted(self, kb_id: str, episodes: Iterable[Episode]) -> None:
+    def upserted(self, key: L2Space, episodes: Iterable[Episode]) -> None:
         for episode in episodes:
-            key = (kb_id, episode.space_key)
             index = self._ready.get(key)
             if index is not None:
                 index.add(episode)
@@ -323,8 +317,7 @@ class LexicalIndexes:
             elif (pending := self._replay.get(key)) is not None:
                 pending.append(partial(SpaceIndex.add, episode=episode))
 
-    def deleted(self, kb_id: str, space_key: str, episode_ids: Iterable[str]) -> None:
-        key = (kb_id, space_key)
+    def deleted(self, key: L2Space, episode_ids: Iterable[str]) -> None:
         index = self._ready.get(key)
         if index is not None:
             for episode_id in episode_ids:
@@ -333,9 +326,8 @@ class LexicalIndexes:
         elif (pending := self._replay.get(key)) is not None:
             pending.extend(partial(SpaceIndex.remove, episode_id=i) for i in episode_ids)
 
-    def drop_space(self, kb_id: str, space_key: str) -> None:
+    def drop_space(self, key: L2Space) -> None:
         """In doubt (a failed or unknown write): forget the index; the next use rebuilds it."""
-        key = (kb_id, space_key)
         self._writes[key] += 1
         self._ready.pop(key, None)
         if key in self._replay:
@@ -343,7 +335,7 @@ class LexicalIndexes:
 
     def drop_kb(self, kb_id: str, *, saved: bool = True) -> None:
         """The KB was removed or its records rewritten by another path: forget its indexes (`saved`: and disk)."""
-        for key in [k for k in (*self._ready, *self._writes, *self._saving, *self._replay) if k[0] == kb_id]:
+        for key in [k for k in (*self._ready, *self._writes, *self._saving, *self._replay) if k.kb_id == kb_id]:
             self._writes[key] += 1
             self._ready.pop(key, None)
             if key in self._replay:
@@ -377,7 +369,7 @@ class LexicalIndexes:
             task.add_done_callback(partial(self._done, self._saving, key))
 
     async def _saver(self, key: SpaceKey) -> None:
-        kb_id, space_key = key
+        kb_id = key.kb_id
         assert self._pages is not None
         pages = self._pages
         try:
@@ -400,7 +392,7 @@ class LexicalIndexes:
                 def current(before: int = before) -> bool:
                     return self._writes[key] == before and not self._inflight[key]
 
-                await pages.save(kb_id, space_key, rows, current, self._guards.setdefault(key, asyncio.Lock()))
+                await pages.save(key, rows, current, self._guards.setdefault(key, asyncio.Lock()))
         except HostFailure as exc:
             log.info("[LongTermMemory] index of kb=%s not saved (%s); it is built again after a restart", kb_id,
                      exc.code)

@@ -37,7 +37,6 @@ from ..guards import refuse_secrets
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..operations import Operation
-from ..spaces import Space
 from ..timefields import now_iso, parse_stored
 from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
@@ -88,10 +87,10 @@ async def write_episodes(tx: WriteTx, store: EpisodeStore, settings: KBSettings,
     upsert in batches; each batch is one gated host write and is audited as soon as it is applied."""
     if vectors is None:
         vectors = await store.embed(settings.embedding_model_uuid, [e.content for e in episodes])
-    kb_id = tx.space.kb_id
+    space = tx.space.as_l2
     for start in range(0, len(episodes), UPSERT_BATCH):
         batch = episodes[start : start + UPSERT_BATCH]
-        await tx.index_write("vector upsert", partial(store.upsert_batch, kb_id=kb_id, episodes=batch,
+        await tx.index_write("vector upsert", partial(store.upsert_batch, space=space, episodes=batch,
                                                       vectors=vectors[start : start + len(batch)]))
         for episode in batch:
             audit(tx, episode)
@@ -180,7 +179,7 @@ class EpisodeLifecycle:
         self._duplicates = duplicates or DuplicateFinder(store)
 
     async def _get(self, scope: MemoryScope, episode_id: str) -> Episode:
-        episode = await self._store.get(scope.kb_id, scope.space_key, episode_id)
+        episode = await self._store.get(scope.l2, episode_id)
         if episode is None:
             raise NotFound(f"episode {episode_id} not found in this scope", episode_id=episode_id)
         return episode
@@ -204,11 +203,10 @@ class EpisodeLifecycle:
         refused is rolled back, so two active versions of a fact never stay behind. The duplicate
         check runs under the space's lock, so two identical calls at once still leave one record."""
         refuse_secrets(draft.texts())
-        space = Space.l2(scope.kb_id, scope.space_key)
-        async with self._gate.write(scope, space, Operation.REMEMBER) as tx:
+        async with self._gate.write_l2(scope, Operation.REMEMBER) as tx:
             targets: list[Episode] = []
             for target_id in supersedes:
-                target = await self._store.get(scope.kb_id, scope.space_key, target_id)
+                target = await self._store.get(scope.l2, target_id)
                 if target is None:
                     raise ValidationError(f"episode {target_id} is not in this scope; nothing was written")
                 if not target.is_active:
@@ -225,7 +223,7 @@ class EpisodeLifecycle:
                                               [fresh.content, *(t.content for t in targets)])
             stated = (draft.fact.valid_from, draft.fact.valid_until)
             (finding,) = await self._duplicates.against_space(
-                scope.kb_id, scope.space_key, settings.embedding_model_uuid,
+                scope.l2, settings.embedding_model_uuid,
                 [Probe(fresh.content, fresh.sender_id, vectors[0], validity=stated if any(stated) else None)])
             if finding.same is not None and finding.same.episode is not None and not targets:
                 existing = finding.same.episode
@@ -237,7 +235,7 @@ class EpisodeLifecycle:
             # Each is read whole first: the finder's copy may come from the space index, which keeps only
             # what ranking reads, and writing it back would drop the rest of the record.
             named = {t.episode_id for t in targets}
-            outdated = [e for e in [await self._store.get(scope.kb_id, scope.space_key, o.episode_id)
+            outdated = [e for e in [await self._store.get(scope.l2, o.episode_id)
                                     for o in finding.outdated if o.episode_id not in named]
                         if e is not None and e.is_active]
             if outdated:
@@ -266,7 +264,7 @@ class EpisodeLifecycle:
                         vectors=vectors[1:])
                 except HostError as exc:
                     await tx.index_write("vector delete", lambda index: self._store.delete(
-                        index, scope.kb_id, scope.space_key, [episode.episode_id]))
+                        index, scope.l2, [episode.episode_id]))
                     tx.reverted(Operation.REMEMBER_ROLLBACK, "episode", episode.episode_id,
                                 CORRECTION_ROLLED_BACK())
                     raise HostError(f"the correction was not stored ({exc.message}); nothing changed") from None
@@ -287,9 +285,8 @@ class EpisodeLifecycle:
     async def _set_status(self, scope: MemoryScope, settings: KBSettings, episode_id: str,
                           allowed: tuple[EpisodeStatus, ...], new_status: EpisodeStatus, operation: Operation
                           ) -> RestoreResult:
-        space = Space.l2(scope.kb_id, scope.space_key)
         correction: Episode | None = None
-        async with self._gate.write(scope, space, operation) as tx:
+        async with self._gate.write_l2(scope, operation) as tx:
             episode = await self._get(scope, episode_id)
             if episode.status not in allowed:
                 raise ValidationError(f"episode {episode.episode_id} is {episode.status.value}; cannot {operation} it")
@@ -301,7 +298,7 @@ class EpisodeLifecycle:
                 STATUS_CHANGED(before=STATUS_LABEL[episode.status](), after=STATUS_LABEL[new_status]()),
                 previous_status=episode.status.value))
             if new_status is EpisodeStatus.ACTIVE and episode.superseded_by:
-                found = await self._store.get(scope.kb_id, scope.space_key, episode.superseded_by)
+                found = await self._store.get(scope.l2, episode.superseded_by)
                 correction = found if found is not None and found.is_active else None
         return RestoreResult(updated, episode.status, correction)
 
@@ -309,9 +306,8 @@ class EpisodeLifecycle:
                      own_only: bool = False) -> Episode:
         """Delete one episode of the space. `own_only`: in a shared chat, only the current speaker's own
         episodes or episodes without a speaker (the `forget` tool, which anyone in the chat can steer)."""
-        space = Space.l2(scope.kb_id, scope.space_key)
         episode_id = params.record_id(episode_id, "episode_id")
-        async with self._gate.write(scope, space, operation) as tx:
+        async with self._gate.write_l2(scope, operation) as tx:
             episode = await self._get(scope, episode_id)
             if own_only and scope.shared and episode.sender_id not in ("", scope.sender_id):
                 raise NotPermitted(f"episode {episode.episode_id} was said by another speaker, and this chat's memory "
@@ -319,7 +315,7 @@ class EpisodeLifecycle:
                                    episode_id=episode.episode_id)
             await self._derived.before_change(tx, scope, [episode.episode_id], removed=True)
             await tx.index_write("vector delete", lambda index: self._store.delete(
-                index, scope.kb_id, scope.space_key, [episode.episode_id]))
+                index, scope.l2, [episode.episode_id]))
             tx.applied(operation, "episode", episode.episode_id, DELETED(status=STATUS_LABEL[episode.status]()))
         return episode
 
@@ -330,18 +326,17 @@ class EpisodeLifecycle:
 
         A space larger than one enumeration is handled in rounds: deleted records leave the
         listing, so each round sees records the previous one could not."""
-        space = Space.l2(scope.kb_id, scope.space_key)
         deleted: list[Episode] = []
-        async with self._gate.write(scope, space, operation) as tx:
+        async with self._gate.write_l2(scope, operation) as tx:
             while True:
-                listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+                listing = await self._store.enumerate(scope.l2)
                 matches = [e for e in listing.episodes if criteria.matches(e)]
                 if matches:
                     await self._derived.before_change(tx, scope, [e.episode_id for e in matches], removed=True)
                 for start in range(0, len(matches), UPSERT_BATCH):
                     batch = matches[start : start + UPSERT_BATCH]
                     await tx.index_write("vector delete", partial(
-                        self._store.delete, kb_id=scope.kb_id, space_key=scope.space_key,
+                        self._store.delete, space=scope.l2,
                         episode_ids=[e.episode_id for e in batch]))
                     for episode in batch:
                         tx.applied(operation, "episode", episode.episode_id,

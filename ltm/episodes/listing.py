@@ -42,20 +42,20 @@ class EpisodeListing:
     async def page(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...], page: int,
                    page_size: int) -> EpisodePage:
         """Newest first (by time, then id), with a correct total."""
-        kb_id, space_key = scope.kb_id, scope.space_key
-        index = await self._store.word_index(kb_id, space_key)
+        space = scope.l2
+        index = await self._store.word_index(space)
         start = (page - 1) * page_size
         for _ in range(2):
             if index is None:
                 break
             ids, total = index.listing(statuses, start, page_size)
             pages = _pages(total, page, page_size)
-            found = await self._store.get_many(kb_id, space_key, ids)
+            found = await self._store.get_many(space, ids)
             episodes = [found[i] for i in ids if i in found and found[i].status in statuses]
             if len(episodes) == len(ids):
                 return EpisodePage(episodes, page, pages, total)
-            index = await self._store.word_index(kb_id, space_key)  # corrected by get_many: ask it again, once
-        listing = await self._store.enumerate(kb_id, space_key)
+            index = await self._store.word_index(space)  # corrected by get_many: ask it again, once
+        listing = await self._store.enumerate(space)
         chosen = sorted((e for e in listing.episodes if e.status in statuses),
                         key=lambda e: (e.timestamp, e.episode_id), reverse=True)
         pages = _pages(len(chosen), page, page_size)
@@ -63,5 +63,5 @@ class EpisodeListing:
 
     async def every(self, scope: MemoryScope) -> list[Episode]:
         """Every record of the space, oldest first."""
-        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+        listing = await self._store.enumerate(scope.l2)
         return sorted(listing.episodes, key=lambda e: e.timestamp)

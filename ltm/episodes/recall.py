@@ -97,18 +97,18 @@ class Recaller:
         loose = _accepting(replace(filters, sources=()), recipe, moment) if filters.sources else accepts
         question = Question.of(query, filters.tags)
         if question.record_id:
-            episode = await self._store.get(scope.kb_id, scope.space_key, question.record_id)
+            episode = await self._store.get(scope.l2, question.record_id)
             if episode is not None and accepts(episode):
                 return [ScoredEpisode(episode, recipe.id_bonus, 1.0, 1.0, 1.0, recipe.id_bonus)]
         index = await self._space_index(scope) if recipe.uses_lexical or recipe.strip_named_speakers else None
         embedded = self._embedded_text(question, recipe, index)
         vector = (await self._store.embed(settings.embedding_model_uuid, [embedded]))[0]
         searches: list[Awaitable[list[Hit] | None]] = [
-            self._store.search(scope.kb_id, scope.space_key, vector, top_k=recipe.vector_window)]
+            self._store.search(scope.l2, vector, top_k=recipe.vector_window)]
         kinds = [_VECTOR]
         if index is None and scope.sender_id and recipe.speaker_window > 0:
             # S6 while the space's index is being made: the speaker's own window is asked of the store.
-            searches.append(self._store.search(scope.kb_id, scope.space_key, vector, top_k=recipe.speaker_window,
+            searches.append(self._store.search(scope.l2, vector, top_k=recipe.speaker_window,
                                                sender_id=scope.sender_id))
             kinds.append(_SPEAKER)
         if recipe.strategy is RetrievalStrategy.HYBRID:
@@ -140,7 +140,7 @@ class Recaller:
         """The space's index; None while it is being made (a big space is made in the background): ranking
         then scores words inside the vector window only, no speaker is named, and the rows are decoded."""
         try:
-            return await self._store.word_index(scope.kb_id, scope.space_key)
+            return await self._store.word_index(scope.l2)
         except HostFailure as exc:
             log.info("[LongTermMemory] index of a space not built (%s); vector window only", exc.code)
             return None
@@ -192,7 +192,7 @@ class Recaller:
                 fetch.append(episode_id)
         if fetch:
             try:
-                whole.update(await self._store.get_many(scope.kb_id, scope.space_key, fetch))
+                whole.update(await self._store.get_many(scope.l2, fetch))
             except HostError as exc:
                 log.info("[LongTermMemory] records found by words could not be read (%s); left out", exc.code)
         out = []
@@ -212,7 +212,7 @@ class Recaller:
         plugin's own lexical scoring (docs/ARCHITECTURE.md, "Decisions"). `hybrid` asks on every
         recall, as its setting says; a backend without usable text search answers None."""
         try:
-            return await self._store.search_text(scope.kb_id, scope.space_key, text, vector,
+            return await self._store.search_text(scope.l2, text, vector,
                                                  top_k=recipe.full_text_window)
         except HostError as exc:
             log.info("[LongTermMemory] full-text search failed on kb=%s (%s); vector only", scope.kb_id, exc.code)

@@ -1,4 +1,5 @@
-"""Scoped access to L2 records through the vector-index port (S5, E1-E3).
+"""Scoped access to L2 records through the vector-index port (S5, E1-E3): every call names its
+space as one value (`L2Space`, from `MemoryScope.l2`), and hands it on to the port as it is.
 
 Every record that comes back is re-checked against the caller's `user_key` before
 it leaves this module, even though the index already filters: a backend that
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from ..errors import HostError
 from ..ports import Embedder, IndexHit, IndexRecord, VectorIndex, VectorWrites
+from ..spaces import L2Space
 from .index_pages import IndexPages
 from .lexical import LexicalIndexes
 from .model import Episode, newest_rows
@@ -83,67 +85,66 @@ class EpisodeStore:
         return vectors
 
     @staticmethod
-    def _own(records: Sequence[IndexRecord], space_key: str) -> list[Episode]:
-        own = [Episode.from_record(r) for r in records if r.space_key == space_key]
+    def _own(records: Sequence[IndexRecord], space: L2Space) -> list[Episode]:
+        own = [Episode.from_record(r) for r in records if r.space_key == space.space_key]
         if len(own) != len(records):
             log.warning("[LongTermMemory] the index returned %d record(s) outside the space; dropped",
                         len(records) - len(own))
         return own
 
     # ------------------------------------------------------------------ reads
-    async def get(self, kb_id: str, space_key: str, episode_id: str) -> Episode | None:
-        record = await self.get_record(kb_id, space_key, episode_id)
+    async def get(self, space: L2Space, episode_id: str) -> Episode | None:
+        record = await self.get_record(space, episode_id)
         return None if record is None else Episode.from_record(record)
 
-    async def get_record(self, kb_id: str, space_key: str, episode_id: str) -> IndexRecord | None:
+    async def get_record(self, space: L2Space, episode_id: str) -> IndexRecord | None:
         """One record as the index returned it (with whatever the host keeps), re-checked for its space."""
-        record = await self._index.get(kb_id, space_key, episode_id)
-        return None if record is None or record.space_key != space_key else record
+        record = await self._index.get(space, episode_id)
+        return None if record is None or record.space_key != space.space_key else record
 
-    async def word_index(self, kb_id: str, space_key: str) -> SpaceIndex | None:
+    async def word_index(self, space: L2Space) -> SpaceIndex | None:
         """The plugin's own index of the space (recall's word candidates, listing order); None while it is
         being made in the background (see lexical.py)."""
-        return await self._lexical.space(kb_id, space_key)
+        return await self._lexical.space(space)
 
-    async def word_index_unless_busy(self, kb_id: str, space_key: str) -> SpaceIndex | None:
+    async def word_index_unless_busy(self, space: L2Space) -> SpaceIndex | None:
         """The space's word index, or None while it is being read (see `LexicalIndexes.space_unless_busy`)."""
-        return await self._lexical.space_unless_busy(kb_id, space_key)
+        return await self._lexical.space_unless_busy(space)
 
     async def word_indexes_built(self) -> None:
         """Wait until background index builds are done (benchmarks and tests; recall never waits)."""
         await self._lexical.settled()
 
-    async def get_many(self, kb_id: str, space_key: str, episode_ids: Sequence[str]) -> dict[str, Episode]:
+    async def get_many(self, space: L2Space, episode_ids: Sequence[str]) -> dict[str, Episode]:
         """These records of the space, in one host call (where the store looks records up by key). What
         the space's index says about them is corrected if the store disagrees."""
         if not episode_ids:
             return {}
-        since = self._lexical.mark(kb_id, space_key)
-        records = await self._index.get_many(kb_id, space_key, list(dict.fromkeys(episode_ids)))
-        found = {e.episode_id: e for e in newest_rows(self._own(records, space_key)) if e.episode_id in episode_ids}
-        self._lexical.heal(kb_id, space_key, since, list(found.values()), [i for i in episode_ids if i not in found])
+        since = self._lexical.mark(space)
+        records = await self._index.get_many(space, list(dict.fromkeys(episode_ids)))
+        found = {e.episode_id: e for e in newest_rows(self._own(records, space)) if e.episode_id in episode_ids}
+        self._lexical.heal(space, since, list(found.values()), [i for i in episode_ids if i not in found])
         return found
 
-    async def search(self, kb_id: str, space_key: str, vector: Sequence[float], *, top_k: int,
-                     sender_id: str = "") -> list[Hit]:
+    async def search(self, space: L2Space, vector: Sequence[float], *, top_k: int, sender_id: str = "") -> list[Hit]:
         """One search of the whole space (or of one speaker inside it); rows are decoded on use."""
-        seen = self._seen_by(kb_id, space_key)
-        rows = await self._index.search(kb_id, space_key, vector, top_k, speaker=sender_id or None)
-        return [Hit(h, space_key, seen) for h in rows]
+        seen = self._seen_by(space)
+        rows = await self._index.search(space, vector, top_k, speaker=sender_id or None)
+        return [Hit(h, space.space_key, seen) for h in rows]
 
-    async def search_text(self, kb_id: str, space_key: str, text: str, vector: Sequence[float], *,
-                          top_k: int) -> list[Hit] | None:
-        seen = self._seen_by(kb_id, space_key)
-        rows = await self._index.search_text(kb_id, space_key, text, vector, top_k)
-        return None if rows is None else [Hit(h, space_key, seen) for h in rows]
+    async def search_text(self, space: L2Space, text: str, vector: Sequence[float], *, top_k: int
+                          ) -> list[Hit] | None:
+        seen = self._seen_by(space)
+        rows = await self._index.search_text(space, text, vector, top_k)
+        return None if rows is None else [Hit(h, space.space_key, seen) for h in rows]
 
-    def _seen_by(self, kb_id: str, space_key: str) -> Callable[[Episode], None]:
+    def _seen_by(self, space: L2Space) -> Callable[[Episode], None]:
         """What a read's decoded rows are shown to: the space's index, with the count of writes taken
         now, before the read (a write since then explains any difference; see lexical.py)."""
-        since = self._lexical.mark(kb_id, space_key)
+        since = self._lexical.mark(space)
 
         def seen(episode: Episode) -> None:
-            self._lexical.heal(kb_id, space_key, since, (episode,))
+            self._lexical.heal(space, since, (episode,))
 
         return seen
 
@@ -151,64 +152,65 @@ class EpisodeStore:
         """Save now the space indexes a write scheduled to save later, and wait (shutdown, benchmarks)."""
         await self._lexical.flush()
 
-    async def enumerate(self, kb_id: str, space_key: str, limit: int | None = None) -> Enumeration:
+    async def enumerate(self, space: L2Space, limit: int | None = None) -> Enumeration:
         """Every record of one space (management paths only, never per turn), up to `limit`.
         `truncated` says that records were left out: a space of exactly `limit` records is not."""
         limit = limit or MAX_ENUMERATED
         episodes: list[Episode] = []
         offset = 0
         while True:
-            page = await self._index.page(kb_id, space_key, LIST_BATCH, offset)
-            episodes.extend(self._own(page.records, space_key))
+            page = await self._index.page(space, LIST_BATCH, offset)
+            episodes.extend(self._own(page.records, space))
             offset += LIST_BATCH
             if not page.more:
                 return Enumeration(episodes[:limit], truncated=len(episodes) > limit)
             if len(episodes) >= limit:
                 # A full page only says that more *may* follow (filtered listings have no exact count):
                 # look before saying anything was left out.
-                after = await self._index.page(kb_id, space_key, 1, offset)
+                after = await self._index.page(space, 1, offset)
                 return Enumeration(episodes[:limit], truncated=len(episodes) > limit or bool(after.records))
 
-    async def _page_of(self, kb_id: str, space_key: str, limit: int, offset: int) -> tuple[list[Episode], bool]:
+    async def _page_of(self, space: L2Space, limit: int, offset: int) -> tuple[list[Episode], bool]:
         """One page of a space for its index (which reads whole spaces: see lexical.py)."""
-        page = await self._index.page(kb_id, space_key, limit, offset)
-        return self._own(page.records, space_key), page.more
+        page = await self._index.page(space, limit, offset)
+        return self._own(page.records, space), page.more
 
     # ------------------------------------------------------------------ writes
     # The store reads through the read-only `VectorIndex`; a write takes the write side as its first
     # argument, which only a gated write's step receives (`WriteTx.index_write`, ltm/_gate.py).
-    async def upsert_batch(self, index: VectorWrites, kb_id: str, episodes: Sequence[Episode],
+    async def upsert_batch(self, index: VectorWrites, space: L2Space, episodes: Sequence[Episode],
                            vectors: Sequence[Sequence[float]]) -> None:
-        """One host write of at most UPSERT_BATCH records (multi-batch writes are steps of the gate)."""
-        spaces = [e.space_key for e in episodes]
-        async with self._lexical.writing(kb_id, spaces):
+        """One host write of at most UPSERT_BATCH records of one space (multi-batch writes are steps of
+        the gate); an episode of another space is a ValueError, nothing written."""
+        if any(e.space_key != space.space_key for e in episodes):
+            raise ValueError("a vector write holds episodes of one space only")
+        async with self._lexical.writing(space):
             try:
-                await index.upsert(kb_id, [e.to_record() for e in episodes], vectors)
+                await index.upsert(space, [e.to_record() for e in episodes], vectors)
             except BaseException:
                 # Refused, unknown or cancelled: whatever the host holds now, rebuild from it.
-                for space_key in dict.fromkeys(spaces):
-                    self._lexical.drop_space(kb_id, space_key)
+                self._lexical.drop_space(space)
                 raise
-            self._lexical.upserted(kb_id, episodes)
-        log.info("[LongTermMemory] vector write kb=%s records=%d", kb_id, len(episodes))
+            self._lexical.upserted(space, episodes)
+        log.info("[LongTermMemory] vector write kb=%s records=%d", space.kb_id, len(episodes))
 
-    async def delete(self, index: VectorWrites, kb_id: str, space_key: str, episode_ids: Sequence[str]) -> None:
+    async def delete(self, index: VectorWrites, space: L2Space, episode_ids: Sequence[str]) -> None:
         if not episode_ids:
             return
-        async with self._lexical.writing(kb_id, [space_key], deleting=True):  # no saved page keeps their words
+        async with self._lexical.writing(space, deleting=True):  # no saved page keeps their words
             try:
-                await index.delete(kb_id, space_key, episode_ids)
+                await index.delete(space, episode_ids)
             except BaseException:
-                self._lexical.drop_space(kb_id, space_key)
+                self._lexical.drop_space(space)
                 raise
-            self._lexical.deleted(kb_id, space_key, episode_ids)
-        log.info("[LongTermMemory] vector delete kb=%s records=%d", kb_id, len(episode_ids))
+            self._lexical.deleted(space, episode_ids)
+        log.info("[LongTermMemory] vector delete kb=%s records=%d", space.kb_id, len(episode_ids))
 
     async def drop_kb(self, index: VectorWrites, kb_id: str) -> None:
         # The saved indexes are removed by `records_rewritten`, which the removal calls after its gated
         # write: a background clean-up started inside that write would overlap it.
         try:
-            await index.drop_collection(kb_id)
+            await index.drop_kb(kb_id)
         finally:
             self._lexical.drop_kb(kb_id, saved=False)
 

@@ -43,7 +43,7 @@ from ..kb_settings import KBSettings
 from ..operations import DUPLICATE_OF, SKIPPED_OF, Operation
 from ..secrets import redact_for_log, secret_kind
 from ..skipped import SkippedRecord
-from ..spaces import Space
+from ..spaces import L2Space
 from ..timefields import format_utc, normalize_time, parse_naive_as_utc
 from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
@@ -340,7 +340,7 @@ class EpisodeTransfer:
         if not records:
             return ImportResult([], skipped=list(skipped))
         episodes = materialize(scope, records, None, keep_speakers)
-        async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key), operation) as tx:
+        async with self._gate.write_l2(scope, operation) as tx:
             result, vectors = await self._sift(tx, scope, settings, episodes, records, DUPLICATE_OF[operation])
             _audit_skipped(tx, SKIPPED_OF[operation], skipped)
             await write_episodes(tx, self._store, settings, result.episodes, _audit_import(operation, None),
@@ -393,8 +393,7 @@ class EpisodeTransfer:
         for number, (scope, records) in enumerate(parts):
             episodes = materialize(scope, records, document_id, keep_speakers=True)
             key = document_key(scope.kb_id, document_id)
-            async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key),
-                                        Operation.DOCUMENT_IMPORT) as tx:
+            async with self._gate.write_l2(scope, Operation.DOCUMENT_IMPORT) as tx:
                 result, vectors = await self._sift(tx, scope, settings, episodes, records,
                                                    DUPLICATE_OF[Operation.DOCUMENT_IMPORT])
                 if number == 0:
@@ -435,7 +434,7 @@ class EpisodeTransfer:
         vector_of = dict(zip(fresh, embedded))
         active = [i for i in fresh if episodes[i].is_active]
         findings = await self._duplicates.against_space(
-            scope.kb_id, scope.space_key, settings.embedding_model_uuid,
+            scope.l2, settings.embedding_model_uuid,
             [Probe(episodes[i].content, episodes[i].sender_id, vector_of[i]) for i in active], batch=True)
         first_of: dict[tuple[str, str], int] = {}
         similar: list[BatchSimilar] = []
@@ -463,7 +462,7 @@ class EpisodeTransfer:
         ids = {r.original_id for r in records if r.original_id}
         if not ids:
             return set()
-        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+        listing = await self._store.enumerate(scope.l2)
         held = {e.episode_id for e in listing.episodes} | {e.original_id for e in listing.episodes if e.original_id}
         return ids & held
 
@@ -472,7 +471,7 @@ class EpisodeTransfer:
         episode's own id (an export of this space imported back) -> the stored episode's id."""
         if not any(e.original_id for e in episodes):
             return {}
-        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+        listing = await self._store.enumerate(scope.l2)
         held: dict[str, str] = {}
         for stored in listing.episodes:
             held.setdefault(stored.episode_id, stored.episode_id)
@@ -501,13 +500,13 @@ class EpisodeTransfer:
         parts = await self.document_parts(kb_id, document_id)
         removed = 0
         for number, (scope, ids) in enumerate(parts):
-            async with self._gate.write(scope, Space.l2(kb_id, scope.space_key), Operation.DOCUMENT_DELETE) as tx:
-                present = await self._present(kb_id, scope.space_key, ids)
+            async with self._gate.write_l2(scope, Operation.DOCUMENT_DELETE) as tx:  # the scope is of this KB
+                present = await self._present(scope.l2, ids)
                 if present:
                     # K5: summaries built from the document's records, and drafts quoting them, go first.
                     await self._derived.before_change(tx, scope, present, removed=True)
-                    await tx.index_write("vector delete", partial(self._store.delete, kb_id=kb_id,
-                                                                  space_key=scope.space_key, episode_ids=present))
+                    await tx.index_write("vector delete", partial(self._store.delete, space=scope.l2,
+                                                                  episode_ids=present))
                     for episode_id in present:
                         tx.applied(Operation.DOCUMENT_DELETE, "episode", episode_id,
                                    DOCUMENT_DELETED(document_id=document_id))
@@ -516,17 +515,17 @@ class EpisodeTransfer:
             removed += len(present)
         return removed
 
-    async def _present(self, kb_id: str, space_key: str, ids: list[str]) -> list[str]:
+    async def _present(self, space: L2Space, ids: list[str]) -> list[str]:
         """Which of `ids` are stored: one enumeration of the space (single gets beyond its limit)."""
-        listing = await self._store.enumerate(kb_id, space_key)
+        listing = await self._store.enumerate(space)
         stored = {e.episode_id for e in listing.episodes}
         present = [i for i in ids if i in stored]
         if listing.truncated:
-            present += [i for i in ids if i not in stored and await self._store.get(kb_id, space_key, i) is not None]
+            present += [i for i in ids if i not in stored and await self._store.get(space, i) is not None]
         return present
 
     async def export(self, scope: MemoryScope, statuses: tuple[EpisodeStatus, ...]) -> dict[str, Any]:
-        listing = await self._store.enumerate(scope.kb_id, scope.space_key)
+        listing = await self._store.enumerate(scope.l2)
         episodes = sorted((e for e in listing.episodes if e.status in statuses), key=lambda e: e.timestamp)
         export: dict[str, Any] = {
             "user_key": scope.space_key,

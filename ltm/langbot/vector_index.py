@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 from ..errors import HostError
 from ..ports import IndexHit, IndexPage, IndexRecord, StoreProfile, Vector
+from ..spaces import L2Space
 from . import layout
 from .host_rows import HostRows, hits, meta, records
 from .policies.choose import Policies, choose, store_profile, unprobed
@@ -85,85 +86,93 @@ class HostVectorIndex:
                     raise HostError("the vector store could not be probed: " + "; ".join(problems))
         return self._policies[collection]
 
-    async def prepare(self, collection: str, vector: Vector) -> StoreProfile:
+    async def prepare(self, kb_id: str, vector: Vector) -> StoreProfile:
         """Probe a new collection; raises HostError when the probe could not run (on Milvus the first
         call fixes a collection's dimension, so a KB whose first write failed must not be kept)."""
-        traits, problems = await self._probe(collection, vector)
+        traits, problems = await self._probe(kb_id, vector)
         if traits is None:
             raise HostError("the vector store could not be probed: " + "; ".join(problems))
-        return store_profile(traits, self._policies[collection], problems)
+        return store_profile(traits, self._policies[kb_id], problems)
 
-    def profile(self, collection: str) -> StoreProfile | None:
-        traits = self._traits.get(collection)
-        return store_profile(traits, self._policies[collection], self._problems.get(collection, [])) \
+    def profile(self, kb_id: str) -> StoreProfile | None:
+        traits = self._traits.get(kb_id)
+        return store_profile(traits, self._policies[kb_id], self._problems.get(kb_id, [])) \
             if traits is not None else None
 
-    async def probe_isolation(self, collection: str, vector: Vector) -> list[str]:
+    async def probe_isolation(self, kb_id: str, vector: Vector) -> list[str]:
         """Two archived probe records in two fresh spaces, asked with exactly the filters and deletes
         the plugin uses: any way one space saw or removed the other is reported (empty: isolated)."""
-        _, problems = await self._probe(collection, vector)
+        _, problems = await self._probe(kb_id, vector)
         return problems
 
     # ------------------------------------------------------------------ reads
-    async def search(self, collection: str, space: str, vector: Vector, top_k: int, *,
+    # The core's `L2Space` becomes the host's names here: the KB is the collection, the space key is
+    # what `layout` turns into the `file_id` filter.
+    async def search(self, space: L2Space, vector: Vector, top_k: int, *,
                      speaker: str | None = None) -> list[IndexHit]:
+        collection, key = space.kb_id, space.space_key
         store = await self._store(collection, vector)
-        filters, asked = store.speaker.ask(space, speaker, top_k) if speaker else (layout.space_filter(space), top_k)
-        found = hits(await self._rows.search(collection, vector, asked, filters), space, store.score)
+        filters, asked = store.speaker.ask(key, speaker, top_k) if speaker else (layout.space_filter(key), top_k)
+        found = hits(await self._rows.search(collection, vector, asked, filters), key, store.score)
         if speaker:
             found = [h for h in found if (r := h.record) is not None and r.speaker == speaker][:top_k]
         log.info("[LongTermMemory] vector search kb=%s filter=%s results=%d", collection,
                  "speaker" if speaker else "space", len(found))
         return found
 
-    async def search_text(self, collection: str, space: str, text: str, vector: Vector, top_k: int
-                          ) -> list[IndexHit] | None:
+    async def search_text(self, space: L2Space, text: str, vector: Vector, top_k: int) -> list[IndexHit] | None:
         """The store's full-text matches, or None where it has no full-text search (the caller then
         uses vectors only; `policies/text_search.py`)."""
-        store = await self._store(collection, vector)
-        return await store.text.search(collection, space, text, vector, top_k)
+        store = await self._store(space.kb_id, vector)
+        return await store.text.search(space.kb_id, space.space_key, text, vector, top_k)
 
-    async def _find(self, collection: str, space: str, record_ids: Sequence[str], *, complete: bool = False
+    async def _find(self, space: L2Space, record_ids: Sequence[str], *, complete: bool = False
                     ) -> dict[str, IndexRecord]:
         wanted = set(record_ids)
         if not wanted:
             return {}
-        read = self._policies.get(collection, self._unprobed).read
-        return await read.find(collection, space, wanted, complete=complete)
+        read = self._policies.get(space.kb_id, self._unprobed).read
+        return await read.find(space.kb_id, space.space_key, wanted, complete=complete)
 
-    async def get(self, collection: str, space: str, record_id: str) -> IndexRecord | None:
-        found = await self._find(collection, space, [record_id])
+    async def get(self, space: L2Space, record_id: str) -> IndexRecord | None:
+        found = await self._find(space, [record_id])
         return found.get(record_id)
 
-    async def get_many(self, collection: str, space: str, record_ids: Sequence[str]) -> list[IndexRecord]:
-        found = await self._find(collection, space, record_ids, complete=True)
+    async def get_many(self, space: L2Space, record_ids: Sequence[str]) -> list[IndexRecord]:
+        found = await self._find(space, record_ids, complete=True)
         return [found[r] for r in dict.fromkeys(record_ids) if r in found]
 
-    async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
-        return set(await self._find(collection, space, record_ids))
+    async def present(self, space: L2Space, record_ids: Sequence[str]) -> set[str]:
+        return set(await self._find(space, record_ids))
 
-    async def page(self, collection: str, space: str, limit: int, offset: int) -> IndexPage:
-        rows = await self._rows.list_rows(collection, layout.space_filter(space), limit, offset)
-        return IndexPage(records(rows, space), more=len(rows) >= limit)
+    async def page(self, space: L2Space, limit: int, offset: int) -> IndexPage:
+        rows = await self._rows.list_rows(space.kb_id, layout.space_filter(space.space_key), limit, offset)
+        return IndexPage(records(rows, space.space_key), more=len(rows) >= limit)
 
     # ------------------------------------------------------------------ writes
-    async def upsert(self, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
-        """Write records, rewriting the ones already there the way the store allows (`policies/rewrite.py`)."""
+    async def upsert(self, space: L2Space, records: Sequence[IndexRecord], vectors: Sequence[Vector]) -> None:
+        """Write records of one space, rewriting the ones already there the way the store allows
+        (`policies/rewrite.py`)."""
+        if any(r.space_key != space.space_key for r in records):
+            raise ValueError("a vector write holds records of one space only")
         if not records:
             return
         writer = self._rows.writer()
-        store = await self._store(collection, vectors[0])
-        await store.rewrite.write(writer, collection, records, vectors)
+        store = await self._store(space.kb_id, vectors[0])
+        await store.rewrite.write(writer, space.kb_id, space.space_key, records, vectors)
 
-    async def delete(self, collection: str, space: str, record_ids: Sequence[str]) -> None:
+    async def delete(self, space: L2Space, record_ids: Sequence[str]) -> None:
         if not record_ids:
             return
         writer = self._rows.writer()
-        await self._policies.get(collection, self._unprobed).delete.delete(writer, collection, space, record_ids)
+        delete = self._policies.get(space.kb_id, self._unprobed).delete
+        await delete.delete(writer, space.kb_id, space.space_key, record_ids)
 
-    async def drop_collection(self, collection: str) -> None:
-        """Every record of the memory KB: by the host's KB key where the store filters on metadata,
-        then by every `file_id` still listed (the one field every store deletes by)."""
+    async def drop_kb(self, kb_id: str) -> None:
+        """Every record of the memory KB (the host's collection of that id): by the host's KB key where
+        the store filters on metadata, then by every `file_id` still listed (the one field every store
+        deletes by)."""
+        collection = kb_id
         writer = self._rows.writer()
         await writer.delete(collection, filters=layout.collection_filter(collection))
         seen: set[str] = set()
@@ -177,15 +186,15 @@ class HostVectorIndex:
             await writer.delete(collection, file_ids=file_ids)
 
     # ------------------------------------------------------------------ layout migration
-    async def legacy_page(self, collection: str, limit: int, offset: int) -> layout.LegacyPage:
-        rows = await self._rows.list_rows(collection, None, limit, offset)
+    async def legacy_page(self, kb_id: str, limit: int, offset: int) -> layout.LegacyPage:
+        rows = await self._rows.list_rows(kb_id, None, limit, offset)
         found = [layout.legacy_record(meta(r), str(r.get("id") or "")) for r in rows]
         return layout.LegacyPage([f for f in found if f is not None], scanned=len(rows), more=len(rows) >= limit)
 
-    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None:
+    async def delete_legacy(self, kb_id: str, keys: Sequence[str]) -> None:
         safe = [k for k in keys if layout.legacy_deletable(k)]
         if len(safe) != len(keys):
             log.warning("[LongTermMemory] %d old-layout record(s) in kb=%s have a file_id that cannot be deleted "
-                        "safely (quote or backslash); left in place", len(keys) - len(safe), collection)
+                        "safely (quote or backslash); left in place", len(keys) - len(safe), kb_id)
         if safe:
-            await self._rows.writer().delete(collection, file_ids=safe)
+            await self._rows.writer().delete(kb_id, file_ids=safe)

@@ -36,7 +36,7 @@ from ..errors import FencedError, HostError, LTMError
 from ..kb_settings import KBSettings
 from ..operations import Operation
 from ..ports import IndexRecord, VectorIndex, VectorWrites
-from ..spaces import Space
+from ..spaces import L2Space, Space
 from ..timefields import now_iso
 from ..wording import Phrase
 
@@ -61,9 +61,9 @@ class LegacyRows(Protocol):
 class LegacyIndex(Protocol):
     """The capability this migration needs from an index whose host may still hold layout-1 records."""
 
-    async def legacy_page(self, collection: str, limit: int, offset: int) -> LegacyRows: ...
+    async def legacy_page(self, kb_id: str, limit: int, offset: int) -> LegacyRows: ...
 
-    async def present(self, collection: str, space: str, record_ids: Sequence[str]) -> set[str]:
+    async def present(self, space: L2Space, record_ids: Sequence[str]) -> set[str]:
         """Which of these records of `space` the index returns now (read-back after a write)."""
         ...
 
@@ -72,12 +72,12 @@ class LegacyIndex(Protocol):
 class LegacyWrites(Protocol):
     """Its write: on the write side of the store, which only a gated write's step receives."""
 
-    async def delete_legacy(self, collection: str, keys: Sequence[str]) -> None: ...
+    async def delete_legacy(self, kb_id: str, keys: Sequence[str]) -> None: ...
 
 
-async def _delete_legacy(index: VectorWrites, collection: str, keys: Sequence[str]) -> None:
+async def _delete_legacy(index: VectorWrites, kb_id: str, keys: Sequence[str]) -> None:
     assert isinstance(index, LegacyWrites)  # the adapter whose `LegacyIndex` found these rows
-    await index.delete_legacy(collection, keys)
+    await index.delete_legacy(kb_id, keys)
 
 
 @dataclass
@@ -164,16 +164,16 @@ class LayoutMigrations:
                 by_space: dict[str, list[tuple[IndexRecord, str]]] = {}
                 for record, key in page.records:
                     by_space.setdefault(record.space_key, []).append((record, key))
-                chunks = [(space, items[i:i + BATCH]) for space, items in by_space.items()
+                chunks = [(space_key, items[i:i + BATCH]) for space_key, items in by_space.items()
                           for i in range(0, len(items), BATCH)]
-                for space, items in chunks:
+                for space_key, items in chunks:
                     found = True
-                    if space in report.fenced:
+                    if space_key in report.fenced:
                         continue
                     try:
-                        written, removed = await self._migrate_space(kb_id, settings, space, items)
+                        written, removed = await self._migrate_space(settings, L2Space(kb_id, space_key), items)
                     except FencedError:
-                        report.fenced.append(space)
+                        report.fenced.append(space_key)
                         continue
                     except LTMError as exc:
                         report.error = f"{exc.code}: {exc.message}"
@@ -181,8 +181,8 @@ class LayoutMigrations:
                         return report
                     report.rewritten += written
                     report.removed += removed
-                    report.spaces += space not in counted
-                    counted.add(space)
+                    report.spaces += space_key not in counted
+                    counted.add(space_key)
                     removed_here += removed
                     progressed = True
                 if not page.more:
@@ -201,25 +201,25 @@ class LayoutMigrations:
                  report.done, report.rewritten, report.removed, len(report.fenced))
         return report
 
-    async def _migrate_space(self, kb_id: str, settings: KBSettings, space: str,
+    async def _migrate_space(self, settings: KBSettings, space: L2Space,
                              items: Sequence[tuple[IndexRecord, str]]) -> tuple[int, int]:
         index = self._index
         assert isinstance(index, LegacyIndex)
-        async with self._gate.write(None, Space.l2(kb_id, space), Operation.MIGRATION) as tx:
+        async with self._gate.write(None, Space.l2(space), Operation.MIGRATION) as tx:  # no scope: a KB's records
             ids = [record.record_id for record, _ in items]
-            already = await index.present(kb_id, space, ids)
+            already = await index.present(space, ids)
             to_write = list({r.record_id: r for r, _ in items if r.record_id not in already}.values())
             if to_write:
                 vectors = await self._episodes.embed(settings.embedding_model_uuid, [r.text for r in to_write])
-                await tx.index_write("vector upsert", lambda writes: writes.upsert(kb_id, to_write, vectors))
-                back = await index.present(kb_id, space, [r.record_id for r in to_write])
+                await tx.index_write("vector upsert", lambda writes: writes.upsert(space, to_write, vectors))
+                back = await index.present(space, [r.record_id for r in to_write])
                 missing = [r.record_id for r in to_write if r.record_id not in back]
                 if missing:
                     raise HostError(f"{len(missing)} record(s) written in the new layout were not read back; "
                                     "their old rows are kept")
-                tx.applied(Operation.MIGRATION, "space", space, REWRITTEN(count=len(to_write)),
+                tx.applied(Operation.MIGRATION, "space", space.space_key, REWRITTEN(count=len(to_write)),
                            episode_ids=[r.record_id for r in to_write])
             keys = [key for _, key in items]
-            await tx.index_write("vector delete", partial(_delete_legacy, collection=kb_id, keys=keys))
-            tx.applied(Operation.MIGRATION, "space", space, OLD_ROWS_REMOVED(count=len(keys)))
+            await tx.index_write("vector delete", partial(_delete_legacy, kb_id=space.kb_id, keys=keys))
+            tx.applied(Operation.MIGRATION, "space", space.space_key, OLD_ROWS_REMOVED(count=len(keys)))
         return len(to_write), len(keys)

@@ -34,7 +34,7 @@ from ..identity import Identity, Isolation, MemoryScope, clean_id, space_key_for
 from ..kb_registry import KnowledgeBaseRegistry
 from ..operations import Operation
 from ..profiles.book import ProfileBook
-from ..spaces import Space, SpaceKind
+from ..spaces import L2Space, Space, SpaceKind
 from .holdings import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 
 log = logging.getLogger("LongTermMemory")
@@ -94,7 +94,7 @@ class PersonRegistry:
         if dry_run:
             return result
         logs = (await self._audit.log_ids() if chat is None
-                else [Space.l1(chat.chat_key).key, *([Space.l2(kb_id, chat.space_key).key] if kb_id else [])])
+                else [Space.l1(chat.chat_key).key, *([Space.l2(L2Space(kb_id, chat.space_key)).key] if kb_id else [])])
         records = {i for s in found.spaces for i in (*(e.episode_id for e in s.episodes), *s.summaries)}
         return replace(result, spaces=result.spaces + await self._scrub_audit(logs, found.sender_id, records))
 
@@ -120,14 +120,15 @@ class PersonRegistry:
         found: list[PersonSpace] = []
         quoted: set[str] = set()
         for space_key in sorted(spaces.l2) if kb_id else []:
-            listing = await self._episodes.enumerate(kb_id, space_key)
+            l2 = L2Space(kb_id, space_key)
+            listing = await self._episodes.enumerate(l2)
             theirs = tuple(e for e in listing.episodes if e.sender_id == sender_id)
             ids = {e.episode_id for e in theirs}
-            lineage = await self._drafts.lineage(kb_id, space_key) if ids else {}
+            lineage = await self._drafts.lineage(l2) if ids else {}
             summaries = tuple(sorted(s for s, sources in lineage.items() if s not in ids and ids & set(sources)))
             quoted |= ids | set(summaries)  # a snapshot may quote a summary of them (built with another's words)
             space = PersonSpace(SpaceKind.L2, space_key, spaces.l2[space_key], theirs, summaries,
-                                fenced=await self._fences.get(Space.l2(kb_id, space_key)) is not None,
+                                fenced=await self._fences.get(Space.l2(l2)) is not None,
                                 truncated=listing.truncated)
             if space.holds:
                 found.append(space)
@@ -182,7 +183,7 @@ class PersonRegistry:
 
     async def _erase_l1(self, scope: MemoryScope, sender_id: str, quoted: set[str],
                         space: PersonSpace) -> dict[str, int]:
-        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.PERSON_ERASE) as tx:
+        async with self._gate.write_l1(scope, Operation.PERSON_ERASE) as tx:
             profile = await self._profiles.erase_speaker(tx, scope.chat_key, sender_id)
             candidates = await self._candidates.erase_speaker(tx, scope, sender_id)
             snapshot = await self._diagnostics.drop_snapshot(tx, scope, sender_id, quoted)

@@ -20,7 +20,6 @@ from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import MemoryScope, clean_id
 from ..operations import Operation
-from ..spaces import Space
 from .field_action import names_field_action, parse_field_action, profile_target
 from .model import (
     FIELD_LABEL,
@@ -130,7 +129,7 @@ class ProfileBook:
         key = ref.key(scope.chat_key)
         fields = [f for f in ("name", "traits", "preferences", "notes") if getattr(change, f) is not None]
         fact = {"fact_key": change.fact_key} if change.fact_key else {}
-        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
+        async with self._gate.write_l1(scope, operation) as tx:
             before = Profile.from_dict(await self._store.get(key))
             updated = change.apply(before, self._limits())
             if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
@@ -146,7 +145,7 @@ class ProfileBook:
     async def clear(self, scope: MemoryScope, ref: ProfileRef) -> bool:
         """Delete one profile of the session; False (nothing written) when none is stored."""
         key = ref.key(scope.chat_key)
-        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.PROFILE_CLEAR) as tx:
+        async with self._gate.write_l1(scope, Operation.PROFILE_CLEAR) as tx:
             if await self._store.get(key) is None:
                 return False
             await tx.delete(key)
@@ -185,7 +184,7 @@ class ProfileBook:
                 same = Profile.from_dict(stored).to_dict() == profile.to_dict()
                 (unchanged if same else written).append((ref_target, sender_id, profile))
             return replace(found, profiles=written, unchanged=tuple(unchanged))
-        async with self._gate.write(scope, Space.l1(scope.chat_key), Operation.PROFILE_IMPORT) as tx:
+        async with self._gate.write_l1(scope, Operation.PROFILE_IMPORT) as tx:
             for ref_target, sender_id, profile in found.profiles:
                 ref = ProfileRef(ref_target, sender_id)
                 key = ref.key(scope.chat_key)

@@ -34,7 +34,7 @@ async def import_many(memory: MemoryService, scope: MemoryScope, items: list[dic
 
 
 def l2(scope: MemoryScope) -> Space:
-    return Space.l2(scope.kb_id, scope.space_key)
+    return Space.l2(scope.l2)
 
 
 def l1(scope: MemoryScope) -> Space:

@@ -32,6 +32,7 @@ from ltm.consolidation import consolidator as consolidator_module
 from ltm.consolidation.prompt import SYSTEM_PROMPT, SYSTEM_PROMPT_WITH_PROFILE
 from ltm.episodes.model import MAX_RECORD_CHARS
 from ltm.ports import IndexRecord
+from ltm.spaces import L2Space
 from testhost.memory_ports import InMemoryPorts, ModelRequest
 from tests.unit.support import KB, audit_ops, ident, kv_json, memory_with_kb, remember
 
@@ -276,7 +277,7 @@ async def test_run_refuses_a_stale_or_inactive_source_and_keeps_everything(
     for change, expected in (({"importance": 5}, "stale"), ({"status": "archived"}, "inactive")):
         draft = await drafted(cmemory, fake, calice)
         # An out-of-band change of a source (its metadata hash differs) that no cascade saw.
-        stored = fake.index.collections[KB][ids[0]]
+        stored = fake.index.kbs[KB][ids[0]]
         edit_record(fake, ids[0], **change)
         with pytest.raises(ProposalRejected) as caught:
             await cmemory.consolidation_run(calice, draft.proposal_id)
@@ -285,7 +286,7 @@ async def test_run_refuses_a_stale_or_inactive_source_and_keeps_everything(
         # A refused proposal is spent: it cannot be retried.
         with pytest.raises(ProposalRejected, match="already rejected"):
             await cmemory.consolidation_run(calice, draft.proposal_id)
-        fake.index.collections[KB][ids[0]] = stored
+        fake.index.kbs[KB][ids[0]] = stored
 
 
 async def test_run_needs_consolidation_enabled_and_keeps_the_draft(fake: InMemoryPorts) -> None:
@@ -325,8 +326,8 @@ async def test_host_metadata_over_the_budget_removes_the_staged_summary(cmemory:
     draft = await drafted(cmemory, fake, calice)
     real_get = fake.index.get
 
-    async def get_with_host_metadata(collection: str, space: str, record_id: str) -> IndexRecord | None:
-        record = await real_get(collection, space, record_id)
+    async def get_with_host_metadata(space: L2Space, record_id: str) -> IndexRecord | None:
+        record = await real_get(space, record_id)
         if record is None or record_id in ids:
             return record
         return IndexRecord(record.record_id, record.space_key, record.speaker, record.text,
@@ -542,7 +543,7 @@ async def test_kb_removal_waits_for_a_preview_in_flight_and_later_previews_are_r
     removal = asyncio.create_task(cmemory.unregister_kb(KB))
     for _ in range(20):
         await asyncio.sleep(0)
-    assert not removal.done() and fake.calls.count("index.drop_collection") == 0
+    assert not removal.done() and fake.calls.count("index.drop_kb") == 0
     pause.release()
     assert (await preview).draft is not None
     assert await removal is True
@@ -580,7 +581,7 @@ async def summarized(memory: MemoryService, fake: InMemoryPorts, scope: MemorySc
 async def draft_over(memory: MemoryService, fake: InMemoryPorts, scope: MemoryScope, wanted: list[str]) -> str:
     """A pending draft whose sources are exactly `wanted`: every other active record of the space is
     hidden from the preview (flagged archived directly in the index, so no cascade runs), then put back."""
-    rows = fake.index.collections[KB]
+    rows = fake.index.kbs[KB]
     hidden = {}
     for record in fake.index.records(KB, scope.space_key):
         if record.record_id not in wanted and record.fields.get("status") == "active":
@@ -598,9 +599,9 @@ async def draft_over(memory: MemoryService, fake: InMemoryPorts, scope: MemorySc
 
 def edit_record(fake: InMemoryPorts, record_id: str, **fields: Any) -> None:
     """Change a stored record behind the plugin's back (as another writer would): no cascade runs."""
-    stored = fake.index.collections[KB][record_id]
+    stored = fake.index.kbs[KB][record_id]
     record = stored.record
-    fake.index.collections[KB][record_id] = dataclasses.replace(stored, record=IndexRecord(
+    fake.index.kbs[KB][record_id] = dataclasses.replace(stored, record=IndexRecord(
         record.record_id, record.space_key, record.speaker, record.text, {**record.fields, **fields}))
 
 

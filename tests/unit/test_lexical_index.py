@@ -29,7 +29,7 @@ def lexical(memory: MemoryService) -> LexicalIndexes:
 
 
 def held(memory: MemoryService, scope: MemoryScope) -> dict[str, EpisodeStatus]:
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None, "the space's index is not loaded"
     return {eid: ep.status for eid in index.ids() if (ep := index.episode(eid)) is not None}
 
@@ -44,15 +44,15 @@ async def test_a_word_match_deep_in_a_big_space_is_recalled(fake: InMemoryPorts,
         "sender_id": "bob", "sender_name": "Bob"}])
     query = "where is the zebracorn"
     vector = (await fake.embedder.embed(MODEL, [query]))[0]
-    window = await fake.index.search(alice.kb_id, alice.space_key, vector, 200)
+    window = await fake.index.search(alice.l2, vector, 200)
     assert target.episode_id not in {h.record.record_id for h in window}  # beyond the vector window
     # The imports' duplicate check built the space's index; a process that has not read the space yet:
-    lexical(memory).drop_space(alice.kb_id, alice.space_key)
+    lexical(memory).drop_space(alice.l2)
     builds = lexical(memory).builds
     # A space bigger than one page is indexed in the background: the first recall does not wait for it.
     building = fake.faults.pause("index.page", where=lambda call: call.args["limit"] == BUILD_PAGE)
     await memory.recall(alice, query, recipe=top(1))
-    assert lexical(memory).loaded(alice.kb_id, alice.space_key) is None
+    assert lexical(memory).loaded(alice.l2) is None
     building.release()
     await lexical(memory).settled()
     assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
@@ -99,7 +99,7 @@ async def test_an_unknown_write_outcome_drops_the_index_and_the_rebuild_matches_
     fake.faults.fail("index.upsert", OutcomeUnknown("no answer"), after_apply=after_apply)
     with pytest.raises(OutcomeUnknown):
         await remember(memory, alice, "the lighthouse tour was moved to ten")
-    assert lexical(memory).loaded(alice.kb_id, alice.space_key) is None  # in doubt: dropped
+    assert lexical(memory).loaded(alice.l2) is None  # in doubt: dropped
     await memory.clear_fences(alice)
     hits = await memory.recall(alice, "lighthouse tour moved", recipe=top(5))
     assert lexical(memory).builds == 2
@@ -117,7 +117,7 @@ async def test_a_refused_delete_drops_the_index(fake: InMemoryPorts, memory: Mem
     fake.faults.fail("index.delete", HostError("refused"))
     with pytest.raises(HostError):
         await memory.forget(alice, episode.episode_id)
-    assert lexical(memory).loaded(alice.kb_id, alice.space_key) is None
+    assert lexical(memory).loaded(alice.l2) is None
     assert ids(await memory.recall(alice, "spare tyre")) == [episode.episode_id]  # still on the host
 
 
@@ -143,16 +143,16 @@ def test_a_space_index_refuses_a_record_of_another_space() -> None:
 async def test_removing_the_kb_drops_its_indexes(memory: MemoryService, alice: MemoryScope) -> None:
     await remember(memory, alice, "the canoe club meets on sundays")
     await memory.recall(alice, "canoe")
-    assert lexical(memory).loaded(KB, alice.space_key) is not None
+    assert lexical(memory).loaded(alice.l2) is not None
     await memory.unregister_kb(KB)
-    assert lexical(memory).loaded(KB, alice.space_key) is None
+    assert lexical(memory).loaded(alice.l2) is None
 
 
 async def test_a_write_during_a_build_is_not_lost(fake: InMemoryPorts, memory: MemoryService,
                                                   alice: MemoryScope) -> None:
     await remember(memory, alice, "the violin lesson is on monday")
     # The write's duplicate check built the space's index; a process that has not read the space yet:
-    lexical(memory).drop_space(alice.kb_id, alice.space_key)
+    lexical(memory).drop_space(alice.l2)
     builds = lexical(memory).builds
     pause = fake.faults.pause("index.page")
     recall = asyncio.create_task(memory.recall(alice, "violin lesson", recipe=top(5)))

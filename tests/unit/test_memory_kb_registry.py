@@ -84,7 +84,7 @@ async def test_unregister_goes_on_when_the_installation_is_fenced_or_the_vectors
     fake.faults.fail("store.set", OutcomeUnknown("no answer"), where=lambda c: c.args["key"] == "kb_configs")
     with pytest.raises(OutcomeUnknown):
         await memory.register_kb(KB, {"embedding_model_uuid": MODEL})
-    fake.faults.fail("index.drop_collection", HostError("refused"))
+    fake.faults.fail("index.drop_kb", HostError("refused"))
     assert await memory.unregister_kb(KB) is True
     assert kv_json(fake, "kb_configs")["order"] == []
     assert await fenced(memory) == ["installation"]  # only an explicit clear lifts the installation fence
@@ -95,4 +95,4 @@ async def test_unregister_of_an_unknown_kb_changes_no_configuration(fake: InMemo
     configs = kv_json(fake, "kb_configs")
     assert await memory.unregister_kb("kb-unknown") is False
     assert kv_json(fake, "kb_configs") == configs
-    assert fake.calls.count("index.drop_collection") == 1  # the host removes it anyway: wipe what is there
+    assert fake.calls.count("index.drop_kb") == 1  # the host removes it anyway: wipe what is there

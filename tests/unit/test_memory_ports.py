@@ -8,13 +8,25 @@ import pytest
 
 from ltm.errors import HostError, OutcomeUnknown, ValidationError
 from ltm.ports import ChatMessage, IndexRecord
+from ltm.spaces import L2Space
 from testhost.memory_ports import InMemoryPorts
 
-C = "coll"
+C = "kb-1"
 
 
-def rec(record_id: str, space: str, speaker: str = "", text: str = "", **fields: object) -> IndexRecord:
-    return IndexRecord(record_id, space, speaker, text or record_id, dict(fields))
+def rec(record_id: str, space_key: str, speaker: str = "", text: str = "", **fields: object) -> IndexRecord:
+    return IndexRecord(record_id, space_key, speaker, text or record_id, dict(fields))
+
+
+def sp(space_key: str, kb_id: str = C) -> L2Space:
+    return L2Space(kb_id, space_key)
+
+
+async def put(fake: InMemoryPorts, records: list[IndexRecord], vectors: list[list[float]], kb_id: str = C) -> None:
+    """Records of several spaces, written as the port takes them: one upsert per space, in order."""
+    for space_key in dict.fromkeys(r.space_key for r in records):
+        mine = [(r, v) for r, v in zip(records, vectors) if r.space_key == space_key]
+        await fake.index.upsert(sp(space_key, kb_id), [r for r, _ in mine], [v for _, v in mine])
 
 
 async def test_store_keeps_bytes_per_key_and_lists_keys_by_prefix() -> None:
@@ -32,30 +44,30 @@ async def test_store_keeps_bytes_per_key_and_lists_keys_by_prefix() -> None:
 
 async def test_search_filters_exactly_on_space_and_speaker() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec("1", "s1", "alice"), rec("2", "s1", "bob"), rec("3", "s2", "alice")],
+    await put(fake, [rec("1", "s1", "alice"), rec("2", "s1", "bob"), rec("3", "s2", "alice")],
                             [[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
-    assert {h.record.record_id for h in await fake.index.search(C, "s1", [1.0, 0.0], 10)} == {"1", "2"}
-    assert [h.record.record_id for h in await fake.index.search(C, "s1", [1.0, 0.0], 10, speaker="alice")] == ["1"]
-    assert await fake.index.search(C, "s3", [1.0, 0.0], 10) == []
-    assert await fake.index.search("other-collection", "s1", [1.0, 0.0], 10) == []
+    assert {h.record.record_id for h in await fake.index.search(sp("s1"), [1.0, 0.0], 10)} == {"1", "2"}
+    assert [h.record.record_id for h in await fake.index.search(sp("s1"), [1.0, 0.0], 10, speaker="alice")] == ["1"]
+    assert await fake.index.search(sp("s3"), [1.0, 0.0], 10) == []
+    assert await fake.index.search(sp("s1", "other-kb"), [1.0, 0.0], 10) == []
 
 
 async def test_search_orders_by_cosine_distance_and_cuts_top_k() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec("same", "s"), rec("orthogonal", "s"), rec("opposite", "s"), rec("near", "s")],
+    await put(fake, [rec("same", "s"), rec("orthogonal", "s"), rec("opposite", "s"), rec("near", "s")],
                             [[2.0, 0.0], [0.0, 3.0], [-1.0, 0.0], [1.0, 1.0]])
-    hits = await fake.index.search(C, "s", [1.0, 0.0], 10)
+    hits = await fake.index.search(sp("s"), [1.0, 0.0], 10)
     assert [h.record.record_id for h in hits] == ["same", "near", "orthogonal", "opposite"]
     assert [round(h.distance, 6) for h in hits] == [0.0, round(1 - 2 ** -0.5, 6), 1.0, 2.0]
-    assert [h.record.record_id for h in await fake.index.search(C, "s", [1.0, 0.0], 2)] == ["same", "near"]
+    assert [h.record.record_id for h in await fake.index.search(sp("s"), [1.0, 0.0], 2)] == ["same", "near"]
 
 
 async def test_pages_walk_one_space_in_insertion_order() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec(f"r{i}", "s" if i % 2 == 0 else "t") for i in range(10)], [[1.0, 0.0]] * 10)
-    first = await fake.index.page(C, "s", 2, 0)
-    second = await fake.index.page(C, "s", 2, 2)
-    last = await fake.index.page(C, "s", 2, 4)
+    await put(fake, [rec(f"r{i}", "s" if i % 2 == 0 else "t") for i in range(10)], [[1.0, 0.0]] * 10)
+    first = await fake.index.page(sp("s"), 2, 0)
+    second = await fake.index.page(sp("s"), 2, 2)
+    last = await fake.index.page(sp("s"), 2, 4)
     assert [r.record_id for r in first.records] == ["r0", "r2"] and first.more
     assert [r.record_id for r in second.records] == ["r4", "r6"] and second.more
     assert [r.record_id for r in last.records] == ["r8"] and not last.more
@@ -63,41 +75,43 @@ async def test_pages_walk_one_space_in_insertion_order() -> None:
 
 async def test_delete_and_get_stay_inside_the_named_space() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec("1", "s1"), rec("2", "s2")], [[1.0, 0.0], [0.0, 1.0]])
-    assert await fake.index.get(C, "s1", "2") is None
-    await fake.index.delete(C, "s1", ["2", "unknown"])
+    await put(fake, [rec("1", "s1"), rec("2", "s2")], [[1.0, 0.0], [0.0, 1.0]])
+    assert await fake.index.get(sp("s1"), "2") is None
+    await fake.index.delete(sp("s1"), ["2", "unknown"])
     assert [r.record_id for r in fake.index.records(C)] == ["1", "2"]
-    await fake.index.delete(C, "s2", ["2"])
+    await fake.index.delete(sp("s2"), ["2"])
     assert [r.record_id for r in fake.index.records(C)] == ["1"]
-    await fake.index.drop_collection(C)
+    await fake.index.drop_kb(C)
     assert fake.index.records(C) == []
 
 
 async def test_upsert_is_applied_whole_or_not_at_all() -> None:
     fake = InMemoryPorts()
     with pytest.raises(HostError):
-        await fake.index.upsert(C, [rec("1", "s"), rec("2", "s", nested={"not": "flat"})], [[1.0, 0.0], [1.0, 0.0]])
+        await fake.index.upsert(sp("s"), [rec("1", "s"), rec("2", "s", nested={"not": "flat"})], [[1.0, 0.0], [1.0, 0.0]])
     with pytest.raises(HostError):
-        await fake.index.upsert(C, [rec("1", "s"), rec("2", "s")], [[1.0, 0.0], [1.0, 0.0, 0.0]])
+        await fake.index.upsert(sp("s"), [rec("1", "s"), rec("2", "s")], [[1.0, 0.0], [1.0, 0.0, 0.0]])
     with pytest.raises(HostError):
-        await fake.index.upsert(C, [rec("1", "s")], [])
+        await fake.index.upsert(sp("s"), [rec("1", "s")], [])
+    with pytest.raises(ValueError):  # one space per write: the port names it, every record is of it
+        await fake.index.upsert(sp("s"), [rec("1", "s"), rec("2", "t")], [[1.0, 0.0], [1.0, 0.0]])
     assert fake.index.records(C) == []
 
 
 async def test_text_search_is_a_case_insensitive_substring_match_or_absent() -> None:
     fake = InMemoryPorts()
     records = [rec("1", "s", text="The Blue Door"), rec("2", "s", text="red door"), rec("3", "t", text="blue door")]
-    await fake.index.upsert(C, records, [[1.0, 0.0]] * 3)
-    hits = await fake.index.search_text(C, "s", "blue DOOR", [1.0, 0.0], 10)
+    await put(fake, records, [[1.0, 0.0]] * 3)
+    hits = await fake.index.search_text(sp("s"), "blue DOOR", [1.0, 0.0], 10)
     assert hits is not None and [h.record.record_id for h in hits] == ["1"]
     without = InMemoryPorts(text_search=False)
-    await without.index.upsert(C, records, [[1.0, 0.0]] * 3)
-    assert await without.index.search_text(C, "s", "blue door", [1.0, 0.0], 10) is None
+    await put(without, records, [[1.0, 0.0]] * 3)
+    assert await without.index.search_text(sp("s"), "blue door", [1.0, 0.0], 10) is None
 
 
 async def test_isolation_probe_is_clean_on_an_isolated_index_and_cleans_up() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec("kept", "s")], [[1.0, 0.0]])
+    await put(fake, [rec("kept", "s")], [[1.0, 0.0]])
     assert await fake.index.probe_isolation(C, [1.0, 0.0]) == []
     assert [r.record_id for r in fake.index.records(C)] == ["kept"]
 
@@ -115,11 +129,11 @@ async def test_isolation_probe_reports_every_leak_of_a_leaking_index() -> None:
 
 async def test_leaking_index_returns_foreign_records_on_every_read() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec("mine", "s1"), rec("theirs", "s2")], [[1.0, 0.0], [1.0, 0.0]])
+    await put(fake, [rec("mine", "s1"), rec("theirs", "s2")], [[1.0, 0.0], [1.0, 0.0]])
     fake.index.ignore_space_filter = True
-    assert {h.record.record_id for h in await fake.index.search(C, "s1", [1.0, 0.0], 10)} == {"mine", "theirs"}
-    assert {r.record_id for r in (await fake.index.page(C, "s1", 10, 0)).records} == {"mine", "theirs"}
-    assert await fake.index.get(C, "s1", "theirs") is not None
+    assert {h.record.record_id for h in await fake.index.search(sp("s1"), [1.0, 0.0], 10)} == {"mine", "theirs"}
+    assert {r.record_id for r in (await fake.index.page(sp("s1"), 10, 0)).records} == {"mine", "theirs"}
+    assert await fake.index.get(sp("s1"), "theirs") is not None
 
 
 async def test_fault_before_apply_changes_nothing_and_after_apply_loses_only_the_answer() -> None:
@@ -152,7 +166,7 @@ async def test_fault_can_cancel_and_unknown_operations_are_refused() -> None:
     fake = InMemoryPorts()
     fake.faults.fail("index.*", asyncio.CancelledError())
     with pytest.raises(asyncio.CancelledError):
-        await fake.index.get(C, "s", "1")
+        await fake.index.get(sp("s"), "1")
     with pytest.raises(ValueError):
         fake.faults.fail("index.upsertt", HostError("typo"))
 
@@ -183,9 +197,9 @@ async def test_calls_are_counted_per_operation_including_failures() -> None:
     fake = InMemoryPorts()
     fake.faults.fail("index.get", HostError("refused"))
     with pytest.raises(HostError):
-        await fake.index.get(C, "s", "1")
-    await fake.index.get(C, "s", "1")
-    await fake.index.search(C, "s", [1.0], 3)
+        await fake.index.get(sp("s"), "1")
+    await fake.index.get(sp("s"), "1")
+    await fake.index.search(sp("s"), [1.0], 3)
     await fake.store.keys()
     assert fake.calls.count("index.get") == 2
     assert fake.calls.count("index.*") == 3
@@ -221,9 +235,9 @@ async def test_scripted_model_can_answer_with_a_function() -> None:
     assert await fake.llm.complete("m", [ChatMessage("user", "echo")], timeout_s=1, max_output_chars=10) == "ECHO"
 
 
-async def test_directory_lists_known_collections_and_added_knowledge_bases() -> None:
+async def test_directory_lists_known_and_added_knowledge_bases() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert("kb-x", [rec("1", "s")], [[1.0]])
+    await fake.index.upsert(sp("s", "kb-x"), [rec("1", "s")], [[1.0]])
     fake.directory.added.add("kb-y")
     assert await fake.directory.knowledge_base_ids() == ["kb-x", "kb-y"]
     fake.directory.removed.add("kb-x")
@@ -232,8 +246,8 @@ async def test_directory_lists_known_collections_and_added_knowledge_bases() -> 
 
 async def test_state_snapshot_detects_any_change() -> None:
     fake = InMemoryPorts()
-    await fake.index.upsert(C, [rec("1", "s", status="active")], [[1.0, 0.0]])
+    await put(fake, [rec("1", "s", status="active")], [[1.0, 0.0]])
     before = fake.state()
     assert fake.state() == before
-    await fake.index.upsert(C, [rec("1", "s", status="archived")], [[1.0, 0.0]])
+    await put(fake, [rec("1", "s", status="archived")], [[1.0, 0.0]])
     assert fake.state() != before

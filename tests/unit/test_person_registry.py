@@ -14,7 +14,7 @@ from ltm import MemoryScope, MemoryService, OutcomeUnknown, ValidationError
 from ltm._audit import ERASED_PERSON
 from ltm.spaces import Space
 from testhost.memory_ports import InMemoryPorts, ModelRequest
-from tests.unit.support import KB, audit_ops, fenced, ident, memory_with_kb, remember
+from tests.unit.support import audit_ops, fenced, ident, memory_with_kb, remember
 
 
 def one_statement(request: ModelRequest) -> str:
@@ -81,7 +81,7 @@ async def world(fake: InMemoryPorts) -> World:
 
 def everything_but(fake: InMemoryPorts, world: World) -> dict[str, Any]:
     """Every record and profile of the installation that is not Alice's (nor derived from hers)."""
-    records = {r.record_id: dict(r.fields) for rows in fake.index.collections.values() for r in
+    records = {r.record_id: dict(r.fields) for rows in fake.index.kbs.values() for r in
                (row.record for row in rows.values()) if r.record_id not in world.alice | {world.summary}}
     profiles = {k: v for k, v in fake.store.data.items() if "/profile/" in k and not k.endswith("/alice")}
     return {"records": records, "profiles": profiles}
@@ -122,7 +122,7 @@ async def test_erase_removes_exactly_that_person_cascades_and_audits_each_space(
     assert result.counts() == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1, "snapshots": 1}
     assert {s.outcome.value for s in result.spaces} == {"erased"}
     assert everything_but(fake, world) == others
-    left = {r.record_id for rows in fake.index.collections.values() for r in (row.record for row in rows.values())}
+    left = {r.record_id for rows in fake.index.kbs.values() for r in (row.record for row in rows.values())}
     assert not left & (world.alice | {world.summary}) and world.others <= left
     assert (await world.memory.find_person("alice")).spaces == ()
     # Each chat's own logs (its L1 and L2 space) record what went there, and the cascade.
@@ -144,7 +144,7 @@ async def test_a_fenced_space_is_reported_and_the_others_are_erased(world: World
     fake.faults.fail("index.upsert", OutcomeUnknown("no answer"))
     with pytest.raises(OutcomeUnknown):
         await remember(world.memory, g2, "this write is lost")
-    assert Space.l2(KB, g2.space_key).key in await fenced(world.memory)
+    assert Space.l2(g2.l2).key in await fenced(world.memory)
     plan = await world.memory.erase_person("alice", dry_run=True)
     assert [s.key for s in plan.spaces if s.outcome.value == "fenced"] == [g2.space_key]
     result = await world.memory.erase_person("alice", dry_run=False)

@@ -76,7 +76,7 @@ async def test_one_recall_parses_its_question_once(fake: InMemoryPorts, memory: 
 
 def _behind_the_plugins_back(fake: InMemoryPorts, scope: MemoryScope, record_id: str, content: str) -> None:
     """A row the plugin never wrote (say, a store restored from a backup): its index does not know it."""
-    rows = fake.index.collections[scope.kb_id]
+    rows = fake.index.kbs[scope.kb_id]
     model = next(iter(rows.values()))
     record = IndexRecord(record_id, model.record.space_key, "bob", content,
                          {**model.record.fields, "content": content, "episode_id": record_id})
@@ -88,7 +88,7 @@ async def test_rows_a_recall_finds_that_the_index_does_not_know_enter_it_without
     await import_many(memory, alice, [{"content": f"note {n} about the quarterly budget", "sender_id": "bob"}
                                       for n in range(6)])
     await index_space(memory, alice)
-    index = lexical(memory).loaded(alice.kb_id, alice.space_key)
+    index = lexical(memory).loaded(alice.l2)
     assert index is not None
     builds = lexical(memory).builds
     unknown = ["00000000-0000-4000-8000-0000000000a1", "00000000-0000-4000-8000-0000000000a2"]
@@ -101,5 +101,5 @@ async def test_rows_a_recall_finds_that_the_index_does_not_know_enter_it_without
     # ... and the space was read again once, in the background.
     await lexical(memory).settled()
     assert lexical(memory).builds == builds + 1
-    rebuilt = lexical(memory).loaded(alice.kb_id, alice.space_key)
+    rebuilt = lexical(memory).loaded(alice.l2)
     assert rebuilt is not None and rebuilt is not index and all(i in rebuilt for i in unknown)

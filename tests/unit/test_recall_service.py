@@ -26,7 +26,7 @@ async def test_whole_window_is_ranked_before_top_k(fake: InMemoryPorts, memory: 
     target = await remember(memory, alice, "a receipt for bicycle repairs")
     query = f"gardening plan {target.episode_id} spring"
     vector = (await fake.embedder.embed(MODEL, [query]))[0]
-    first_by_index = await fake.index.search(alice.kb_id, alice.space_key, vector, 1)
+    first_by_index = await fake.index.search(alice.l2, vector, 1)
     assert first_by_index[0].record.record_id != target.episode_id  # the backend alone would not pick it
     assert ids(await memory.recall(alice, query, recipe=top(1))) == [target.episode_id]
 

@@ -105,7 +105,7 @@ async def test_the_index_is_saved_again_after_the_changes(fake: InMemoryPorts) -
     memory = await restarted(fake, scope)
     assert lexical(memory).loads == 1
     assert "the zebracorn stickers are in the top drawer" not in await word_hit(memory, scope)  # archived
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None and index.status(episodes[-1].episode_id) is EpisodeStatus.ARCHIVED
 
 
@@ -158,7 +158,7 @@ async def test_a_saved_index_that_disagrees_with_the_store_is_rebuilt(fake: InMe
     lists holds a record the saved index does not know."""
     _, scope, _ = await filled(fake)
     (sample,) = [r for r in fake.index.records(scope.kb_id, scope.space_key) if "zebracorn" in r.text]
-    rows = fake.index.collections[scope.kb_id]
+    rows = fake.index.kbs[scope.kb_id]
     first = next(iter(rows))
     stored = rows[first]
     # Replace the first listed record by another one the saved index never saw.
@@ -168,10 +168,10 @@ async def test_a_saved_index_that_disagrees_with_the_store_is_rebuilt(fake: InMe
                                                              "00000000-0000-4000-8000-0000000000aa"})
     replaced = {changed.record_id: StoredVector(changed, stored.vector, stored.norm)}
     replaced.update((k, v) for k, v in rows.items() if k != first)
-    fake.index.collections[scope.kb_id] = replaced
+    fake.index.kbs[scope.kb_id] = replaced
     memory = await restarted(fake, scope)
     assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None and changed.record_id in index and first not in index and sample.record_id in index
 
 
@@ -180,9 +180,9 @@ async def test_a_record_the_store_lost_is_never_recalled_or_listed(fake: InMemor
     read every record they hand on from the store, so it is left out, and the index corrected."""
     memory, scope, episodes = await filled(fake)
     target = episodes[-1]
-    del fake.index.collections[scope.kb_id][target.episode_id]  # behind the plugin's back
+    del fake.index.kbs[scope.kb_id][target.episode_id]  # behind the plugin's back
     assert await word_hit(memory, scope) != ["the zebracorn stickers are in the top drawer"]
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None and target.episode_id not in index
     await lexical(memory).settled()
     page = await memory.list_episodes(scope, page=1, page_size=SIZE + 1)
@@ -237,7 +237,7 @@ async def test_the_next_save_after_a_delete_holds_the_other_records(fake: InMemo
     assert words_in_storage(fake, "zebracorn stickers") == []
     memory = await restarted(fake, scope)
     assert lexical(memory).loads == 1
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None and len(index) == SIZE
 
 
@@ -281,7 +281,7 @@ async def test_a_tokenizer_change_needs_no_rebuild_the_load_tokenizes_again(fake
     monkeypatch.setattr(space_index, "tokenize", lambda text: [w[::-1] for w in tokenize(text)])  # "another tokenizer"
     memory = await restarted(fake, scope)
     assert (lexical(memory).loads, lexical(memory).builds) == (1, 0)
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None
     (word,) = tokenize("zebracorn")
     assert target.episode_id in index.scores([word[::-1]])  # posted by the new rules
@@ -304,13 +304,13 @@ async def test_writes_while_the_saved_index_loads_are_replayed_not_rebuilt(fake:
     page.release()
     await lexical(memory).settled()
     assert (lexical(memory).loads, lexical(memory).builds) == (1, 0)
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None and added.episode_id in index
     assert await word_hit(memory, scope) == ["a zebracorn lamp for the hallway"]
     assert kv_json(fake, head_key(fake))["state"] == "clean"  # saved again after the replayed writes
     again = await restarted(fake, scope)
     assert (lexical(again).loads, lexical(again).builds) == (1, 0)
-    assert added.episode_id in (lexical(again).loaded(scope.kb_id, scope.space_key) or ())
+    assert added.episode_id in (lexical(again).loaded(scope.l2) or ())
 
 
 async def test_a_delete_while_the_saved_index_loads_removes_the_pages_and_builds_from_the_store(
@@ -326,7 +326,7 @@ async def test_a_delete_while_the_saved_index_loads_removes_the_pages_and_builds
     page.release()
     await lexical(memory).settled()
     assert lexical(memory).builds == 1
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     assert index is not None and episodes[-1].episode_id not in index and len(index) == len(episodes) - 1
 
 
@@ -342,6 +342,6 @@ async def test_a_write_in_doubt_while_the_saved_index_loads_makes_it_a_build(fak
     page.release()
     await lexical(memory).settled()
     assert (lexical(memory).loads, lexical(memory).builds) == (0, 1)  # what the store holds decides
-    index = lexical(memory).loaded(scope.kb_id, scope.space_key)
+    index = lexical(memory).loaded(scope.l2)
     on_store = {r.record_id for r in fake.index.records(scope.kb_id, scope.space_key)}
     assert index is not None and set(index.ids()) == on_store

@@ -125,7 +125,7 @@ def test_the_scan_finds_a_module_taking_the_write_side() -> None:
 def test_the_vector_index_every_module_receives_cannot_write() -> None:
     from ltm.ports import VectorIndex, VectorWrites
 
-    writes = {"upsert", "delete", "drop_collection"}
+    writes = {"upsert", "delete", "drop_kb"}
     assert writes <= set(dir(VectorWrites))
     assert not writes & set(dir(VectorIndex))
 

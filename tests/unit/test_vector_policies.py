@@ -27,11 +27,13 @@ from ltm.langbot.policies.choose import choose
 from ltm.langbot.traits import Traits
 from ltm.langbot.vector_index import HostVectorIndex
 from ltm.ports import IndexRecord, WriteProbe, stop_watching, watch_writes
+from ltm.spaces import L2Space
 from testhost.vectors import make_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = "lb_kb1"
 SPACE = "group:g1"
+L2 = L2Space(KB, SPACE)
 DIM = 8
 
 
@@ -137,38 +139,38 @@ async def test_every_row_write_is_counted_before_it_reaches_the_host(store: str)
     probe, token = watch_writes()
     plugin.watched = probe
     try:
-        await index.upsert(KB, [_record("e1", "the ferry leaves at six")], [_vector(1)])  # probes first
-        await index.upsert(KB, [_record("e1", "the ferry leaves at six", "archived")], [_vector(1)])
-        await index.delete(KB, SPACE, ["e1"])
+        await index.upsert(L2, [_record("e1", "the ferry leaves at six")], [_vector(1)])  # probes first
+        await index.upsert(L2, [_record("e1", "the ferry leaves at six", "archived")], [_vector(1)])
+        await index.delete(L2, ["e1"])
     finally:
         stop_watching(token)
     assert probe.reporting
     assert plugin.counted_at_arrival == list(range(1, probe.sent + 1)) and probe.sent >= 6
-    assert await index.get(KB, SPACE, "e1") is None
+    assert await index.get(L2, "e1") is None
 
 
 async def test_a_delete_before_the_probe_reports_its_writes_and_counts_them() -> None:
     plugin = _Plugin()
-    await HostVectorIndex(plugin).upsert(KB, [_record("e1", "the key is under the mat")], [_vector(2)])
+    await HostVectorIndex(plugin).upsert(L2, [_record("e1", "the key is under the mat")], [_vector(2)])
     fresh = HostVectorIndex(plugin)  # another process: this collection is not probed in it yet
     probe, token = watch_writes()
     plugin.watched = probe
     try:
-        await fresh.delete(KB, SPACE, ["e1"])
+        await fresh.delete(L2, ["e1"])
     finally:
         stop_watching(token)
     assert probe.reporting and plugin.counted_at_arrival == [1]
-    assert await fresh.get(KB, SPACE, "e1") is None
+    assert await fresh.get(L2, "e1") is None
 
 
 async def test_a_read_sends_nothing_and_reports_nothing() -> None:
     plugin = _Plugin()
     index = HostVectorIndex(plugin)
-    await index.upsert(KB, [_record("e1", "tea at four")], [_vector(3)])
+    await index.upsert(L2, [_record("e1", "tea at four")], [_vector(3)])
     probe, token = watch_writes()
     try:
-        assert [h.record_id for h in await index.search(KB, SPACE, _vector(3), 5)] == ["e1"]
-        assert (await index.get(KB, SPACE, "e1")) is not None
+        assert [h.record_id for h in await index.search(L2, _vector(3), 5)] == ["e1"]
+        assert (await index.get(L2, "e1")) is not None
     finally:
         stop_watching(token)
     assert (probe.reporting, probe.sent) == (False, 0)
@@ -180,7 +182,7 @@ async def _delete_first_index() -> tuple[_Plugin, HostVectorIndex]:
     space, deletes go through the graveyard and a rewrite deletes the old row first."""
     plugin = _Plugin(uuid_filter=False)
     index = HostVectorIndex(plugin)
-    await index.upsert(KB, [_record("e1", "the boat is blue")], [_vector(4)])
+    await index.upsert(L2, [_record("e1", "the boat is blue")], [_vector(4)])
     chosen = choose(index.traits(KB) or pytest.fail("not probed"), HostRows(plugin))
     assert (type(chosen.read), type(chosen.delete), type(chosen.rewrite)) == (
         keyed_read.ByScan, delete.ByGraveyard, rewrite.DeleteFirst)
@@ -194,12 +196,12 @@ def _refuse_the_new_row(plugin: _Plugin) -> None:
 
 async def test_a_rewrite_refused_after_the_delete_writes_the_old_row_back() -> None:
     plugin, index = await _delete_first_index()
-    await index.upsert(KB, [_record("e1", "the boat is blue", "archived")], [_vector(4)])  # one clean rewrite
-    assert (await index.get(KB, SPACE, "e1") or pytest.fail("lost")).fields["status"] == "archived"
+    await index.upsert(L2, [_record("e1", "the boat is blue", "archived")], [_vector(4)])  # one clean rewrite
+    assert (await index.get(L2, "e1") or pytest.fail("lost")).fields["status"] == "archived"
     _refuse_the_new_row(plugin)
     with pytest.raises(HostError, match="old rows were written back"):
-        await index.upsert(KB, [_record("e1", "the boat is blue", "active")], [_vector(4)])
-    kept = await index.get(KB, SPACE, "e1")
+        await index.upsert(L2, [_record("e1", "the boat is blue", "active")], [_vector(4)])
+    kept = await index.get(L2, "e1")
     assert kept is not None and kept.fields["status"] == "archived"
 
 
@@ -207,8 +209,8 @@ async def test_a_refused_rewrite_of_other_text_is_an_unknown_outcome() -> None:
     plugin, index = await _delete_first_index()
     _refuse_the_new_row(plugin)
     with pytest.raises(OutcomeUnknown, match="could not be written back"):
-        await index.upsert(KB, [_record("e1", "the boat is red")], [_vector(5)])
-    assert await index.get(KB, SPACE, "e1") is None  # what the unknown outcome warns of: the old row is gone
+        await index.upsert(L2, [_record("e1", "the boat is red")], [_vector(5)])
+    assert await index.get(L2, "e1") is None  # what the unknown outcome warns of: the old row is gone
 
 
 # ------------------------------------------------------------------ which policy a trait chooses

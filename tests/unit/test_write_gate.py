@@ -50,7 +50,7 @@ async def settle() -> None:
 
 
 def upsert_in(space_user_key: str) -> Callable[[Call], bool]:
-    return lambda call: space_user_key in call.args["spaces"]
+    return lambda call: call.args["space_key"] == space_user_key
 
 
 # --------------------------------------------------------------------------- F1 serialization

@@ -28,10 +28,12 @@ log = logging.getLogger("LongTermMemory")
 
 
 class Rewrite(Protocol):
+    """Writes records of one space (`space`: its key, as the layout filters on it) into `collection`."""
+
     @property
     def health(self) -> Line | None: ...
 
-    async def write(self, writer: RowWriter, collection: str, records: Sequence[IndexRecord],
+    async def write(self, writer: RowWriter, collection: str, space: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None: ...
 
 
@@ -39,7 +41,7 @@ class InPlace:
     health: Line | None = line("can.rewrite_one_write", "changes a memory in one write")
 
     @staticmethod
-    async def write(writer: RowWriter, collection: str, records: Sequence[IndexRecord],
+    async def write(writer: RowWriter, collection: str, space: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None:
         await writer.upsert(collection, records, vectors)
 
@@ -57,27 +59,25 @@ class SecondKey:
     def __init__(self, rows: HostRows) -> None:
         self._rows = rows
 
-    async def write(self, writer: RowWriter, collection: str, records: Sequence[IndexRecord],
+    async def write(self, writer: RowWriter, collection: str, space: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None:
-        present: dict[tuple[str, str], set[bool]] = {}
-        for space in dict.fromkeys(r.space_key for r in records):
-            ids = sorted({r.record_id for r in records if r.space_key == space})
-            try:
-                rows = await self._rows.list_rows(collection, layout.keys_filter(space, ids), 2 * len(ids) + 2, 0)
-            except OutcomeUnknown as exc:
-                raise _read_failed(exc) from None
-            for record, row in own(rows, space, "list"):
-                present.setdefault((space, record.record_id), set()).add(layout.is_alt(meta(row)))
-        both = [key for key, alts in present.items() if len(alts) == 2]
+        present: dict[str, set[bool]] = {}
+        ids = sorted({r.record_id for r in records})
+        try:
+            rows = await self._rows.list_rows(collection, layout.keys_filter(space, ids), 2 * len(ids) + 2, 0)
+        except OutcomeUnknown as exc:
+            raise _read_failed(exc) from None
+        for record, row in own(rows, space, "list"):
+            present.setdefault(record.record_id, set()).add(layout.is_alt(meta(row)))
+        both = [rid for rid, alts in present.items() if len(alts) == 2]
         if both:  # an earlier delete went unanswered: drop the second key's row first (the first stays)
             await writer.delete(collection, filters=layout.exact_keys_filter(
-                layout.record_key(space, rid, alt=True) for space, rid in both))
-            for key in both:
-                present[key] = {False}
-        alt = [False in present.get((r.space_key, r.record_id), set()) for r in records]
+                layout.record_key(space, rid, alt=True) for rid in both))
+            for rid in both:
+                present[rid] = {False}
+        alt = [False in present.get(r.record_id, set()) for r in records]
         await writer.upsert(collection, records, vectors, alt=alt)
-        old = [layout.record_key(r.space_key, r.record_id, alt=not a) for r, a in zip(records, alt)
-               if (r.space_key, r.record_id) in present]
+        old = [layout.record_key(space, r.record_id, alt=not a) for r, a in zip(records, alt) if r.record_id in present]
         if not old:
             return
         try:
@@ -95,18 +95,14 @@ class DeleteFirst:
         self._read = read
         self._delete = delete
 
-    async def write(self, writer: RowWriter, collection: str, records: Sequence[IndexRecord],
+    async def write(self, writer: RowWriter, collection: str, space: str, records: Sequence[IndexRecord],
                     vectors: Sequence[Vector]) -> None:
-        replaced: dict[tuple[str, str], IndexRecord] = {}
-        for space in dict.fromkeys(r.space_key for r in records):
-            ids = {r.record_id for r in records if r.space_key == space}
-            try:
-                existing = await self._read.find(collection, space, ids)
-            except OutcomeUnknown as exc:
-                raise _read_failed(exc) from None
-            if existing:
-                await self._delete.delete(writer, collection, space, sorted(existing))
-                replaced.update({(space, rid): record for rid, record in existing.items()})
+        try:
+            replaced = await self._read.find(collection, space, {r.record_id for r in records})
+        except OutcomeUnknown as exc:
+            raise _read_failed(exc) from None
+        if replaced:
+            await self._delete.delete(writer, collection, space, sorted(replaced))
         try:
             await writer.upsert(collection, records, vectors)
         except HostError as exc:
@@ -116,16 +112,14 @@ class DeleteFirst:
 
 
 async def _write_back(writer: RowWriter, collection: str, records: Sequence[IndexRecord], vectors: Sequence[Vector],
-                      replaced: dict[tuple[str, str], IndexRecord], refusal: HostError) -> None:
-    pairs = [(replaced[(r.space_key, r.record_id)], v) for r, v in zip(records, vectors)
-             if (r.space_key, r.record_id) in replaced]
-    lost = (f"the store removed the old row of {len(pairs)} record(s) and then refused the new one "
+                      replaced: dict[str, IndexRecord], refusal: HostError) -> None:
+    rewritten = [(r, v) for r, v in zip(records, vectors) if r.record_id in replaced]
+    lost = (f"the store removed the old row of {len(rewritten)} record(s) and then refused the new one "
             f"({refusal.message})")
-    if any(old.text != new.text for old, new in zip((p[0] for p in pairs),
-                                                      (r for r in records if (r.space_key, r.record_id) in replaced))):
+    if any(replaced[new.record_id].text != new.text for new, _ in rewritten):
         raise OutcomeUnknown(lost + "; the old rows could not be written back") from None
     try:
-        await writer.upsert(collection, [old for old, _ in pairs], [v for _, v in pairs])
+        await writer.upsert(collection, [replaced[r.record_id] for r, _ in rewritten], [v for _, v in rewritten])
     except (HostError, OutcomeUnknown) as exc:
         raise OutcomeUnknown(f"{lost}; writing the old rows back failed too ({exc.message})") from None
     raise HostError(f"the store refused the write ({refusal.message}); the old rows were written back") from None

@@ -258,7 +258,7 @@ class BundleImport:
             entries.append(entry)
         count.write = len(entries)
         if entries and not dry_run:
-            async with self._gate.write(scope, Space.l1(scope.chat_key), OPERATION) as tx:
+            async with self._gate.write_l1(scope, OPERATION) as tx:
                 for entry in entries:
                     tx.carried(entry)
 

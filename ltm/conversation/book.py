@@ -22,7 +22,6 @@ from .._gate import WriteGate
 from .._storage import JsonStore, conversation_key
 from ..identity import MemoryScope
 from ..operations import Operation
-from ..spaces import Space
 from ..wording import Said
 from .model import ConversationRecord
 
@@ -62,7 +61,7 @@ class ConversationBook:
         """Read the record under the chat's L1 lock, let `decide` make the change, write it: the one gated
         write of the conversation record. A change that keeps the record as it is writes nothing."""
         key = conversation_key(scope.chat_key)
-        async with self._gate.write(scope, Space.l1(scope.chat_key), operation) as tx:
+        async with self._gate.write_l1(scope, operation) as tx:
             stored = await self._store.get(key)
             current = ConversationRecord.from_dict(stored)
             change = decide(current)

@@ -84,11 +84,11 @@ def populate(ep: OneBotEndpoint) -> None:
         ep.add_group(group_id, name, members)
 
 
-def set_group_regexp(client: LangBotClient, pipeline_uuid: str, patterns: list[str]) -> None:
-    """The pipeline's group rule "regexp" (WebUI: the pipeline -> Trigger -> group respond rules)."""
+def set_group_rules(client: LangBotClient, pipeline_uuid: str, **rules: Any) -> None:
+    """The pipeline's group respond rules (WebUI: the pipeline -> Trigger): `at`, `prefix`, `regexp`, `random`."""
     current = client.pipeline(pipeline_uuid)
     config = current["config"]
-    config["trigger"]["group-respond-rules"]["regexp"] = patterns
+    config["trigger"]["group-respond-rules"].update(rules)
     client.put(f"/pipelines/{pipeline_uuid}", {"name": current["name"], "description": current.get("description", ""),
                                                "emoji": current.get("emoji", "🧠"), "config": config})
 
@@ -221,11 +221,16 @@ def test_memory_command_in_groups_under_langbots_default_rules(chat):
         _, reply, _ = chat.group(ep, GARDEN, BO, "and now with an at")
         assert not any(s.segments[0]["data"].get("id") == str(alone) for s in ep.sent_since(sent)), ep.sent_since(sent)
         # The route plus a group rule regexp for the command: reachable without @.
-        set_group_regexp(client, chat.pipeline, [COMMAND_REGEXP])
+        set_group_rules(client, chat.pipeline, regexp=[COMMAND_REGEXP])
         _, listed, requests = chat.group(ep, GARDEN, BO, "!memory list", at_bot=False)
         assert requests == [] and listed.text.startswith("[bot] Episodes"), listed
+        # A pipeline that answers every group message without the at-bot rule keeps the @ in the text:
+        # "@<account> !memory list" is no command and goes to the model.
+        set_group_rules(client, chat.pipeline, at=False, random=1.0)
+        _, answered, requests = chat.group(ep, GARDEN, BO, "!memory list")
+        assert len(requests) == 1 and answered.text.startswith(SCRIPTED), answered
     finally:
-        set_group_regexp(client, chat.pipeline, [])
+        set_group_rules(client, chat.pipeline, at=True, random=0.0, regexp=[])
         client.update_bot(bot_uuid, {"event_bindings": routes})
 
 

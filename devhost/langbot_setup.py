@@ -204,8 +204,9 @@ def _update_provider(client: LangBotClient, provider: dict[str, Any], base_url: 
 
 
 def ensure_pipeline(client: LangBotClient, name: str, *, llm_uuid: str, kb_uuids: list[str],
-                    plugins: list[tuple[str, str]], description: str = "") -> str:
-    """A pipeline (found by name or created) on the test Runner with these KBs and plugins."""
+                    plugins: list[tuple[str, str]], description: str = "", group_respond_all: bool = True) -> str:
+    """A pipeline (found by name or created) on the test Runner with these KBs and plugins; it answers
+    every group message it gets unless `group_respond_all` is False (LangBot's own group rules then)."""
     pipeline = find_named(client.get("/pipelines"), "pipelines", name)
     pipeline_uuid = pipeline["uuid"] if pipeline else client.create_pipeline(name, description)
     client.configure_pipeline(pipeline_uuid, runner_id=RUNNER_ID, runner_config={
@@ -214,7 +215,7 @@ def ensure_pipeline(client: LangBotClient, name: str, *, llm_uuid: str, kb_uuids
         # Attached like an admin attaches it to LocalAgent. The test Runner declares knowledge
         # retrieval, so the host grants it these KBs and lists them in `_knowledge_base_uuids`.
         "knowledge-bases": list(kb_uuids),
-    })
+    }, group_respond_all=group_respond_all)
     client.bind_plugins(pipeline_uuid, plugins)
     return pipeline_uuid
 

@@ -262,3 +262,45 @@ class LangBotClient:
         return self.post(f"/pipelines/{pipeline_uuid}/run", {"message": message}, timeout=timeout)
 
 
+    # ------------------------------------------------------------------ bots (platform adapters)
+    def create_bot(self, name: str, adapter: str, adapter_config: dict[str, Any], *,
+                   event_bindings: list[dict[str, Any]] | None = None) -> str:
+        """A bot, enabled; without `event_bindings` LangBot gives it its default routes (docs/HOST-FACTS.md 14)."""
+        body: dict[str, Any] = {"name": name, "description": "", "adapter": adapter,
+                                "adapter_config": adapter_config, "enable": True}
+        if event_bindings is not None:
+            body["event_bindings"] = event_bindings
+        return self.post("/platform/bots", body)["uuid"]
+
+    def bot(self, bot_uuid: str) -> dict[str, Any]:
+        return self.get(f"/platform/bots/{bot_uuid}")["bot"]
+
+    def update_bot(self, bot_uuid: str, fields: dict[str, Any]) -> None:
+        """Only the given fields change; a change of routes, processors or adapter settings reloads the bot."""
+        self.put(f"/platform/bots/{bot_uuid}", fields)
+
+    def delete_bot(self, bot_uuid: str) -> None:
+        self.delete(f"/platform/bots/{bot_uuid}")
+
+    def bot_admins(self, bot_uuid: str) -> list[dict[str, Any]]:
+        return self.get(f"/platform/bots/{bot_uuid}/admins")["admins"]
+
+    def add_bot_admin(self, bot_uuid: str, launcher_type: str, launcher_id: str | int) -> int:
+        """LangBot's per-bot admin list (WebUI: the bot -> Manage Admins): `person` or `group` and its id."""
+        return self.post(f"/platform/bots/{bot_uuid}/admins",
+                         {"launcher_type": launcher_type, "launcher_id": str(launcher_id)})["id"]
+
+    def bot_logs(self, bot_uuid: str, max_count: int = 200) -> list[dict[str, Any]]:
+        """The bot's event log (WebUI: the bot -> Logs), newest last."""
+        return self.post(f"/platform/bots/{bot_uuid}/logs", {"from_index": -1, "max_count": max_count})["logs"]
+
+    # ------------------------------------------------------------------ event processors
+    def create_event_processor(self, name: str, runner_id: str, parameters: dict[str, Any] | None = None) -> str:
+        """An agent of kind `event_processor` on an installed Runner that declares `usages: [event]`.
+
+        `parameters` must be sent (even `{}`): without it LangBot saves a draft that subscribes to nothing."""
+        return self.post("/agents", {"kind": "event_processor", "name": name, "component_ref": runner_id,
+                                     "parameters": parameters or {}})["uuid"]
+
+    def processor_runs(self, processor_uuid: str) -> dict[str, Any]:
+        return self.get(f"/agents/{processor_uuid}/runs")

@@ -258,6 +258,12 @@ class ProcessGroup:
             time.sleep(0.3)
         raise TimeoutError(f"{what} not ready after {timeout:.0f}s; log tail:\n{proc.tail()}")
 
+    def stop_one(self, proc: Proc, timeout: float = 20.0) -> set[int]:
+        """Stop one process (a restart) and forget it; returns its PIDs (all gone afterwards)."""
+        pids = self._stop_one(proc, timeout)
+        self.procs.remove(proc)
+        return pids
+
     def pids(self) -> set[int]:
         for proc in self.procs:
             proc.track()

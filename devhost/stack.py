@@ -199,6 +199,7 @@ class Stack:
         self._builder = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="devhost-build")
         self._packages: concurrent.futures.Future[dict[str, Path]] | None = None
         self._stopped = False
+        self._langbot_argv: tuple[list[str], dict[str, str]] = ([], {})
         self.postgres: LocalPostgres | None = None  # the pgvector store's server, when vdb is pgvector
 
     # ------------------------------------------------------------------ urls
@@ -247,8 +248,9 @@ class Stack:
         ], self.home, env)
         # LangBot starts at once too: it spends its first seconds importing, and it retries the runtime
         # connection until the runtime (up in a few seconds) answers.
-        langbot = self.group.spawn("langbot", [str(venv / "bin" / "langbot")], self.home,
-                                   langbot_env(env, self.home, self.ports, cfg.vdb, pg_uri), cut_teardown=True)
+        self._langbot_argv = ([str(venv / "bin" / "langbot")], langbot_env(env, self.home, self.ports, cfg.vdb, pg_uri))
+        langbot = self.group.spawn("langbot", self._langbot_argv[0], self.home, self._langbot_argv[1],
+                                   cut_teardown=True)
         log(f"started the model server ({self.embedder.embedder}), the plugin runtime and LangBot; logs in {self.logs}")
         self._start_package_build()  # in the background while LangBot boots; setup() takes the result
         self.group.wait("model server", model, lambda: http_ok(f"http://127.0.0.1:{self.ports['model']}/healthz"), 60)
@@ -276,11 +278,33 @@ class Stack:
         self._packages = self._builder.submit(langbot_setup.build_packages, lbp, self.data_dir / "dist",
                                               consumer=cfg.install_consumer)
 
-    def _langbot_ready(self, stdout_log: Path) -> bool:
-        """The runtime-connected line, in LangBot's stdout or in its own log files: with the Milvus
-        vector store, LangBot's console output stops once pymilvus has started Milvus Lite."""
-        logs = [stdout_log, *sorted((self.home / "data" / "logs").glob("langbot-*.log"))]
-        return any(READY_LINE in path.read_text(errors="replace") for path in logs if path.is_file())
+    def _langbot_logs(self, stdout_log: Path) -> list[Path]:
+        return [stdout_log, *sorted((self.home / "data" / "logs").glob("langbot-*.log"))]
+
+    def _langbot_ready(self, stdout_log: Path, since: dict[Path, int] | None = None) -> bool:
+        """The runtime-connected line, in LangBot's stdout or in its own log files (past the sizes in
+        `since`, for a restart): with the Milvus vector store, LangBot's console output stops once
+        pymilvus has started Milvus Lite."""
+        since = since or {}
+        for path in self._langbot_logs(stdout_log):
+            if path.is_file():
+                with open(path, "rb") as fh:
+                    fh.seek(since.get(path, 0))
+                    if READY_LINE.encode() in fh.read():
+                        return True
+        return False
+
+    def restart_langbot(self) -> None:
+        """Stop LangBot and start it again on the same data dir and ports, as an operator restarts its
+        container; the model server and the plugin runtime keep running (their own containers)."""
+        old = next(p for p in self.procs if p.name == "langbot")
+        stopped = self.group.stop_one(old)
+        log(f"LangBot stopped for a restart (pids {sorted(stopped)})")
+        since = {path: path.stat().st_size for path in self._langbot_logs(old.log_path) if path.is_file()}
+        argv, env = self._langbot_argv
+        langbot = self.group.spawn("langbot", argv, self.home, env, cut_teardown=True)
+        self.group.wait("LangBot (restart)", langbot, lambda: self._langbot_ready(langbot.log_path, since)
+                        and http_ok(self.base_url + "/api/v1/user/init"), self.config.boot_timeout)
 
     # ------------------------------------------------------------------ checks
     def pids(self) -> set[int]:

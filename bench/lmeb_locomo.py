@@ -6,8 +6,8 @@ LMEB (Long-horizon Memory Embedding Benchmark) is packaged in MTEB as the task `
 its metadata, its dataset card and its published result file describe it (sources: docs/BENCHMARK-DATA.md):
 
 - the corpus is one document per dialogue turn (5,882 = every turn of the ten conversations), and each
-  question is ranked against its own conversation's turns only (the task gives every question its
-  conversation's turns as candidates);
+  question is ranked against its own conversation's turns only (the task lists, for every question, the
+  documents it may rank: its conversation's turns);
 - the scored subsets are LoCoMo categories: single_hop = 4, multi_hop = 1, temporal_reasoning = 2,
   open_domain = 3 (the published question counts 840 / 280 / 321 / 89 fit this mapping and no other);
   adversarial (5) has no answer in the conversation and is not scored here;
@@ -17,7 +17,8 @@ its metadata, its dataset card and its published result file describe it (source
 Systems:
   minilm[DOC]  exact cosine over the conversation's turns, the document text chosen by --docs (no plugin):
                turn = "speaker: text"; dated = the session's date, a space, then that; caption = the turn
-               plus " [image: <BLIP caption>]" when it shared a photo; dated-caption = both
+               plus " [image: <BLIP caption>]" when it shared a photo; dated-caption = both; dated2 and
+               dated2-caption = the date twice (a title and a text that both carry it)
   plugin       the real plugin on the fake host (bench/plugin_env.py, as bench/locomo_recall.py runs it):
                every turn imported as an episode "speaker: text" with its session date, then
                MemoryService.recall with the shipped defaults, asked as of the conversation's last turn

@@ -112,14 +112,15 @@ async def _resident(n: int) -> dict[str, Any]:
     del items
     fake = InMemoryPorts()
     pages = IndexPages(Bookkeeping(fake.store))
-    await pages.save(L2Space("kb", scope.space_key), list(rows_of(built)), lambda: True, asyncio.Lock())
+    space = L2Space("kb", scope.space_key)
+    await pages.save(space, list(rows_of(built)), lambda: True, asyncio.Lock())
     del built
     gc.collect()
     libc = ctypes.CDLL("libc.so.6")
     libc.malloc_trim(0)
     before = _rss_mib()
     t0 = time.perf_counter()
-    loaded = await pages.load("kb", scope.space_key)
+    loaded = await pages.load(space)
     load_s = time.perf_counter() - t0
     gc.collect()
     libc.malloc_trim(0)

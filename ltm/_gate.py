@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
@@ -54,17 +53,16 @@ from typing import Any, TypeVar
 from ._audit import AuditEntry, AuditLog
 from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
+from ._kb_barrier import KbBarriers
 from ._storage import KeyedLocks
 from .errors import (
     HostFailure,
     LTMError,
-    NoKnowledgeBase,
     OutcomeUnknown,
     PartialWrite,
-    StateError,
     UnrecordedChange,
 )
-from .identity import Isolation, MemoryScope
+from .identity import MemoryScope
 from .operations import Operation
 from .ports import VectorWrites, stop_watching, watch_writes
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
@@ -167,59 +165,9 @@ FENCE_CLEARED = Phrase("audit.fence_cleared", "cleared write fence {space}")
 ScopeHook = Callable[[MemoryScope], Awaitable[None]]
 
 
-_HELD: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar("ltm_held_barriers", default=frozenset())
+class WriteGate(KbBarriers):
+    """The write gate; as `KbBarriers`, also each memory KB's removal barrier (ltm/_kb_barrier.py)."""
 
-
-class _KbBarrier:
-    """Writes of one memory KB share it; removing the KB takes it alone. Removal waits for the
-    writes in flight, and writes that arrive meanwhile wait for it (then find the KB gone).
-    Re-entrant within one task: a write inside `kb_in_use` does not wait for itself."""
-
-    def __init__(self) -> None:
-        self._writers = 0
-        self._removing = False
-        self._changed = asyncio.Condition()
-
-    @contextlib.asynccontextmanager
-    async def shared(self) -> AsyncIterator[None]:
-        held = _HELD.get()
-        if id(self) in held:
-            yield
-            return
-        token = _HELD.set(held | {id(self)})
-        try:
-            async with self._shared():
-                yield
-        finally:
-            _HELD.reset(token)
-
-    @contextlib.asynccontextmanager
-    async def _shared(self) -> AsyncIterator[None]:
-        async with self._changed:
-            await self._changed.wait_for(lambda: not self._removing)
-            self._writers += 1
-        try:
-            yield
-        finally:
-            async with self._changed:
-                self._writers -= 1
-                self._changed.notify_all()
-
-    @contextlib.asynccontextmanager
-    async def alone(self) -> AsyncIterator[None]:
-        async with self._changed:
-            await self._changed.wait_for(lambda: not self._removing)
-            self._removing = True
-            await self._changed.wait_for(lambda: self._writers == 0)
-        try:
-            yield
-        finally:
-            async with self._changed:
-                self._removing = False
-                self._changed.notify_all()
-
-
-class WriteGate:
     def __init__(self, storage: Bookkeeping, vectors: VectorWrites, fences: FenceRegistry, audit: AuditLog,
                  on_scope_write: ScopeHook | None = None) -> None:
         self._storage = storage
@@ -228,9 +176,7 @@ class WriteGate:
         self._audit = audit
         self._locks = KeyedLocks()
         self._on_scope_write = on_scope_write
-        self._barriers: dict[str, _KbBarrier] = {}
-        self._removed: set[str] = set()
-        self._isolation: dict[str, Isolation] = {}  # each memory KB's effective isolation, as last read
+        super().__init__()
 
     def write_l1(self, scope: MemoryScope, operation: Operation) -> contextlib.AbstractAsyncContextManager[WriteTx]:
         """A write to the chat's L1 space (profiles, candidates, drafts' bookkeeping)."""
@@ -257,66 +203,13 @@ class WriteGate:
     async def _gated(self, scope: MemoryScope | None, space: Space, operation: Operation, *,
                      enforce_fence: bool = True, target: str = "") -> AsyncIterator[WriteTx]:
         if space.kind is SpaceKind.L2:
-            async with self._barrier(space.kb_id).shared():
-                if space.kb_id in self._removed:
-                    raise NoKnowledgeBase(f"knowledge base {space.kb_id} was removed")
-                self._check_isolation(scope, space)
+            async with self.kb_in_use(space.kb_id):
+                self.check_isolation(scope, space.kb_id)
                 async with self._write(scope, space, operation, enforce_fence, target) as tx:
                     yield tx
         else:
             async with self._write(scope, space, operation, enforce_fence, target) as tx:
                 yield tx
-
-    @contextlib.asynccontextmanager
-    async def kb_in_use(self, kb_id: str) -> AsyncIterator[None]:
-        """Hold a memory KB against its removal without writing (e.g. a bounded model call whose
-        result will be stored in that KB's spaces, K8). Raises NoKnowledgeBase once it is removed."""
-        async with self._barrier(kb_id).shared():
-            if kb_id in self._removed:
-                raise NoKnowledgeBase(f"knowledge base {kb_id} was removed")
-            yield
-
-    @contextlib.asynccontextmanager
-    async def removing_kb(self, kb_id: str) -> AsyncIterator[None]:
-        """Removing a memory KB: waits for its writes in flight, refuses every later one."""
-        async with self._barrier(kb_id).alone():
-            try:
-                yield
-            finally:
-                self._removed.add(kb_id)  # LangBot removes the KB whatever the clean-up achieved
-
-    @contextlib.asynccontextmanager
-    async def kb_alone(self, kb_id: str) -> AsyncIterator[None]:
-        """No write of the KB runs meanwhile: writes in flight finish first, later ones wait (a settings
-        change that must see the KB settled, e.g. whether it holds any memory)."""
-        async with self._barrier(kb_id).alone():
-            yield
-
-    def kb_isolation(self, kb_id: str, isolation: Isolation) -> None:
-        """The KB's effective isolation (the registry tells the gate each time it reads the settings)."""
-        self._isolation[kb_id] = isolation
-
-    def _check_isolation(self, scope: MemoryScope | None, space: Space) -> None:
-        """A turn's scope carries the isolation it was derived with; if the KB's isolation changed while
-        the write waited, its space is no longer that chat's space: nothing is written."""
-        current = self._isolation.get(space.kb_id)
-        if scope is not None and scope.identity is not None and current is not None \
-                and scope.isolation is not current:
-            raise StateError(f"the memory knowledge base's isolation changed to {current.value} while this "
-                             "request waited; nothing was written. Try again")
-
-    def mark_removed(self, kb_id: str) -> None:
-        """A KB LangBot no longer has (a registration rolled back): its writes are refused from now on."""
-        self._removed.add(kb_id)
-
-    def kb_registered(self, kb_id: str) -> None:
-        self._removed.discard(kb_id)
-
-    def kb_removed(self, kb_id: str) -> bool:
-        return kb_id in self._removed
-
-    def _barrier(self, kb_id: str) -> _KbBarrier:
-        return self._barriers.setdefault(kb_id, _KbBarrier())
 
     @contextlib.asynccontextmanager
     async def _write(self, scope: MemoryScope | None, space: Space, operation: Operation,

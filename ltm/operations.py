@@ -1,8 +1,8 @@
 """Every operation an audit entry, a fence or a write-ahead marker can name (A1 in docs/REQUIREMENTS.md).
 
-`WriteGate.write` and `WriteTx.applied/reverted/noted` take an `Operation`, so mypy rejects a bare
-string: an operation the surfaces cannot word (`op.<value>` in components/common/vocabulary) cannot be
-written by accident. The members are `StrEnum`s: an entry stores the value ("remember"), exactly the
+`WriteGate.write_l1/write_l2/write` and `WriteTx.applied/reverted/noted` take an `Operation`, so mypy
+rejects a bare string: an operation the surfaces cannot word (`op.<value>` in components/common/vocabulary)
+cannot be written by accident. The members are `StrEnum`s: an entry stores the value ("remember"), exactly the
 string the earlier releases stored, and a stored value read back compares equal to its member.
 A new write operation is one member here plus the module that performs it.
 """

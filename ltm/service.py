@@ -56,6 +56,7 @@ from .identity import Identity, Isolation, MemoryScope
 from .kb_overrides import SettingChange
 from .kb_settings import EffectiveSettings, KBSettings
 from .official.bundle.importer import MigrationReport
+from .official.keyed_upload import ingest_keyed
 from .parts import MemoryParts, assemble
 from .person import PersonErasure, PersonRecords
 from .ports import HostPorts
@@ -202,9 +203,9 @@ class MemoryService:
     async def ingest_keyed_document(self, kb_id: str, payload: Any, document_id: str,
                                     bots: Sequence[str] | None = None) -> list[ImportResult]:
         """A document in the official plugin's upload form: each record names its memory space by
-        `user_key`, kept only for one of `bots` (see `episodes.transfer.EpisodeTransfer.ingest_keyed`)."""
+        `user_key`, kept only for one of `bots` (see `official/keyed_upload.py`)."""
         settings = await self._m.kbs.open_kb(kb_id)
-        return await self._m.transfer.ingest_keyed(kb_id, settings, payload, document_id, bots)
+        return await ingest_keyed(self._m.transfer, kb_id, settings, payload, document_id, bots)
 
     async def delete_document(self, kb_id: str, document_id: str) -> int:
         await self._m.kbs.open_kb(kb_id)

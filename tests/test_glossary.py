@@ -24,6 +24,9 @@ DATA_KEYWORDS_OF = frozenset({"SAY", "Phrase", "said", "Said", "dict", "update",
 
 ADAPTER = ("ltm/langbot/",)
 OFFICIAL_FORMAT = ("ltm/official/",)
+# LangBot's own words for a KB's vector store (its collection, a `file_id` space in it) stay where the host's
+# API is spoken: the adapter, and the test host's LangBot (its RAG actions and its vector stores).
+HOST_STORE = (*ADAPTER, "testhost/vectors/", "testhost/fake_host.py")
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,17 @@ RETIRED = (
     Retired(r"ArchivalCandidate|archival_candidates?", "Archivable / archivable_records"),
     # In recall and consolidation "candidate" is never the word: a window entry, an archivable record,
     # a summary source. (The KB setting `consolidation_max_candidates` keeps its stored name.)
+    # The KB's vector store is the host's collection; the core says `kb_id` (the SDK's `get_collection_id`,
+    # the stdlib's `collections` and the abstract `Collection` are not ours).
+    Retired(r"(?!(collections|get_collection_id|Collection)$)(?i:.*collection.*)", "kb_id (the KB) or an L2Space (a space)",
+            allowed_in=HOST_STORE),
     Retired(r"(?i)(?!consolidation_max_candidates$).*candidate.*",
             "WindowEntry / vector_window (recall), Archivable / max_sources (consolidation)",
             only_in=("ltm/episodes/", "ltm/consolidation/")),
 )
+# The space as a string: a parameter or field named `space` annotated `str` (the core's space is one
+# value, `L2Space`; its parts are `kb_id` and `space_key`).
+STR_SPACE = Retired(r"spaces?", "an L2Space (or kb_id / space_key for one part)", allowed_in=HOST_STORE)
 RETIRED_MODULES = ("records",)  # three modules of this name held three different things
 
 
@@ -88,9 +98,28 @@ def identifiers(tree: ast.AST) -> list[tuple[str, int]]:
     return found
 
 
+def str_annotated(tree: ast.AST) -> list[tuple[str, int]]:
+    """Every parameter and annotated name whose annotation is `str` (or `str | None`), with its line."""
+    found: list[tuple[str, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            name, annotation = node.arg, node.annotation
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name | ast.Attribute):
+            target = node.target
+            name, annotation = target.id if isinstance(target, ast.Name) else target.attr, node.annotation
+        else:
+            continue
+        if annotation is not None and re.fullmatch(r"str( \| None)?|None \| str", ast.unparse(annotation)):
+            found.append((name, node.lineno))
+    return found
+
+
 def retired_uses(path: str, source: str) -> list[str]:
     tree = ast.parse(source, filename=path)
     problems = []
+    for name, line in str_annotated(tree):
+        if STR_SPACE.applies(path) and re.fullmatch(STR_SPACE.pattern, name):
+            problems.append(f"{path}:{line}: `{name}: str` is a space as a string; use {STR_SPACE.use}")
     for name, line in identifiers(tree):
         for rule in RETIRED:
             if rule.applies(path) and re.fullmatch(rule.pattern, name):
@@ -158,3 +187,21 @@ def test_the_host_and_official_names_stay_allowed_in_their_places():
     assert retired_uses("ltm/candidates/queue.py", "candidate = 1\n") == []
     assert retired_uses("ltm/episodes/recall.py", "candidates = []\n") != []
     assert retired_uses("ltm/consolidation/sources.py", "n = settings.consolidation_max_candidates\n") == []
+
+
+def test_the_vector_stores_own_words_stay_with_the_host():
+    source = (
+        "async def search(self, collection: str, space: str, space_key: str, kb_id: str, named: L2Space):\n"
+        "    await drop_collection(collection)\n"
+        "    return collections.abc, context.get_collection_id(), Collection\n"
+        "class Call:\n"
+        "    space: str | None = None\n"
+    )
+    found = sorted((p.split("`")[1], int(p.split(":")[1])) for p in retired_uses("ltm/episodes/store.py", source))
+    # `collection` as a parameter and as the value passed on, `drop_collection`, and a space as a string
+    # (a parameter, a field); never `space_key`, `kb_id`, an `L2Space`, the stdlib's or the SDK's names.
+    assert found == [("collection", 1), ("collection", 2), ("drop_collection", 2), ("space: str", 1),
+                     ("space: str", 5)]
+    assert retired_uses("ltm/langbot/vector_index.py", source) == []
+    assert retired_uses("testhost/vectors/chroma.py", source) == []
+    assert retired_uses("testhost/memory_ports.py", source) != []

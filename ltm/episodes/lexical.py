@@ -25,6 +25,7 @@ each space: whole-space word candidates and listing order with **no host call pe
   result checked against the store once no write is out; one in doubt makes the load a build.
 - Saved (spaces above `FIRST_PAGE`): right after a build from the store, and `save_delay` seconds
   after the last write; a save that overlaps a write is abandoned (the next write schedules one).
+  Loading and saving are `SavedIndexes` (`index_saving.py`), which this class builds on.
 - Corrected when the store disagrees: a record a fetch finds missing, or found with another status,
   or a search hit the index does not know, is fixed in place (`heal`) and, since one wrong entry
   suggests more, the space is read again in the background. The store's reads do this themselves
@@ -39,53 +40,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
-import time
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from ..errors import HostFailure
 from ..spaces import L2Space
-from .index_pages import IndexPages, rows_of
+from .index_pages import IndexPages
+from .index_saving import FIRST_PAGE, YIELD_EVERY, PageLoader, SavedIndexes, detached
 from .model import Episode, newest_rows
 from .space_index import SpaceIndex
 
 log = logging.getLogger("LongTermMemory")
 
-SpaceKey = L2Space
-# One page of a space: (space, limit, offset) -> (records, more pages follow).
-PageLoader = Callable[[L2Space, int, int], Awaitable[tuple[list[Episode], bool]]]
-FIRST_PAGE = 200  # a space that fits in one page is indexed inside the call that needs it ...
-BUILD_PAGE = 1000  # ... a bigger one in the background, in pages this big (stores page by offset, so
-# fewer, larger pages cost far less at 100,000 records); callers go on without it until it is ready
+# A space bigger than FIRST_PAGE (index_saving.py) is indexed in the background, in pages this big (stores
+# page by offset, so fewer, larger pages cost far less at 100,000 records); callers go on without it meanwhile.
+BUILD_PAGE = 1000
 SAVE_DELAY = 30.0  # seconds after the last write before a big space's index is saved again
-YIELD_EVERY = 2000  # records handled between two yields to the event loop while building, loading, saving
 
 
-class LexicalIndexes:
-    """Every space's index in this process, and the bookkeeping that keeps them current."""
+class LexicalIndexes(SavedIndexes):
+    """Every space's index in this process, and the bookkeeping that keeps them current (loading and
+    saving them: `SavedIndexes`, index_saving.py)."""
 
     def __init__(self, loader: PageLoader, pages: IndexPages | None = None) -> None:
-        self._page = loader
-        self._pages = pages
-        self._ready: dict[SpaceKey, SpaceIndex] = {}
-        self._locks: dict[SpaceKey, asyncio.Lock] = {}  # one build or load at a time per space
-        self._guards: dict[SpaceKey, asyncio.Lock] = {}  # a writer marking the saved head vs a save publishing it
-        self._writes: Counter[SpaceKey] = Counter()  # bumped when a write starts or an index is dropped
-        self._inflight: Counter[SpaceKey] = Counter()  # writes started and not finished
-        self._healed: dict[SpaceKey, tuple[int, int]] = {}  # the last correction's count of writes: before, after
-        self._building: dict[SpaceKey, asyncio.Task[None]] = {}
-        self._saving: dict[SpaceKey, asyncio.Task[None]] = {}
-        self._save_due: dict[SpaceKey, float] = {}
-        self._forgetting: dict[str, asyncio.Task[None]] = {}
-        # Writes that landed while a saved index was loading, replayed onto it (None: one was in doubt).
-        self._replay: dict[SpaceKey, list[Callable[[SpaceIndex], None]] | None] = {}
+        super().__init__(loader, pages)
+        self._locks: dict[L2Space, asyncio.Lock] = {}  # one build or load at a time per space
+        self._healed: dict[L2Space, tuple[int, int]] = {}  # the last correction's count of writes: before, after
+        self._building: dict[L2Space, asyncio.Task[None]] = {}
         self.save_delay = SAVE_DELAY
         self.builds = 0  # how many times a space was read in full from the store (tests and benchmarks look)
-        self.loads = 0  # how many indexes came from saved pages
 
     # ------------------------------------------------------------------ reads
     async def space_unless_busy(self, key: L2Space) -> SpaceIndex | None:
@@ -124,26 +108,10 @@ class LexicalIndexes:
                 return self._keep(key, first)
         return None
 
-    async def _saved(self, key: L2Space) -> bool:
-        if self._pages is None:
-            return False
-        forgetting = self._forgetting.get(key.kb_id)
-        if forgetting is not None:
-            await asyncio.gather(forgetting, return_exceptions=True)
-        try:
-            return await self._pages.is_clean(key)
-        except HostFailure:
-            return False
-
-    def _background(self, key: SpaceKey, work: Coroutine[Any, Any, None]) -> None:
-        task = _detached(work)
+    def _background(self, key: L2Space, work: Coroutine[Any, Any, None]) -> None:
+        task = detached(work)
         self._building[key] = task
         task.add_done_callback(partial(self._done, self._building, key))
-
-    @staticmethod
-    def _done(tasks: dict[SpaceKey, asyncio.Task[None]], key: SpaceKey, task: asyncio.Task[None]) -> None:
-        if tasks.get(key) is task:
-            del tasks[key]
 
     async def flush(self) -> None:
         """Save now what would be saved after `save_delay`, and wait for it (shutdown, benchmarks)."""
@@ -162,57 +130,7 @@ class LexicalIndexes:
             running = [*self._building.values(), *self._saving.values(), *self._forgetting.values()]
             await asyncio.gather(*running, return_exceptions=True)
 
-    async def _load(self, key: SpaceKey) -> None:
-        kb_id = key.kb_id
-        assert self._pages is not None
-        try:
-            index = await self._pages.load(key)
-            if index is not None and await self._caught_up(key, index):
-                return
-            if index is not None:
-                log.info("[LongTermMemory] saved index of kb=%s does not match the store; building", kb_id)
-        except Exception as exc:  # noqa: BLE001 - a background load must never surface; a build follows
-            log.info("[LongTermMemory] saved index of kb=%s not loaded (%s)", kb_id, type(exc).__name__)
-        finally:
-            self._replay.pop(key, None)
-        await self._build(key)
-
-    async def _caught_up(self, key: SpaceKey, index: SpaceIndex) -> bool:
-        """The loaded pages plus the writes that landed meanwhile (the plugin is the only writer: each is
-        replayed in order), checked against the store's first page at a moment no write is out; then kept.
-        False when a write was in doubt or the store disagrees (then the space is built from the store)."""
-        replayed = 0
-        for _ in range(3):
-            for _wait in range(1500):  # a write out now decides what the page shows: wait for it (30 s at most)
-                if not self._inflight[key]:
-                    break
-                await asyncio.sleep(0.02)
-            else:
-                return False
-            pending = self._replay.get(key)
-            if pending is None:
-                return False
-            for change in pending:
-                change(index)
-            replayed += len(pending)
-            pending.clear()
-            before = self._writes[key]
-            first, _ = await self._page(key, FIRST_PAGE, 0)
-            if self._writes[key] != before:
-                continue  # a write started while the page was read: replay it and look again
-            if not index.agrees_with(first):
-                return False
-            self.loads += 1
-            self._ready[key] = index
-            self._replay.pop(key, None)  # from now on writes go to the ready index
-            log.info("[LongTermMemory] index loaded kb=%s records=%d (writes replayed: %d)", key.kb_id, len(index),
-                     replayed)
-            if replayed:
-                self._schedule_save(key, self.save_delay)  # the saved head is stale since those writes
-            return True
-        return False
-
-    async def _build(self, key: SpaceKey) -> None:
+    async def _build(self, key: L2Space) -> None:
         kb_id = key.kb_id
         try:
             for _ in range(2):
@@ -241,7 +159,7 @@ class LexicalIndexes:
             log.info("[LongTermMemory] index of kb=%s not built (%s); vector window only", kb_id,
                      type(exc).__name__)
 
-    def _keep(self, key: SpaceKey, episodes: Iterable[Episode]) -> SpaceIndex:
+    def _keep(self, key: L2Space, episodes: Iterable[Episode]) -> SpaceIndex:
         index = SpaceIndex(key.space_key)
         for episode in newest_rows(episodes):
             index.add(episode)
@@ -344,60 +262,5 @@ class LexicalIndexes:
             saver = self._saving.pop(key, None)
             if saver is not None:
                 saver.cancel()
-        if saved and self._pages is not None and kb_id not in self._forgetting:
-            task = _detached(self._forget(kb_id))
-            self._forgetting[kb_id] = task
-            task.add_done_callback(lambda _t: self._forgetting.pop(kb_id, None))
-
-    async def _forget(self, kb_id: str) -> None:
-        assert self._pages is not None
-        try:
-            await self._pages.forget_kb(kb_id)
-        except HostFailure as exc:
-            log.warning("[LongTermMemory] saved indexes of kb=%s not removed (%s); their heads stay stale",
-                        kb_id, exc.code)
-
-    # ------------------------------------------------------------------ saving
-    def _schedule_save(self, key: SpaceKey, delay: float) -> None:
-        index = self._ready.get(key)
-        if self._pages is None or index is None or len(index) <= FIRST_PAGE:
-            return
-        self._save_due[key] = time.monotonic() + delay
-        if key not in self._saving:
-            task = _detached(self._saver(key))
-            self._saving[key] = task
-            task.add_done_callback(partial(self._done, self._saving, key))
-
-    async def _saver(self, key: SpaceKey) -> None:
-        kb_id = key.kb_id
-        assert self._pages is not None
-        pages = self._pages
-        try:
-            while key in self._save_due:
-                wait = self._save_due[key] - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                    continue
-                del self._save_due[key]
-                index = self._ready.get(key)
-                if index is None or self._inflight[key]:
-                    continue  # a write is out: it schedules the next save when it lands
-                before = self._writes[key]
-                rows = []
-                for row in rows_of(index):
-                    rows.append(row)
-                    if len(rows) % YIELD_EVERY == 0:
-                        await asyncio.sleep(0)  # a write meanwhile makes this save stale: `current` says so
-
-                def current(before: int = before) -> bool:
-                    return self._writes[key] == before and not self._inflight[key]
-
-                await pages.save(key, rows, current, self._guards.setdefault(key, asyncio.Lock()))
-        except HostFailure as exc:
-            log.info("[LongTermMemory] index of kb=%s not saved (%s); it is built again after a restart", kb_id,
-                     exc.code)
-
-
-def _detached(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    return asyncio.get_running_loop().create_task(work, context=contextvars.Context())
-
+        if saved:
+            self._forget_saved(kb_id)

@@ -1,6 +1,6 @@
 """Episode writes: remember (with explicit supersede), archive, restore, forget, bulk delete.
 
-Every mutating function here runs inside one `WriteGate.write` block of the L2
+Every mutating function here runs inside one `WriteGate.write_l2` block of the scope's L2
 space, so it is serialized, fenced and audited in one place (docs/ARCHITECTURE.md,
 "The write gate"). Validation that needs stored records happens under the lock,
 before the first host write: a refused request writes nothing.

@@ -1,12 +1,10 @@
 """Moving episodes in and out of a space: export, import batches, JSON documents (C, E10).
 
-An import is validated before anything is written. A record this plugin cannot store (status
-`deleted`, over a limit, a credential, a wrong type, an id repeated in the batch) is skipped and
-named by its index in the array with its reason (`SkippedRecord`); the rest is written, so an
-export of the official plugin, whose bare `export l2` includes deleted records, imports as it is.
-Writes then go through the write gate in batches;
-each applied batch is audited at once, so a failure part-way is reported as a
-partial import naming what was stored (`PartialWrite`).
+An import is validated before anything is written (`import_batch.py`: a record this plugin cannot
+store is skipped and named with its reason; the names it defines are this module's public ones too).
+Writes then go through the write gate in batches; each applied batch is audited at once, so a
+failure part-way is reported as a partial import naming what was stored (`PartialWrite`). A KB
+upload in the official plugin's form is read by `ltm/official/keyed_upload.py` and written here.
 
 A record whose `original_id` is already held in the space (as the `original_id` of an imported
 record, or as an episode's own id) was imported before: it is not written again, so importing one
@@ -25,38 +23,40 @@ that id. Near duplicates are written and named (`ImportResult.similar`).
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from .. import params
 from .._gate import WriteGate, WriteTx
 from .._storage import JsonStore, document_key
 from ..errors import ValidationError
-from ..guards import refuse_secrets
-from ..host_values import escape_bot_uuid
-from ..identity import Isolation, MemoryScope, clean_id, scope_of_space_key
+from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..operations import DUPLICATE_OF, SKIPPED_OF, Operation
-from ..secrets import redact_for_log, secret_kind
 from ..skipped import SkippedRecord
 from ..spaces import L2Space
-from ..timefields import format_utc, normalize_time, parse_naive_as_utc
 from ..wording import Phrase
 from .duplicates import DuplicateFinder, Probe
+from .import_batch import (
+    MAX_IMPORT_BYTES,
+    ImportRecord,
+    ParsedBatch,
+    episode_list,
+    load_json,
+    nothing_stored,
+    parse_batch,
+    parse_items,
+    parse_records,
+)
 from .lifecycle import DerivedRecords, NoDerivedRecords, new_episode, write_episodes
 from .model import (
     MAX_SPEAKER_CHARS,
     STATUS_LABEL,
     Episode,
-    EpisodeDraft,
     EpisodeStatus,
-    clean_speaker,
     new_episode_id,
-    parse_status,
 )
 from .sameness import fact_key
 from .store import EpisodeStore
@@ -66,28 +66,6 @@ RECORD_REMEMBERED = Phrase("audit.record_remembered", "record #{position} alread
 IMPORTED = Phrase("audit.episode_imported", "imported ({status})")
 RECORD_SKIPPED = Phrase("audit.record_skipped", "record at index {index} not imported: {reason}")
 DOCUMENT_DELETED = Phrase("audit.document_deleted", "document {document_id} deleted")
-
-MAX_IMPORT_RECORDS = 5000
-MAX_IMPORT_BYTES = 8 * 1024 * 1024
-_IMPORTABLE = (EpisodeStatus.ACTIVE, EpisodeStatus.SUPERSEDED, EpisodeStatus.ARCHIVED)
-
-
-@dataclass(frozen=True)
-class ImportRecord:
-    """One validated episode of an import batch."""
-
-    draft: EpisodeDraft
-    index: int = 0  # its place in the array as given (0-based)
-    status: EpisodeStatus = EpisodeStatus.ACTIVE
-    timestamp: str | None = None
-    sender_id: str | None = None
-    sender_name: str | None = None
-    original_id: str | None = None
-    supersedes: tuple[str, ...] = ()
-    superseded_by: str | None = None
-    superseded_at: str | None = None
-    status_changed_at: str | None = None
-
 
 @dataclass(frozen=True)
 class BatchDuplicate:
@@ -107,174 +85,11 @@ class BatchSimilar:
 
 
 @dataclass(frozen=True)
-class ParsedBatch:
-    records: list[ImportRecord]  # each knows its index in the array
-    skipped: list[SkippedRecord[int]]
-
-
-@dataclass(frozen=True)
 class ImportResult:
     episodes: list[Episode]  # what was written, in batch order
     duplicates: list[BatchDuplicate] = field(default_factory=list)
     similar: list[BatchSimilar] = field(default_factory=list)
     skipped: list[SkippedRecord[int]] = field(default_factory=list)
-
-
-def load_json(text: str | bytes) -> Any:
-    if isinstance(text, bytes):
-        if len(text) > MAX_IMPORT_BYTES:
-            raise ValidationError(f"the import is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB")
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise ValidationError("the import is not UTF-8 text") from None
-    if len(text) > MAX_IMPORT_BYTES:
-        raise ValidationError(f"the import is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise ValidationError("the JSON is nested too deeply") from None
-
-
-def episode_list(payload: Any) -> list[Any]:
-    """A list of episodes, or an object with an `episodes` list."""
-    if isinstance(payload, dict):
-        if "episodes" not in payload:
-            raise ValidationError('expected a list of episodes or {"episodes": [...]}')
-        payload = payload["episodes"]
-    if not isinstance(payload, list):
-        raise ValidationError('"episodes" must be a list')
-    if len(payload) > MAX_IMPORT_RECORDS:
-        raise ValidationError(f"at most {MAX_IMPORT_RECORDS} episodes per import")
-    return payload
-
-
-def parse_batch(payload: Any, *, source: str = "import", default_source_ref: str | None = None) -> ParsedBatch:
-    """Every record that can be stored, and every one that cannot with its reason (skip and report)."""
-    return parse_items(episode_list(payload), source=source, default_source_ref=default_source_ref)
-
-
-def parse_items(items: Sequence[Any], *, source: str, default_source_ref: str | None = None,
-                indexes: Sequence[int] | None = None) -> ParsedBatch:
-    """`indexes`: each item's place in the array the caller was given, when it passes on only some."""
-    if not items:
-        raise ValidationError("the import has no episodes")
-    records: list[ImportRecord] = []
-    skipped: list[SkippedRecord[int]] = []
-    seen_ids: set[str] = set()
-    for number, item in enumerate(items):
-        index = indexes[number] if indexes is not None else number
-        try:
-            records.append(replace(_parse_one(item, source, default_source_ref, seen_ids), index=index))
-        except ValidationError as exc:
-            # A message may quote a few characters of a bad value: never one that looks like a credential.
-            reason = exc.message if not secret_kind(exc.message) else "a field looks like a credential"
-            skipped.append(SkippedRecord(index, reason))
-    return ParsedBatch(records, skipped)
-
-
-def nothing_stored(skipped: Sequence[SkippedRecord[int]], shown: int = 3) -> ValidationError:
-    """The refusal of a batch none of whose records can be stored: each (the first few) by its index."""
-    listed = "; ".join(f"[{r.position}] {r.reason}" for r in skipped[:shown])
-    more = f"; and {len(skipped) - shown} more" if len(skipped) > shown else ""
-    return ValidationError(f"no record can be stored: {listed}{more}")
-
-
-def parse_records(payload: Any, *, source: str = "import", default_source_ref: str | None = None
-                  ) -> list[ImportRecord]:
-    """The strict form: the first record that cannot be stored fails the whole batch."""
-    batch = parse_batch(payload, source=source, default_source_ref=default_source_ref)
-    if batch.skipped:
-        first = batch.skipped[0]
-        raise ValidationError(f"episode #{first.position + 1}: {first.reason}; nothing was imported")
-    return batch.records
-
-
-def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids: set[str]) -> ImportRecord:
-    if not isinstance(item, dict):
-        raise ValidationError("must be a JSON object")
-    raw = dict(item)
-    if default_source_ref and not raw.get("source_ref"):
-        raw["source_ref"] = default_source_ref
-    item_source = params.text(item.get("source"), "source", max_chars=40, required=False) or source
-    draft = EpisodeDraft.parse(raw, source=item_source)
-    status = parse_status(item.get("status") or "active")
-    if status not in _IMPORTABLE:
-        raise ValidationError(f"status {status.value}: a deleted episode is not kept by this plugin")
-    original_id = params.text(item.get("id") or item.get("episode_id"), "id", max_chars=params.MAX_ID_CHARS,
-                              required=False) or None
-    if original_id and original_id in seen_ids:
-        raise ValidationError("its id is the id of an earlier record of this import")
-    supersedes = params.word_list(item.get("supersedes"), "supersedes", max_items=100, item_chars=params.MAX_ID_CHARS)
-    sender_id = clean_id(clean_speaker(item.get("sender_id"), "sender_id")) if "sender_id" in item else None
-    sender_name = clean_speaker(item.get("sender_name"), "sender_name") if "sender_name" in item else None
-    refuse_secrets([*draft.texts(), ("sender_id", sender_id or ""), ("sender_name", sender_name or ""),
-                    ("id", original_id or ""), ("source", item_source),
-                    *(("an item of supersedes", s) for s in supersedes)])
-    record = ImportRecord(
-        draft=draft,
-        status=status,
-        timestamp=normalize_time(item.get("timestamp"), "timestamp"),
-        sender_id=sender_id,
-        sender_name=sender_name,
-        original_id=original_id,
-        supersedes=tuple(supersedes),
-        superseded_by=params.text(item.get("superseded_by"), "superseded_by", max_chars=params.MAX_ID_CHARS,
-                                  required=False) or None,
-        superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
-        status_changed_at=normalize_time(item.get("status_changed_at"), "status_changed_at"),
-    )
-    if original_id:  # only a record that is kept claims its id
-        seen_ids.add(original_id)
-    return record
-
-
-UNNAMED_SPACE = "imported"  # the official upload's user_key for a record that names none
-
-
-def keyed_items(payload: Any) -> tuple[list[Any], list[str]]:
-    """An upload in the official plugin's form: a list of records (or one record), each naming its memory
-    space by `user_key`; an export's envelope (`{"user_key", "episodes"}`) gives every record its key.
-    Returns the records and the key each names ("" when it is not a string)."""
-    default: Any = UNNAMED_SPACE
-    if isinstance(payload, dict) and "episodes" in payload:
-        default = payload.get("user_key") or UNNAMED_SPACE
-        items = episode_list(payload)
-    else:
-        items = episode_list([payload] if isinstance(payload, dict) else payload)
-    keys = []
-    for item in items:
-        key = item.get("user_key") or default if isinstance(item, dict) else default
-        keys.append(key.strip() if isinstance(key, str) else "")
-    return [_naive_stamp_as_utc(item) for item in items], keys
-
-
-def _naive_stamp_as_utc(item: Any) -> Any:
-    """The official upload read a `timestamp` without a zone as UTC, and its files rely on it; any other
-    time field keeps our rule (a zone is required)."""
-    if not isinstance(item, dict) or not isinstance(item.get("timestamp"), str) or not item["timestamp"].strip():
-        return item
-    try:
-        stamp = format_utc(parse_naive_as_utc(item["timestamp"], "timestamp"))
-    except ValidationError:
-        return item  # refused with its reason when the record is read
-    return {**item, "timestamp": stamp}
-
-
-def _no_space(key: str, isolation: Isolation) -> str:
-    shown = redact_for_log(key, 60) or "(none)"
-    if isolation is Isolation.BOT:
-        return f"user_key {shown!r} is not a memory space of this knowledge base (bot isolation: bot:<bot uuid>)"
-    return (f"user_key {shown!r} is not a memory space of this knowledge base (session isolation: "
-            "<bot uuid>:group_<id> or <bot uuid>:person_<id>)")
-
-
-def _bot_of(scope: MemoryScope) -> str:
-    if scope.identity is not None:
-        return scope.identity.bot_uuid
-    return scope.space_key.removeprefix("bot:")
 
 
 def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
@@ -354,40 +169,12 @@ class EpisodeTransfer:
         [result] = await self.ingest_parts(settings, [(scope, records)], document_id, skipped)
         return result
 
-    async def ingest_keyed(self, kb_id: str, settings: KBSettings, payload: Any, document_id: str,
-                           bots: Collection[str] | None = None) -> list[ImportResult]:
-        """An upload in the official plugin's form (`keyed_items`): each record goes to the memory space its
-        `user_key` names when this KB derives that space (`scope_of_user_key`) for one of `bots` (the host's
-        bot uuids as it gives them; None: not known); any other key (the official default "imported",
-        another bot's, a chat key in bot isolation) is skipped and reported, never written elsewhere.
-        The first result carries every skipped record."""
-        items, keys = keyed_items(payload)
-        batch = parse_items(items, source="document", default_source_ref=f"document:{document_id}")
-        skipped = list(batch.skipped)
-        ours = {escape_bot_uuid(b) for b in bots} if bots is not None else None
-        grouped: dict[str, tuple[MemoryScope, list[ImportRecord]]] = {}
-        for record in batch.records:
-            key = keys[record.index]
-            held = grouped.get(key)
-            scope = held[0] if held else scope_of_space_key(key, kb_id, settings.isolation)
-            if scope is None:
-                skipped.append(SkippedRecord(record.index, _no_space(key, settings.isolation)))
-            elif ours is not None and _bot_of(scope) not in ours:
-                skipped.append(SkippedRecord(record.index, f"user_key {redact_for_log(key, 60)!r} names a bot "
-                                                           "this LangBot does not have"))
-            else:
-                grouped.setdefault(key, (scope, []))[1].append(record)
-        skipped.sort(key=lambda r: r.position)
-        if not grouped:
-            return [ImportResult([], skipped=skipped)]
-        return await self.ingest_parts(settings, list(grouped.values()), document_id, skipped)
-
     async def ingest_parts(self, settings: KBSettings, parts: Sequence[tuple[MemoryScope, Sequence[ImportRecord]]],
                            document_id: str, skipped: Sequence[SkippedRecord[int]] = ()) -> list[ImportResult]:
         """A document's records, one gated write per memory space it names (an upload in the official
-        plugin's form may name several). Before a part's records are written, the document's index names
-        them and every part written before, so deleting the document finds them all. The file's skipped
-        records are audited in the first part's space."""
+        plugin's form may name several: ltm/official/keyed_upload.py). Before a part's records are
+        written, the document's index names them and every part written before, so deleting the
+        document finds them all. The file's skipped records are audited in the first part's space."""
         written: list[dict[str, Any]] = []
         results: list[ImportResult] = []
         for number, (scope, records) in enumerate(parts):
@@ -545,6 +332,6 @@ def _relinked(episode: Episode, held_by: dict[str, str]) -> Episode:
                    superseded_by=held_by.get(episode.superseded_by or "", episode.superseded_by))
 
 
-__all__ = ["MAX_SPEAKER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer", "ImportRecord", "ImportResult",
-           "ParsedBatch", "episode_list", "load_json", "nothing_stored", "parse_batch", "parse_items",
-           "parse_records"]
+__all__ = ["MAX_IMPORT_BYTES", "MAX_SPEAKER_CHARS", "BatchDuplicate", "BatchSimilar", "EpisodeTransfer",
+           "ImportRecord", "ImportResult", "ParsedBatch", "episode_list", "load_json", "nothing_stored",
+           "parse_batch", "parse_items", "parse_records"]

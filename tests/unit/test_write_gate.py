@@ -18,6 +18,7 @@ from ltm import (
     LTMError,
     MemoryScope,
     MemoryService,
+    NoKnowledgeBase,
     OutcomeUnknown,
     PartialWrite,
     Space,
@@ -360,3 +361,26 @@ async def test_gate_errors_are_ltm_errors(fake: InMemoryPorts) -> None:
         async with gate.write(None, Space.l1("chat"), "w") as tx:
             await tx.call("write", lambda: fake.ports.store.set("k", b"v"))
     assert isinstance(lost.value, OutcomeUnknown) and lost.value.details["applied"] == []
+
+
+async def test_a_chats_write_takes_its_space_from_the_scope(fake: InMemoryPorts, alice: MemoryScope,
+                                                            bob: MemoryScope) -> None:
+    """write_l1/write_l2 lock the scope's own spaces and audit the write there; a chat's space named beside
+    a scope (where the two could disagree) is refused before anything is locked or written."""
+    gate, audit, _ = _gate(fake)
+    async with gate.write_l2(alice, "w") as tx:
+        assert tx.space == Space.l2(alice.l2) and tx.space.key == f"l2:{KB}:{alice.space_key}"
+        tx.applied("w", "thing", "one", NOTE(step="l2"))
+    async with gate.write_l1(alice, "w") as tx:
+        assert tx.space == Space.l1(alice.chat_key)
+        tx.applied("w", "thing", "two", NOTE(step="l1"))
+    assert [e["target_id"] for e in await audit.export(Space.l2(alice.l2).key)] == ["one"]
+    assert [e["target_id"] for e in await audit.export(f"l1:{alice.chat_key}")] == ["two"]
+    for space in (Space.l2(bob.l2), Space.l1(bob.chat_key), Space.l2(alice.l2)):
+        with pytest.raises(ValueError):
+            gate.write(alice, space, "w")
+    before = fake.state()
+    with pytest.raises(NoKnowledgeBase):
+        async with gate.write_l2(alice.with_kb(""), "w"):
+            pass
+    assert fake.state() == before

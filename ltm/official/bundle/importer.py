@@ -65,13 +65,13 @@ class PartCount:
 @dataclass
 class ChatReport:
     key: str
-    space: str = ""  # the user_key its episodes go to here
+    space_key: str = ""  # the space its episodes go to here (stored and shown as "space")
     problem: str = ""  # why nothing of the chat is imported
     parts: dict[str, PartCount] = field(default_factory=lambda: {p: PartCount() for p in
                                                                  ("profiles", "episodes", "audit", "candidates")})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "space": self.space, "problem": self.problem,
+        return {"key": self.key, "space": self.space_key, "problem": self.problem,
                 **{name: part.to_dict() for name, part in self.parts.items()}}
 
 
@@ -199,7 +199,7 @@ class BundleImport:
         else:
             scope = MemoryScope.for_identity(identity, isolation, kb_id)
         assert scope is not None
-        report.space = scope.space_key
+        report.space_key = scope.space_key
         try:
             if identity is not None:
                 await self._chat_profiles(chat, bundle, scope, report.parts["profiles"], dry_run)

@@ -48,7 +48,7 @@ from components.common.envelope import command_message
 from components.common.i18n import Catalogue, language_of, prefixed, speaking
 from components.common.settle import settle
 from ltm import LTMError, MemoryService
-from ltm.langbot import identity_from_query
+from ltm.langbot import identity_from_query, on_live_query
 
 log = logging.getLogger("LongTermMemory")
 
@@ -89,7 +89,7 @@ class MemoryCommand(Command):
             language = language_of(self._config().get("reply_language"))
         except Exception:  # noqa: BLE001 - a broken config read must not cost the reply
             language = "en_US"
-        with speaking(language), prefixed(typed_prefix(ctx)):
+        with speaking(language), prefixed(typed_prefix(ctx)), on_live_query(ctx.query_id, ctx.query_uuid):
             return render(await self._reply(ctx))
 
     async def _reply(self, ctx: ExecuteContext) -> Own:

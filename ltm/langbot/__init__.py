@@ -20,7 +20,7 @@ from .identity import (
     split_session_name,
     user_text,
 )
-from .port import langbot_ports
+from .port import langbot_ports, on_live_query
 
 __all__ = [
     "attached_kbs",
@@ -33,6 +33,7 @@ __all__ = [
     "langbot_ports",
     "live_bot_uuid",
     "memory_kb_attached",
+    "on_live_query",
     "split_session_name",
     "user_text",
 ]

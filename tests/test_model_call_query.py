@@ -10,17 +10,23 @@ no live query behind it (the console's) sends none.
 from __future__ import annotations
 
 from testhost import PluginHarness
-from tests.chat import open_chat
+from tests.chat import Chat, open_chat
 from tests.test_consolidation import ON as CONSOLIDATION
 from tests.test_consolidation import one_statement
 
 
-async def test_a_commands_model_call_names_its_live_query(harness: PluginHarness) -> None:
+async def two_memories(harness: PluginHarness) -> Chat:
+    """A chat with something to draft, and a consolidation model that answers."""
     await harness.create_memory_kb(**CONSOLIDATION)
     admin = open_chat(harness)
     await admin.remember("the demo is on Friday")
     await admin.remember("the demo is in room 4")
     harness.host.llm_script = one_statement()
+    return admin
+
+
+async def test_a_commands_model_call_names_its_live_query(harness: PluginHarness) -> None:
+    admin = await two_memories(harness)
     drafted = await admin.run("!memory consolidate preview")
     assert "Summary draft" in drafted, drafted
     [request] = harness.host.llm_requests
@@ -29,11 +35,7 @@ async def test_a_commands_model_call_names_its_live_query(harness: PluginHarness
 
 
 async def test_the_consoles_model_call_names_no_query(harness: PluginHarness) -> None:
-    await harness.create_memory_kb(**CONSOLIDATION)
-    admin = open_chat(harness)
-    await admin.remember("the demo is on Friday")
-    await admin.remember("the demo is in room 4")
-    harness.host.llm_script = one_statement()
+    admin = await two_memories(harness)
     space = {"scope_key": admin.chat_key, "user_key": admin.chat_key}
     answer = await harness.page_api("console", "/review/draft/preview", "POST", {"space": space})
     assert answer["error"] is None and answer["data"]["ok"], answer

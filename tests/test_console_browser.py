@@ -376,7 +376,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     assert out["ok"] is False
     await memory.parts.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     await c.open()
-    assert "2 write fence(s)" in await fr.locator("#kb-line").inner_text()
+    assert "write fences active in this installation: 2" in await fr.locator("#kb-line").inner_text()
 
     # Select the space with the Derive form.
     await fr.locator("#derive-bot").fill("bot-1")
@@ -560,7 +560,7 @@ async def test_operator_control_profiles_settings_and_a_persons_erasure(console:
     await fr.locator("#people-sender").fill("u1")
     await fr.locator("#people-form [type=submit]").click()
     await fr.locator("#people-spaces").wait_for()
-    assert "12 episode(s)" in await fr.locator("#people-summary").inner_text()
+    assert "episodes: 12" in await fr.locator("#people-summary").inner_text()
     await fr.locator("#people-export").click()
     exported = json.loads(await fr.locator("#people-json").input_value())
     assert exported["sender_id"] == "u1" and exported["counts"]["episodes"] == 12
@@ -568,7 +568,7 @@ async def test_operator_control_profiles_settings_and_a_persons_erasure(console:
     await fr.locator("#people-erase").click()
     dialog = fr.locator("#dialog-body")
     await dialog.wait_for(state="visible")
-    assert "12 episode(s)" in await dialog.inner_text()
+    assert "episodes: 12" in await dialog.inner_text()
     await c.confirm()
     await fr.locator("#people-erased tr[data-outcome=erased]").first.wait_for()
     await c.shot("operator-04-person-erased")

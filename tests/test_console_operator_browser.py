@@ -85,7 +85,8 @@ async def test_console_after_use_reads_right_and_stays_current(console: Console)
     found = next(call["result"]["data"] for call in reversed(c.api_calls) if call["endpoint"] == "/person/find")
     kinds = [s["kind"] for s in found["spaces"]]
     assert kinds.count("l2") == 1, found["spaces"]
-    assert f"kept in {kinds.count('l1')} chat(s)" in summary and "and 1 episode space(s)" in summary, summary
+    assert f"Kept in chats (profiles, candidates, snapshots): {kinds.count('l1')};" in summary, summary
+    assert "in episode spaces: 1." in summary, summary
     assert "memory space(s)" not in summary, summary
 
     # Injection: the query id is named and explained next to the time of the message.

@@ -236,9 +236,13 @@ def level_label(level: Level) -> Own:
     return Own(level.value.upper()) if current_language() == "en_US" else term(f"level.{level.value}")
 
 
+# LangBot's English WebUI calls a pipeline a processor (its API keeps "pipeline", and so does the item's key).
+_ENGLISH_ITEMS = {"pipeline": "processor"}
+
+
 def item_label(key: str) -> Own:
     """The checked item: its short key in English (what the docs name), the vocabulary's name otherwise."""
-    return Own(key) if current_language() == "en_US" else term(f"item.{key}")
+    return Own(_ENGLISH_ITEMS.get(key, key)) if current_language() == "en_US" else term(f"item.{key}")
 
 
 def episode_lines(number: int, episode: Episode) -> list[Own]:

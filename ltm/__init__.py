@@ -24,6 +24,7 @@ from .candidates import (
     CandidateStatus,
     ProfileField,
 )
+from .chat_labels import ChatLabel
 
 # ----
 # --- consolidation (K)
@@ -137,6 +138,7 @@ __all__ = [
     "AuditPage",
     "BatchDuplicate",
     "BatchSimilar",
+    "ChatLabel",
     "ClaimType",
     "ConsolidationDisabled",
     "ConsolidationPreview",

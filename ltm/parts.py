@@ -20,6 +20,7 @@ from .bundle.importer import BundleImport
 from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
+from .chat_labels import ChatLabels, LastOpened
 from .consolidation import Consolidator, DraftBook
 from .diagnostics import Diagnostics, QuotedSnapshots
 from .episodes.duplicates import DuplicateFinder
@@ -62,6 +63,8 @@ class MemoryParts:
     people: PersonRegistry
     activity: SpaceActivityReader
     bundles: BundleImport
+    labels: ChatLabels
+    opened: LastOpened
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -95,6 +98,7 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     listing = EpisodeListing(episodes)
     overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
+    labels = ChatLabels(store)  # names, not memory: written outside the gate, like the scope marker
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
@@ -104,7 +108,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue,
-                              audit),
-        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
+                              audit, labels),
+        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics, labels),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
+        labels=labels, opened=LastOpened(store),
     )

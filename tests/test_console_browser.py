@@ -596,7 +596,7 @@ async def test_space_list_chinese_diagnostics_and_audit_at_1440(console: Console
     assert await buttons.evaluate_all("els => els.map(e => e.dataset.scopeKey)") == [s["scope_key"] for s in
                                                                                       served["scopes"]]
     labels = await buttons.locator(".label").all_inner_texts()
-    assert labels[1] == "Group chat g1 · bot bot-1" and labels[0].startswith("Private chat "), labels
+    assert labels[1] == "Group chat group g1 (g1) · bot bot-1" and labels[0].startswith("Private chat "), labels
     meta = await buttons.nth(1).locator(".sub").inner_text()
     assert meta.startswith("changed ") and f"{len(G1_EPISODES)} episodes" in meta and "0 pending" in meta, meta
     # Raw keys stay under "Advanced: raw keys".
@@ -620,7 +620,7 @@ async def test_space_list_chinese_diagnostics_and_audit_at_1440(console: Console
     await c.context("light", "zh-Hans")
     await fr.locator("#scope-count", has_text="2 个空间").wait_for()
     labels = await buttons.locator(".label").all_inner_texts()
-    assert labels[1] == "群聊 g1 · 机器人 bot-1" and labels[0].startswith("私聊 "), labels
+    assert labels[1] == "群聊 group g1 (g1) · 机器人 bot-1" and labels[0].startswith("私聊 "), labels
     await c.shot("spaces-list-zh-1440")
 
     # Diagnostics in Chinese: every line is worded from its code, none of the server's English shows.

@@ -53,7 +53,7 @@ async def test_console_after_use_reads_right_and_stays_current(console: Console)
               for b in await fr.locator("#scope-list .scope-btn").all()}
     assert labels[f"{DEBUG_BOT}:group_websocketgroup"] == "Debug Chat · Group Chat (LangBot WebUI)", labels
     assert labels[f"{DEBUG_BOT}:person_{VISIT}"] == "Debug Chat · Private Chat, visit …7e8f1a2b (LangBot WebUI)", labels
-    assert labels["bot-1:group_g1"] == "Group chat g1 · bot bot-1", labels
+    assert labels["bot-1:group_g1"] == "Group chat group g1 (g1) · bot bot-1", labels  # the test host names it "group g1"
     assert not any("…ketgroup" in text or "…roxy-bot" in text for text in labels.values()), labels
 
     # Accepting a candidate updates the space's counts in the list at once (no Refresh pressed).

@@ -75,6 +75,7 @@ class MemoryInjector(EventListener):
             identity = identity_from_event(ctx.event, variables, bot_uuid=bot_uuid, query_id=ctx.query_id)
             sender_id, sender_name = identity.sender_id, identity.sender_name
             scope = await memory.scope_for(identity)
+            await memory.note_names(scope, variables.get("group_name"))  # labels for operators (chat_labels.py)
             snapshot.update(scope_key=scope.chat_key, user_key=scope.space_key, kb_id=scope.kb_id,
                             speaker={"id": sender_id, "name": sender_name})
             # Independent reads: the profiles (plugin storage) and recall (embedding + vector search) run

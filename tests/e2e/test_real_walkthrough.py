@@ -247,6 +247,7 @@ def test_the_readme_walkthrough_in_the_real_webui_in_three_languages(e2e: Any) -
                 for webui, reply_language, label, group_chat, title in (
                         ("ja-JP", "ja_JP", "チャットデバッグ · グループチャット", "グループチャット", "記憶のヘルス"),
                         ("zh-Hant", "zh_Hant", "對話除錯 · 群聊", "群聊", "記憶健康狀況")):
+                    _console(page, base)  # back in the console (the last reply was in the debug chat)
                     page.evaluate("lang => { localStorage.setItem('langbot_language', lang); location.reload(); }",
                                   webui)
                     frame = page.frame_locator("iframe[title*='LongTermMemory']")

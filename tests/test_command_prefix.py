@@ -57,3 +57,17 @@ async def test_every_reply_names_the_command_with_the_typed_prefix(harness: Plug
         ours = reply.replace(STORED, "")
         assert f"{prefix}memory" in ours or text.startswith("memory search"), (text, reply)
         assert not [p for p in PREFIXES if p != prefix and f"{p}memory" in ours], (text, reply)
+
+
+def test_the_readme_says_which_langbot_is_tested_and_what_4_12_changes() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    for name in ("README.md", "readme/README_ja_JP.md", "readme/README_zh_Hans.md"):
+        text = (root / name).read_text(encoding="utf-8")
+        assert "LangBot 4.11.2" in text and "LangBot 4.12.0" in text, name
+        versions = text[text.index("LangBot 4.12.0"):][:1500]
+        for said in ("`/`", "`/memory list 2`", "Chat"):
+            assert said in versions, (name, said)
+    english = (root / "README.md").read_text(encoding="utf-8")
+    assert "they are **not tested here**" in english

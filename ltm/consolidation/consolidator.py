@@ -81,7 +81,7 @@ _NOTE = {key: Phrase(f"consolidation.{key}", english) for key, english in {
     "source_changed": "source {episode_id} changed while the model was drafting",
     "profile_off": "profile updates were proposed but consolidation_apply_profile_updates is off: L1 unchanged",
     "profile_failed": "profile updates not applied: {error}",
-    "profile_updated": "items added to the session profile: {count}",
+    "profile_updated": "session profile updated, items added: {count}",
 }.items()}
 ARCHIVED_BY_CONSOLIDATION = Phrase("audit.consolidation_archived", "superseded -> archived by consolidation")
 

@@ -20,7 +20,7 @@ from components.commands.args import UsageError, parse_args, split_head
 from components.commands.registry import Call, Subcommands
 from components.common.chat_text import Own, clip, inert, lines
 from components.common.i18n import Catalogue
-from ltm import SETTING_NAMES, EffectiveSettings, SettingChange, SettingOrigin, SettingValue
+from ltm import SETTING_NAMES, EffectiveSettings, SettingChange, SettingOrigin, SettingValue, secret_kind
 from ltm import shown_value as shown
 
 SUBCOMMANDS = Subcommands()
@@ -110,8 +110,8 @@ async def settings(call: Call) -> Own:
 def where_else(name: str, action: str) -> Own | None:
     """What to say of a name that is not a knowledge base setting: where it, or the closest one, lives."""
     word = name.strip().lower()
-    if word in SETTING_NAMES:
-        return None
+    if word in SETTING_NAMES or secret_kind(name):
+        return None  # a setting, or a credential pasted as a name: the core refuses that with its own message
     page, console = SAY("settings.plugin_page"), SAY("settings.console_page")
     if word in PLUGIN_SETTINGS:
         return SAY("settings.plugin_setting", name=Own(word), page=page)

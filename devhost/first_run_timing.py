@@ -107,7 +107,8 @@ class CpuByProgram:
         return {label: round(used, 1) for label, used in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
-def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str]) -> dict[str, object]:
+def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str],
+            after_banner: float = 0.0) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LTM_")}
     env.update(extra_env, LTM_LOCALRUN_DIR=str(data_dir), LTM_WEBUI_PORT=str(free_port()))
     started = time.monotonic()
@@ -140,14 +141,17 @@ def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str
     cpu.sample(seen)
     stamps = [0.0] + [t for t, _ in lines if to_banner is None or t <= to_banner]
     longest_silence = max((b - a for a, b in zip(stamps, stamps[1:])), default=0.0)
+    time.sleep(after_banner)  # a person reads the banner before pressing Ctrl-C
     seen |= set(descendants(proc.pid))
+    labels = {pid: program_label(pid) for pid in seen}
     ctrl_c = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
-    try:
-        proc.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        pass
+    gone: dict[str, float] = {}  # per program: seconds from Ctrl-C until its last process was gone
     while any(pid_alive(p) for p in seen) and time.monotonic() - ctrl_c < 120:
+        for pid in seen:
+            if not pid_alive(pid):
+                gone.setdefault(f"{labels[pid]}:{pid}", round(time.monotonic() - ctrl_c, 2))
+        proc.poll()
         time.sleep(0.05)
     stop_seconds = time.monotonic() - ctrl_c
     left = sorted(p for p in seen if pid_alive(p))
@@ -156,8 +160,18 @@ def one_run(repo: Path, data_dir: Path, timeout: float, extra_env: dict[str, str
     reader.join(timeout=5)
     return {"banner_s": None if to_banner is None else round(to_banner, 1),
             "cpu_s_to_banner": round(cpu_to_banner, 1), "cpu_s_by_program": cpu.by_program(), "longest_silence_before_banner_s": round(longest_silence, 1),
-            "ctrl_c_to_all_gone_s": round(stop_seconds, 1), "exit_code": proc.returncode, "left_running": left,
+            "ctrl_c_to_all_gone_s": round(stop_seconds, 1), "gone_s_by_process": _latest(gone),
+            "after_banner_s": after_banner, "exit_code": proc.returncode, "left_running": left,
             "processes_seen": len(seen)}
+
+
+def _latest(gone: dict[str, float]) -> dict[str, float]:
+    """Per program, when its last process was gone (the label without the pid)."""
+    out: dict[str, float] = {}
+    for key, seconds in gone.items():
+        label = key.rsplit(":", 1)[0]
+        out[label] = max(out.get(label, 0.0), seconds)
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
 def main() -> int:
@@ -165,6 +179,8 @@ def main() -> int:
     parser.add_argument("--repo", default=str(HERE.parent), help="the clone to run (default: this one)")
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--after-banner", type=float, default=0.0, metavar="S",
+                        help="seconds to wait after the banner before Ctrl-C (a person reads it first)")
     parser.add_argument("--env", action="append", default=[], metavar="LTM_X=V",
                         help="a variable for run-local (other LTM_* variables of this shell are not passed)")
     args = parser.parse_args()
@@ -173,7 +189,7 @@ def main() -> int:
     data_dir = repo / ".localrun-timing"
     for number in range(1, args.runs + 1):
         load = os.getloadavg()
-        result = one_run(repo, data_dir, args.timeout, extra_env)
+        result = one_run(repo, data_dir, args.timeout, extra_env, args.after_banner)
         result.update(run=number, env=extra_env, load_before=[round(x, 2) for x in load],
                       load_after=[round(x, 2) for x in os.getloadavg()], cpus=os.cpu_count())
         print(json.dumps(result), flush=True)

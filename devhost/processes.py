@@ -286,8 +286,11 @@ class ProcessGroup:
         while time.monotonic() < deadline and any(pid_alive(p) for p in all_pids):
             time.sleep(0.2)
         with contextlib.suppress(OSError):
-            self.pgid_file.unlink()  # the reaper sees it gone and exits
+            self.pgid_file.unlink()  # nothing left for the reaper to stop
         if self._reaper is not None:
+            # Ended by its PID at once: it would notice the file gone only at its next poll (up to
+            # reaper.POLL_S later), a second added to every Ctrl-C (devhost/README.md, "First run").
+            self._reaper.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._reaper.wait(timeout=5)
             if self._reaper.poll() is None:

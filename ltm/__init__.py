@@ -22,6 +22,7 @@ from .candidates import (
     CandidateStatus,
     ProfileField,
 )
+from .chat_labels import ChatLabel
 
 # ----
 # --- consolidation (K)
@@ -151,6 +152,7 @@ __all__ = [
     "AuditPage",
     "BatchDuplicate",
     "BatchSimilar",
+    "ChatLabel",
     "ClaimType",
     "ConsolidationDisabled",
     "ConsolidationPreview",

@@ -7,6 +7,7 @@ records that are not memory are written here directly, by the few modules handed
 - the audit log (`_audit.py`: appends, and a person's erasure rewriting entries to name "(erased)")
   and the fences and write-ahead markers (`_fences.py`): what the gate itself keeps;
 - the injection snapshot and the per-scope marker (`diagnostics.py`): rewritten freely, never audited;
+- the names a chat and its latest speaker go by (`chat_labels.py`): labels for operators, not memory;
 - the saved word-index pages (`episodes/index_pages.py`): a cache of the vector records, rebuilt from them
   (and removed before records are deleted, so no page keeps their words);
 - the layout marker and the one-time storage-layout migration (`migrations/`): run before, or outside,

@@ -183,6 +183,16 @@ def scope_marker_key(chat_key: str) -> str:
     return _key("scope", escape(chat_key))
 
 
+def chat_label_key(chat_key: str) -> str:
+    """The names a chat and its latest speaker go by on the platform (labels, never keys)."""
+    return _key("label", escape(chat_key))
+
+
+def console_view_key() -> str:
+    """The space an operator last opened in the Memory Console (one for the installation)."""
+    return _key("console", "last_space")
+
+
 # ---- migrations: a KB whose vector records are all in record layout 2 is never scanned again
 def layout_marker_key(kb_id: str) -> str:
     return _key("migration", escape(kb_id), "layout2")

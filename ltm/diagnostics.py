@@ -62,8 +62,8 @@ _SAYS = {key: Phrase(f"health.{key}", english) for key, english in {
     "no_kb": "no memory knowledge base configured",
     "kb_gone": "memory knowledge base {kb_id} is registered but LangBot no longer has it",
     "kb_ok": "memory knowledge base {kb_id} registered ({isolation} isolation)",
-    "pipeline_ok": "memory knowledge base is attached to this pipeline: memories are injected before each reply",
-    "pipeline_missing": "memory knowledge base is not attached to this pipeline: no automatic memory here "
+    "pipeline_ok": "memory knowledge base is attached to this processor: memories are injected before each reply",
+    "pipeline_missing": "memory knowledge base is not attached to this processor: no automatic memory here "
                         "(tools still work)",
     "embedding_failed": "embedding model does not answer: {error}",
     "embedding_ok": "embedding model answers ({dimensions} dimensions)",
@@ -78,7 +78,7 @@ _SAYS = {key: Phrase(f"health.{key}", english) for key, english in {
     "fenced": "writes paused by a fence since {since} ({reason})",
     "not_fenced": "no write fence on this scope",
     "settings_created": "the knowledge base's creation settings apply (no overrides)",
-    "settings_overridden": "{count} setting(s) overridden for this installation: {overrides}",
+    "settings_overridden": "settings overridden for this installation ({count}): {overrides}",
     "setting_override": "{name} = {value} (created {creation})",
 }.items()}
 

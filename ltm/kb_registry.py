@@ -50,10 +50,10 @@ STALE_DROPPED = Phrase("audit.kb_stale_dropped", "stale registration dropped: La
                        "knowledge base")
 REMOVED = Phrase("audit.kb_removed", "memory knowledge base removed with its vectors")
 ORPHAN_FENCE_CLEARED = Phrase("audit.fence_cleared_kb_removed", "cleared: its knowledge base was removed")
-DATA_CLEARED = Phrase("audit.kb_data_cleared", "{count} document, draft and lineage record(s) of the removed "
-                      "knowledge base deleted")
-DATA_CLEARED_LEFT = Phrase("audit.kb_data_cleared_left", "{count} document, draft and lineage record(s) of the "
-                           "removed knowledge base deleted, {left} left (never read again)")
+DATA_CLEARED = Phrase("audit.kb_data_cleared", "documents, drafts and lineage records of the removed knowledge base "
+                      "deleted: {count}")
+DATA_CLEARED_LEFT = Phrase("audit.kb_data_cleared_left", "documents, drafts and lineage records of the removed "
+                           "knowledge base deleted: {count}; left (never read again): {left}")
 
 
 class KnowledgeBaseRegistry:

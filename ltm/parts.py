@@ -19,6 +19,7 @@ from ._storage import JsonStore
 from .candidates.forgotten import ForgottenCandidates
 from .candidates.queue import CandidateQueue
 from .candidates.review import CandidateReview
+from .chat_labels import ChatLabels, LastOpened
 from .consolidation import Consolidator, DraftBook
 from .conversation import Conversations
 from .conversation.book import ConversationBook
@@ -66,6 +67,8 @@ class MemoryParts:
     activity: SpaceActivityReader
     bundles: BundleImport
     conversations: Conversations
+    labels: ChatLabels
+    opened: LastOpened
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -99,6 +102,7 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     listing = EpisodeListing(episodes)
     overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
+    labels = ChatLabels(store)  # names, not memory: written outside the gate, like the scope marker
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
@@ -108,9 +112,10 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue,
-                              audit),
-        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
+                              audit, labels),
+        activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics, labels),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
         # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
         conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
+        labels=labels, opened=LastOpened(store),
     )

@@ -34,6 +34,7 @@ from ._gate import WriteGate
 from .candidates.candidate import Candidate, CandidateStatus
 from .candidates.queue import CandidatePage
 from .candidates.review import CandidateRun
+from .chat_labels import ChatLabel
 from .consolidation import ConsolidationPreview, ConsolidationRun, Draft
 from .conversation import (
     PACK_MAX_CHARS,
@@ -296,6 +297,22 @@ class MemoryService:
 
     async def known_scopes(self) -> list[str]:
         return await self._m.diagnostics.known_scopes()
+
+    async def note_names(self, scope: MemoryScope, chat_name: Any) -> None:
+        """The chat's and the speaker's names this turn came with, kept as labels (never raises)."""
+        await self._m.labels.note(scope, chat_name)
+
+    async def chat_label(self, scope: MemoryScope) -> ChatLabel:
+        """The names this chat and its latest speaker went by on their latest turn."""
+        return await self._m.labels.get(scope.chat_key)
+
+    async def last_opened_space(self) -> tuple[str, str] | None:
+        """The (chat key, space key) an operator last opened in the Memory Console, if any."""
+        return await self._m.opened.get()
+
+    async def open_space(self, scope: MemoryScope) -> None:
+        """Note the space an operator opened (a selected scope), so a reload of the console opens it again."""
+        await self._m.opened.set(scope)
 
     async def space_activity(self) -> list[SpaceActivity]:
         """Every noted chat with its last change, who made it, its active episodes and pending candidates,

@@ -16,6 +16,7 @@ from typing import Any
 from ._audit import AuditLog
 from .candidates.candidate import CandidateStatus
 from .candidates.queue import CandidateQueue
+from .chat_labels import ChatLabels
 from .diagnostics import Diagnostics
 from .episodes.listing import EpisodeListing
 from .episodes.model import EpisodeStatus
@@ -39,6 +40,8 @@ class SpaceActivity:
     last_speaker: str  # the display name that made it ("" when an operator's page or nobody did)
     episodes: int | None  # active episodes of its L2 space; None without a memory KB or when unreadable
     pending_candidates: int
+    chat_name: str = ""  # the group's name on the platform, as the latest turn gave it (`chat_labels.py`)
+    sender_name: str = ""  # the latest speaker's display name, as that turn gave it
 
     def to_dict(self) -> dict[str, Any]:
         return stored_names(asdict(self))
@@ -46,8 +49,9 @@ class SpaceActivity:
 
 class SpaceActivityReader:
     def __init__(self, audit: AuditLog, listing: EpisodeListing, queue: CandidateQueue, kbs: KnowledgeBaseRegistry,
-                 diagnostics: Diagnostics) -> None:
+                 diagnostics: Diagnostics, labels: ChatLabels) -> None:
         self._audit = audit
+        self._labels = labels
         self._listing = listing
         self._queue = queue
         self._kbs = kbs
@@ -69,8 +73,9 @@ class SpaceActivityReader:
             chat_type, _, chat_id = session_name.partition("_")
             time, speaker = await self._last_change(scope)
             pending = sum(c.status is CandidateStatus.PENDING for c in await self._queue.all(scope))
+            label = await self._labels.get(chat_key)
             out.append(SpaceActivity(chat_key, scope.space_key, bot_uuid, chat_type, chat_id, time, speaker,
-                                     counted[scope.space_key], pending))
+                                     counted[scope.space_key], pending, label.chat_name, label.sender_name))
         out.sort(key=lambda a: a.chat_key)
         out.sort(key=lambda a: a.last_activity, reverse=True)  # stable: equal times stay in key order
         return out

@@ -235,14 +235,15 @@ class PluginHarness:
     async def execute_command(self, text: str, *, session: dict[str, Any], query_id: int,
                               privilege: int = 1, query_uuid: str | None = None
                               ) -> list[dict[str, Any]]:
-        """Run ``!text`` (the prefix is optional) and collect every CommandReturn dict."""
-        command_text = text[1:] if text[:1] in ("!", "！") else text
+        """Run ``!text`` (the prefix is optional; `!`, `！` or `/`, as typed) and collect every CommandReturn dict."""
+        prefix = text[:1] if text[:1] in ("!", "！", "/") else "!"
+        command_text = text[1:] if text[:1] in ("!", "！", "/") else text
         params = command_text.split(" ")  # the host splits on single spaces
         context: dict[str, Any] = {
             "query_id": query_id,
             "session": session,
             "command_text": command_text,
-            "full_command_text": "!" + command_text,
+            "full_command_text": prefix + command_text,
             "command": params[0],
             "crt_command": params[0],
             "params": params,

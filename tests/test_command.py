@@ -121,7 +121,7 @@ async def test_command_without_live_query_uses_the_session_identity(harness: Plu
     text = await chat.run("!memory")
     assert f"Speaker: {STALE_SENDER}" in text
     health = await chat.run("!memory health")
-    assert "pipeline:" not in health  # no live query: the pipeline check is skipped, not failed
+    assert "processor:" not in health  # no live query: the processor check is skipped, not failed
 
 
 # --------------------------------------------------------------------------- profile
@@ -302,9 +302,9 @@ async def test_health_green_with_pipeline_state(harness: PluginHarness) -> None:
     text = await attached.run("!memory health")
     assert text.startswith("Memory health: GREEN")
     assert "GREEN isolation: search, list and delete stay inside one scope" in text
-    assert "GREEN pipeline:" in text and "GREEN fence:" in text
+    assert "GREEN processor:" in text and "GREEN fence:" in text
     detached = open_chat(harness, "g1")
-    assert "AMBER pipeline: memory knowledge base is not attached" in await detached.run("!memory health")
+    assert "AMBER processor: memory knowledge base is not attached" in await detached.run("!memory health")
     records = await harness.host.dump_kb(kb)
     assert [layout.parse(r["metadata"]).record_id for r in records] == [kept]
     assert "unexpected argument" in await attached.run("!memory health now")
@@ -464,10 +464,10 @@ async def test_import_bad_input_writes_nothing(harness: PluginHarness) -> None:
     malformed = await chat.run('!memory import l2 [{"content": "a"')
     assert "malformed JSON" in malformed and "Usage: !memory import l2" in malformed
     naive = await chat.run('!memory import l2 [{"content": "b", "event_at": "2026-05-01T09:00"}]')
-    assert "Error: no record can be stored: ［0］ event_at has no timezone" in naive
-    assert "［0］ status deleted: a deleted episode is not kept" in await chat.run(
+    assert "Error: no record can be stored: [0] event_at has no timezone" in naive
+    assert "[0] status deleted: a deleted episode is not kept" in await chat.run(
         '!memory import l2 [{"content": "c", "status": "deleted"}]')
-    assert "［0］ unknown status" in await chat.run('!memory import l2 [{"content": "c", "status": "gone"}]')
+    assert "[0] unknown status" in await chat.run('!memory import l2 [{"content": "c", "status": "gone"}]')
     assert '"episodes" must be a list' in await chat.run('!memory import l2 {"episodes": "x"}')
     assert "no episodes" in await chat.run("!memory import l2 []")
     assert "paste the JSON" in await chat.run("!memory import l2")

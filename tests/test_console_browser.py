@@ -376,7 +376,7 @@ async def test_fenced_space_and_clear_fence(console: Console) -> None:
     assert out["ok"] is False
     await memory.parts.fences.raise_fence(INSTALLATION_SPACE, "kb register", "timed out")
     await c.open()
-    assert "2 write fence(s)" in await fr.locator("#kb-line").inner_text()
+    assert "write fences active in this installation: 2" in await fr.locator("#kb-line").inner_text()
 
     # Select the space with the Derive form.
     await fr.locator("#derive-bot").fill("bot-1")
@@ -560,7 +560,7 @@ async def test_operator_control_profiles_settings_and_a_persons_erasure(console:
     await fr.locator("#people-sender").fill("u1")
     await fr.locator("#people-form [type=submit]").click()
     await fr.locator("#people-spaces").wait_for()
-    assert "12 episode(s)" in await fr.locator("#people-summary").inner_text()
+    assert "episodes: 12" in await fr.locator("#people-summary").inner_text()
     await fr.locator("#people-export").click()
     exported = json.loads(await fr.locator("#people-json").input_value())
     assert exported["sender_id"] == "u1" and exported["counts"]["episodes"] == 12
@@ -568,7 +568,7 @@ async def test_operator_control_profiles_settings_and_a_persons_erasure(console:
     await fr.locator("#people-erase").click()
     dialog = fr.locator("#dialog-body")
     await dialog.wait_for(state="visible")
-    assert "12 episode(s)" in await dialog.inner_text()
+    assert "episodes: 12" in await dialog.inner_text()
     await c.confirm()
     await fr.locator("#people-erased tr[data-outcome=erased]").first.wait_for()
     await c.shot("operator-04-person-erased")
@@ -596,7 +596,7 @@ async def test_space_list_chinese_diagnostics_and_audit_at_1440(console: Console
     assert await buttons.evaluate_all("els => els.map(e => e.dataset.scopeKey)") == [s["scope_key"] for s in
                                                                                       served["scopes"]]
     labels = await buttons.locator(".label").all_inner_texts()
-    assert labels[1] == "Group chat g1 · bot bot-1" and labels[0].startswith("Private chat "), labels
+    assert labels[1] == "Group chat group g1 (g1) · bot bot-1" and labels[0].startswith("Private chat "), labels
     meta = await buttons.nth(1).locator(".sub").inner_text()
     assert meta.startswith("changed ") and f"{len(G1_EPISODES)} episodes" in meta and "0 pending" in meta, meta
     # Raw keys stay under "Advanced: raw keys".
@@ -620,7 +620,7 @@ async def test_space_list_chinese_diagnostics_and_audit_at_1440(console: Console
     await c.context("light", "zh-Hans")
     await fr.locator("#scope-count", has_text="2 个空间").wait_for()
     labels = await buttons.locator(".label").all_inner_texts()
-    assert labels[1] == "群聊 g1 · 机器人 bot-1" and labels[0].startswith("私聊 "), labels
+    assert labels[1] == "群聊 group g1 (g1) · 机器人 bot-1" and labels[0].startswith("私聊 "), labels
     await c.shot("spaces-list-zh-1440")
 
     # Diagnostics in Chinese: every line is worded from its code, none of the server's English shows.

@@ -53,7 +53,7 @@ async def test_console_after_use_reads_right_and_stays_current(console: Console)
               for b in await fr.locator("#scope-list .scope-btn").all()}
     assert labels[f"{DEBUG_BOT}:group_websocketgroup"] == "Debug Chat · Group Chat (LangBot WebUI)", labels
     assert labels[f"{DEBUG_BOT}:person_{VISIT}"] == "Debug Chat · Private Chat, visit …7e8f1a2b (LangBot WebUI)", labels
-    assert labels["bot-1:group_g1"] == "Group chat g1 · bot bot-1", labels
+    assert labels["bot-1:group_g1"] == "Group chat group g1 (g1) · bot bot-1", labels  # the test host names it "group g1"
     assert not any("…ketgroup" in text or "…roxy-bot" in text for text in labels.values()), labels
 
     # Accepting a candidate updates the space's counts in the list at once (no Refresh pressed).
@@ -85,7 +85,8 @@ async def test_console_after_use_reads_right_and_stays_current(console: Console)
     found = next(call["result"]["data"] for call in reversed(c.api_calls) if call["endpoint"] == "/person/find")
     kinds = [s["kind"] for s in found["spaces"]]
     assert kinds.count("l2") == 1, found["spaces"]
-    assert f"kept in {kinds.count('l1')} chat(s)" in summary and "and 1 episode space(s)" in summary, summary
+    assert f"Kept in chats (profiles, candidates, snapshots): {kinds.count('l1')};" in summary, summary
+    assert "in episode spaces: 1." in summary, summary
     assert "memory space(s)" not in summary, summary
 
     # Injection: the query id is named and explained next to the time of the message.

@@ -117,7 +117,7 @@ async def test_first_use_migrates_a_store_written_by_the_current_release(host, b
         assert json.loads(host.storage[marker_key(kb_id)])["rewritten"] == 14
         audit = await migration_audit(memory)
         assert {e["target_id"] for e in audit} == set(written)
-        assert sum(int(e["summary"].split()[0]) for e in audit if "rewritten" in e["summary"]) == 14
+        assert sum(int(e["summary"].rsplit(": ", 1)[1]) for e in audit if "rewritten" in e["summary"]) == 14
         # Recall works on the migrated records, scoped.
         sc = await scope(memory, ident("g1", bot="b1", sender="alice"))
         hits = await memory.recall(sc, "old plan number 3", recipe=top(3))

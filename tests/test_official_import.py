@@ -80,7 +80,7 @@ async def test_a_batch_with_nothing_to_store_is_refused_and_writes_nothing(harne
     chat = open_chat(harness, "g1")
     harness.host.reset_counts()
     reply = await chat.run('!memory import l2 [{"content": "gone", "status": "deleted"}, 7]')
-    assert reply.startswith("Error: no record can be stored: ［0］ status deleted") and "［1］ must be" in reply
+    assert reply.startswith("Error: no record can be stored: [0] status deleted") and "[1] must be" in reply
     assert harness.host.count(A.VECTOR_UPSERT) == 0 and await chat.export_l2() == []
 
 

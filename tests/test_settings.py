@@ -69,7 +69,7 @@ async def test_a_bad_value_gets_the_message_creation_gives_on_every_surface(harn
     assert message in await admin.run("!memory settings set auto_recall_top_k lots")
     bad = await console(harness, "/settings/set", {"name": "auto_recall_top_k", "value": "lots"})
     assert bad["ok"] is False and bad["code"] == "invalid_input" and message in bad["error"]
-    assert "setting must be one of" in await admin.run("!memory settings set top_k 3")
+    assert "Unknown setting “top_k”" in await admin.run("!memory settings set top_k 3")
     assert "Usage: !memory settings" in await admin.run("!memory settings set auto_recall_top_k")
     assert [op for op, _, _ in await installation_ops(harness)] == ["kb_register"]
 
@@ -80,7 +80,8 @@ async def test_only_bot_admins_change_settings(harness: PluginHarness) -> None:
     private = open_chat(harness, "p1", sender_id="u3", privilege=1, launcher_type="person")
     for chat in (member, private):
         reply = await chat.run("!memory settings set consolidation_enabled true")
-        assert reply.startswith("!memory settings set: only bot admins change the settings"), reply
+        assert reply.startswith("!memory settings set: only bot admins change the settings here"), reply
+        assert "Plugin Pages > Memory Console > Settings tab" in reply, reply  # where else it can be changed
     assert "consolidation_enabled: false (creation)" in await member.run("!memory settings")
     assert [op for op, _, _ in await installation_ops(harness)] == ["kb_register"]
 

@@ -184,6 +184,6 @@ async def test_credentials_in_any_stored_field_are_refused_and_nothing_is_writte
 async def test_an_import_cannot_carry_a_credential_in_its_sender_fields(harness, kb):
     chat = open_chat(harness)
     reply = await chat.run('!memory import l2 [{"content": "ok", "sender_name": "password: hunter2hunter2"}]')
-    assert "no record can be stored: ［0］ refused: sender_name looks like a password" in reply
+    assert "no record can be stored: [0] refused: sender_name looks like a password" in reply
     assert "hunter2" not in reply
     assert await chat.export_l2() == []

@@ -75,6 +75,16 @@ def command_rest(ctx: ExecuteContext) -> str:
     return " ".join(ctx.crt_params)
 
 
+def typed_prefix(ctx: ExecuteContext) -> str:
+    """The command prefix the user typed: what the host cut off the full text to get the command text
+    (LangBot 4.11.2 cuts one character: `!`, `！`, or `/`, which 4.12 gives new bots); `!` when the
+    context does not say."""
+    full = (ctx.full_command_text or "").strip()
+    text = (ctx.command_text or "").strip()
+    prefix = full[: len(full) - len(text)] if text and full.endswith(text) else full[:1]
+    return prefix if 0 < len(prefix) <= 3 and not any(c.isalnum() or c.isspace() for c in prefix) else "!"
+
+
 def split_head(rest: str) -> tuple[str, str]:
     """The first word and the untouched remainder."""
     parts = _WORD_SPLIT.split(rest.strip(), maxsplit=1)

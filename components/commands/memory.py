@@ -25,8 +25,9 @@ Scope. Every subcommand acts on the current chat only: the identity comes from t
 live query (current speaker = query variable `sender_id`), falling back to the
 host session when there is no live query.
 
-Language and markup. The reply is built in the language of the plugin setting `reply_language`
-(LangBot 4.11.2 sends no language with a query; docs/HOST-FACTS.md) and marked up by
+Language, prefix and markup. The reply is built in the language of the plugin setting `reply_language`
+(LangBot 4.11.2 sends no language with a query; docs/HOST-FACTS.md), names the command with the prefix
+the user typed (`/memory` on a LangBot 4.12 bot, `!memory` or `！memory` before), and is marked up by
 `components/common/chat_text.py`, so it reads the same as Markdown and as plain text.
 """
 
@@ -39,15 +40,15 @@ from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
 from components.commands import candidates, changes, consolidate, person, settings, transfer, views
-from components.commands.args import UsageError, command_rest, split_head
+from components.commands.args import UsageError, command_rest, split_head, typed_prefix
 from components.commands.registry import HELP_WORDS, Call, NeedsAdmin, Registry
 from components.common.chat_text import Own, inert, render
 from components.common.credentials import credential_refusal
 from components.common.envelope import command_message
-from components.common.i18n import Catalogue, language_of, speaking
+from components.common.i18n import Catalogue, language_of, prefixed, speaking
 from components.common.settle import settle
 from ltm import LTMError, MemoryService
-from ltm.langbot import identity_from_query
+from ltm.langbot import identity_from_query, on_live_query
 
 log = logging.getLogger("LongTermMemory")
 
@@ -88,7 +89,7 @@ class MemoryCommand(Command):
             language = language_of(self._config().get("reply_language"))
         except Exception:  # noqa: BLE001 - a broken config read must not cost the reply
             language = "en_US"
-        with speaking(language):
+        with speaking(language), prefixed(typed_prefix(ctx)), on_live_query(ctx.query_id, ctx.query_uuid):
             return render(await self._reply(ctx))
 
     async def _reply(self, ctx: ExecuteContext) -> Own:

@@ -87,7 +87,10 @@ async def import_(call: Call) -> Own:
         raise UsageError("import", inert(nothing_stored(batch.skipped).message))
     result = await call.memory.import_episodes(call.scope, batch.records, skipped=batch.skipped,
                                                keep_speakers=call.is_admin)
-    return imported(call.scope, result, _foreign_space_keys(payload, call.scope.space_key), speakers_kept=call.is_admin)
+    # Speakers are replaced only where the JSON named someone other than the importer.
+    replaced = not call.is_admin and any((r.sender_id or r.sender_name) and r.sender_id != call.scope.sender_id
+                                         for r in batch.records)
+    return imported(call.scope, result, _foreign_space_keys(payload, call.scope.space_key), speakers_kept=not replaced)
 
 
 @SUBCOMMANDS("audit", ("!memory audit [page]\n!memory audit export",

@@ -10,6 +10,7 @@ from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
 
 from components.commands import profile_edits
 from components.commands.args import STATUS_SWITCHES, UsageError, as_usage, page_of, split_head, statuses_of
+from components.commands.headings import chat_line, health_text
 from components.commands.profile_view import profile_lines
 from components.commands.registry import Call, Subcommands
 from components.commands.text import (
@@ -22,7 +23,7 @@ from components.commands.text import (
     statuses_label,
 )
 from components.common.chat_text import Own, clip, inert, lines, quote
-from components.common.i18n import Catalogue, current_language, said, term
+from components.common.i18n import Catalogue, term
 from components.common.memory_views import validity_label
 from ltm import (
     REVIEW_SEARCH,
@@ -30,8 +31,6 @@ from ltm import (
     EpisodePage,
     EpisodeStatus,
     Fence,
-    HealthReport,
-    Level,
     LTMError,
     MemoryScope,
     Profile,
@@ -60,7 +59,7 @@ async def overview(call: Call) -> Own:
     profiles = await memory.profiles(scope)
     speakers = await memory.speaker_profiles(scope)
     return overview_text(scope, counts, profiles.session, len(speakers), await memory.audit_count(scope),
-                           await memory.fences_of(scope))
+                         await memory.fences_of(scope), chat_line(await memory.chat_label(scope), scope))
 
 
 @SUBCOMMANDS("help", ("!memory help [group|subcommand] — the groups; the usage of one group or subcommand",
@@ -141,7 +140,8 @@ async def show(call: Call) -> Own:
 @SUBCOMMANDS("health", ("!memory health", "!memory health — 健康检查"))
 async def health(call: Call) -> Own:
     call.args(max_positional=0)
-    return health_text(await call.memory.health(call.scope, await pipeline_kbs(call.ctx)))
+    report = await call.memory.health(call.scope, await pipeline_kbs(call.ctx))
+    return health_text(report, chat_line(await call.memory.chat_label(call.scope), call.scope))
 
 
 async def pipeline_kbs(ctx: ExecuteContext) -> list[str] | None:
@@ -196,8 +196,6 @@ SAY = Catalogue({
     "views.writes_paused": ("Writes: {fences} (clear in Memory Console > Diagnostics)",
                             "写入：{fences}（在记忆控制台 > 诊断中清除）"),
     "views.fence": ("{layer} paused since {time} after {operation}", "{layer} 自 {time} 起暂停（{operation} 之后）"),
-    "views.health_title": ("Memory health: {level}", "记忆健康状况：{level}"),
-    "views.health_item": ("{level} {item}: {message}", "{level} {item}：{message}"),
     "views.overview_title": ("LongTermMemory · this chat", "LongTermMemory · 本聊天"),
     "views.session_key": ("Session key (L1): {key}", "会话键（L1）：{key}"),
     "views.memory_space": ("Memory space (L2 user_key): {key} ({isolation} isolation)",
@@ -230,17 +228,6 @@ SAY = Catalogue({
                                 "注意：列出已达枚举上限，更早的记录没有计入。"),
 })
 RESULTS = ("result", "results", "条结果")
-def level_label(level: Level) -> Own:
-    """In English the chat says GREEN/AMBER/RED (a plain-text reader finds the word at a glance); in
-    Chinese it uses the vocabulary's level words, as the console does."""
-    return Own(level.value.upper()) if current_language() == "en_US" else term(f"level.{level.value}")
-
-
-def item_label(key: str) -> Own:
-    """The checked item: its short key in English (what the docs name), the vocabulary's name otherwise."""
-    return Own(key) if current_language() == "en_US" else term(f"item.{key}")
-
-
 def episode_lines(number: int, episode: Episode) -> list[Own]:
     """Two lines per episode: number, id and metadata, then the content in quotation marks."""
     meta: list[str] = [episode.episode_id, short_time(episode.timestamp)]
@@ -331,16 +318,10 @@ def fence_line(fences: dict[str, Fence | None]) -> Own:
     return SAY("views.writes_paused", fences=Own("; ".join(parts)))
 
 
-def health_text(report: HealthReport) -> Own:
-    return lines(SAY("views.health_title", level=level_label(report.level)),
-                 [SAY("views.health_item", level=level_label(item.level), item=item_label(item.key),
-                      message=said(item.said)) for item in report.items])
-
-
 def overview_text(scope: MemoryScope, counts: Own, session: Profile, speaker_profiles: int, audit_entries: int,
-                  fences: dict[str, Fence | None]) -> Own:
+                  fences: dict[str, Fence | None], chat: Own | None = None) -> Own:
     out = [
-        SAY("views.overview_title"),
+        SAY("views.overview_title"), chat,
         SAY("views.session_key", key=scope.chat_key),
         SAY("views.memory_space", key=scope.space_key, isolation=term(f"isolation.{scope.isolation.value}")),
         SAY("views.speaker", speaker=speaker_label(scope.sender_id, scope.sender_name)),

@@ -15,8 +15,10 @@ written once, as lines, and this module turns it into text that both kinds of cl
 - **Text that is not ours stays inert** (`quote`, and every plain `str` given to a message): stored
   memories, model output, names, queries and ids become one line (line breaks, U+2028/U+2029 and
   the other separators become ` ↵ `), bidi overrides and control characters become U+FFFD, and the
-  characters Markdown would act on (`` ` `` `*` `_` `~` `[` `]`, `<` before a tag, `&` of an
-  entity, `\\` before punctuation) become look-alikes that Markdown leaves alone. So quoted text
+  characters Markdown would act on (`` ` `` `*` `_` `~`, `<` before a tag, `&` of an entity, `\\`
+  before punctuation, and a `[...]` pair that a link could be made of: one whose `]` is followed by
+  `(`, `[` or `:`, or ends the text) become look-alikes that Markdown leaves alone. A bracket pair
+  that cannot make a link stays as written (`[scripted draft] ...`). So quoted text
   cannot break a line, start one, open a code span across lines, or imitate a line of the reply.
 - **JSON** (`json_text`) stays valid JSON to paste back: inside strings the same characters are
   written as JSON unicode escapes (a backslash, `u` and four hex digits), so Markdown shows
@@ -66,7 +68,8 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # C0/C1 controls (tab aside) and the bidi embeddings, overrides and isolates, which can reorder
 # the rest of a line on screen.
 _UNSAFE = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
-_INERT_CHARS = str.maketrans({"`": "ˋ", "*": "∗", "~": "∼", "[": "［", "]": "］"})
+_INERT_CHARS = str.maketrans({"`": "ˋ", "*": "∗", "~": "∼"})
+_LINKING_CLOSE = re.compile(r"\](?=[(\[:]|$)")  # `[a](b)`, `[a][b]`, `[a]: b`, or what our text puts after it
 _UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")  # intraword `_` never makes emphasis
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?@#:$%])")  # HTML tags, autolinks, Discord mentions and emoji
 _ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
@@ -86,9 +89,22 @@ def inert(value: Any, limit: int | None = None) -> Own:
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 1)].rstrip() + "…"
     text = _ESCAPE.sub("＼", text)
-    text = _UNDERSCORE.sub("＿", text.translate(_INERT_CHARS))
+    text = _UNDERSCORE.sub("＿", _unlinked(text.translate(_INERT_CHARS)))
     text = _ENTITY.sub("＆", _TAG_OPEN.sub("‹", text))
     return Own(_MASS_MENTION.sub("@\u200b", text))
+
+
+def _unlinked(text: str) -> str:
+    """Every `]` that could close a link, and the `[` it would pair with, written full-width."""
+    if "]" not in text:
+        return text
+    chars = list(text)
+    for match in reversed(list(_LINKING_CLOSE.finditer(text))):
+        chars[match.start()] = "］"
+        opening = text.rfind("[", 0, match.start())
+        if opening != -1:
+            chars[opening] = "［"
+    return "".join(chars)
 
 
 def quote(value: Any, limit: int | None = SNIPPET_CHARS) -> Own:

@@ -12,6 +12,10 @@ core says by code.
   a concept has one term per language.
 - The **language** of a reply is set once per command (`speaking`); LangBot 4.11.2 sends no language
   with a query (docs/HOST-FACTS.md), so it comes from the plugin setting `reply_language`.
+- The **command prefix** is the one the user typed (`!`, the full-width `！`, or `/`, which LangBot 4.12
+  gives new bots), set once per command (`prefixed`): our texts are written with `!memory`, and every
+  template of ours names the command with the typed prefix instead, so `/memory list` is answered with
+  `/memory list 2`. Only our templates are rewritten, never a parameter (stored or user text).
 - A catalogue's tuple holds English and Simplified Chinese, the two languages every author writes. The
   others (`OVERLAID`) live in overlay files, `messages/<language>.json` keyed by message id, so a feature
   module never grows a column per language: Traditional Chinese is generated from the Simplified
@@ -43,6 +47,9 @@ MESSAGES_DIR = VOCABULARY_DIR / "messages"
 _CJK = frozenset({"zh_Hans", "zh_Hant", "ja_JP"})
 _FIELD = re.compile(r"\{(\w+)\}")
 _LANGUAGE: contextvars.ContextVar[str] = contextvars.ContextVar("ltm_reply_language", default=DEFAULT_LANGUAGE)
+COMMAND = "!memory"  # how our texts name the command; said with the prefix the user typed
+DEFAULT_PREFIX = COMMAND[0]
+_PREFIX: contextvars.ContextVar[str] = contextvars.ContextVar("ltm_command_prefix", default=DEFAULT_PREFIX)
 
 
 def language_of(value: Any) -> str:
@@ -68,6 +75,22 @@ def speaking(language: str) -> Iterator[None]:
 
 def current_language() -> str:
     return _LANGUAGE.get()
+
+
+@contextlib.contextmanager
+def prefixed(prefix: str) -> Iterator[None]:
+    """Replies built inside this block name the command with `prefix` (what the user typed)."""
+    token = _PREFIX.set(prefix or DEFAULT_PREFIX)
+    try:
+        yield
+    finally:
+        _PREFIX.reset(token)
+
+
+def with_prefix(template: str) -> str:
+    """Our template with the command named as the user typed it."""
+    prefix = _PREFIX.get()
+    return template if prefix == DEFAULT_PREFIX else template.replace(COMMAND, prefix + COMMAND[1:])
 
 
 # --------------------------------------------------------------------------- vocabulary (codes of the core)
@@ -98,7 +121,7 @@ def _show(value: Any) -> str:
 def fill(template: str, params: Mapping[str, Any]) -> Own:
     """Our template (its `<placeholders>` in full-width brackets) with its parameters put in safely."""
     return Own(_FIELD.sub(lambda m: _show(params[m.group(1)]) if m.group(1) in params else m.group(0),
-                          own(template)))
+                          own(with_prefix(template))))
 
 
 def term(key: str, default: str | None = None, **params: Any) -> Own:

@@ -72,6 +72,8 @@ class MemoryInjector(EventListener):
             identity = await turn.identity()
             sender_id, sender_name = identity.sender_id, identity.sender_name
             scope = await memory.scope_for(identity)
+            # Labels for operators (ltm/chat_labels.py): written only when a name changed.
+            await memory.note_names(scope, (turn.variables or {}).get("group_name"))
             snapshot.update(scope_key=scope.chat_key, user_key=scope.space_key, kb_id=scope.kb_id,
                             speaker={"id": sender_id, "name": sender_name})
             # Independent reads: the profiles (plugin storage) and recall (embedding + vector search) run

@@ -62,7 +62,7 @@ from .prompt import build_request, parse_reply
 from .sources import over_budget, select_sources, summary_episode
 
 log = logging.getLogger("LongTermMemory")
-SUMMARY_STAGED = Phrase("audit.summary_staged", "summary staged as archived from {sources} source(s)")
+SUMMARY_STAGED = Phrase("audit.summary_staged", "summary written, hidden until it is verified (sources: {sources})")
 SUMMARY_UNSTAGED = Phrase("audit.summary_unstaged", "staged summary removed: {problem}")
 SUMMARY_ACTIVATED = Phrase("audit.summary_activated", "summary verified and activated")
 _NOTE = {key: Phrase(f"consolidation.{key}", english) for key, english in {
@@ -81,7 +81,7 @@ _NOTE = {key: Phrase(f"consolidation.{key}", english) for key, english in {
     "source_changed": "source {episode_id} changed while the model was drafting",
     "profile_off": "profile updates were proposed but consolidation_apply_profile_updates is off: L1 unchanged",
     "profile_failed": "profile updates not applied: {error}",
-    "profile_updated": "session profile updated with {count} item(s)",
+    "profile_updated": "session profile updated, items added: {count}",
 }.items()}
 ARCHIVED_BY_CONSOLIDATION = Phrase("audit.consolidation_archived", "superseded -> archived by consolidation")
 

@@ -41,7 +41,7 @@ from ..wording import Phrase, Said
 from .model import MAX_CLOSED_KEPT, ClosedProposal, Draft
 
 log = logging.getLogger("LongTermMemory")
-DRAFT_SAVED = Phrase("audit.draft_saved", "review draft saved: {statements} statement(s) over {sources} source(s)")
+DRAFT_SAVED = Phrase("audit.draft_saved", "review draft saved: statements {statements}, sources {sources}")
 DRAFT_CLEARED = Phrase("audit.draft_cleared", "draft cleared: source {source} changed before review")
 DRAFT_USED = Phrase("audit.draft_used", "draft used: run")
 DRAFT_REJECTED = Phrase("audit.draft_rejected", "draft rejected: {reason}")

@@ -21,7 +21,7 @@ from .identity import (
     split_session_name,
     user_text,
 )
-from .port import langbot_ports
+from .port import langbot_ports, on_live_query
 from .turn import Turn, read_turn
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "langbot_ports",
     "live_bot_uuid",
     "memory_kb_attached",
+    "on_live_query",
     "read_turn",
     "split_session_name",
     "user_text",

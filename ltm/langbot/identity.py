@@ -21,8 +21,8 @@ from .calls import SDK_CALL_ERRORS, relayed_unknown
 
 log = logging.getLogger("LongTermMemory")
 
-# LangBot's command prefix and its full-width form, which a Chinese or Japanese keyboard types.
-COMMAND_PREFIXES = ("!", "！")
+# LangBot's command prefix, its full-width form (a Chinese or Japanese keyboard) and `/` (new bots, LangBot 4.12).
+COMMAND_PREFIXES = ("!", "！", "/")
 COMMAND_WORD = "memory"
 
 

@@ -11,11 +11,14 @@ failure contract the write fences depend on (docs/HOST-FACTS.md, errors):
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langbot_plugin.api.entities.builtin.provider.message import Message
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction
 from langbot_plugin.entities.io.errors import ActionCallError
 
 from ..errors import HostError, OutcomeUnknown, ValidationError
@@ -66,16 +69,45 @@ class HostEmbedder:
         return [list(v) for v in vectors]
 
 
+# The live query a model call is made for (a `!memory` command's), when there is one.
+_LIVE_QUERY: contextvars.ContextVar[int | str | None] = contextvars.ContextVar("ltm_live_query", default=None)
+
+
+@contextlib.contextmanager
+def on_live_query(query_id: int | None, query_uuid: str | None = None) -> Iterator[None]:
+    """Model calls made inside this block belong to this live query. LangBot 4.11.2 records every model
+    call for its monitoring under the query that made it: a plugin's call without one gets a stand-in
+    query that has no launcher, and its monitoring logs `[ERROR] Failed to record LLM call ...
+    'launcher_type'` for each (langbot/pkg/plugin/handler.py `_build_plugin_action_query`). The SDK's
+    `invoke_llm` cannot name a query; the INVOKE_LLM action takes a `query_id` (the uuid where the host
+    gave one), which LangBot resolves to the live query while it is being processed."""
+    token = _LIVE_QUERY.set(query_uuid or query_id)
+    try:
+        yield
+    finally:
+        _LIVE_QUERY.reset(token)
+
+
 class HostLanguageModel:
     def __init__(self, plugin: Any) -> None:
         self._plugin = plugin
+
+    async def _invoke(self, model: str, request: list[Message], timeout_s: float) -> Any:
+        query = _LIVE_QUERY.get()
+        if query is None:
+            return await self._plugin.invoke_llm(model, request, timeout=timeout_s)
+        # The SDK's own payload (langbot_plugin/api/proxies/langbot_api.py), plus the query it is for.
+        answer = await self._plugin.plugin_runtime_handler.call_action(PluginToRuntimeAction.INVOKE_LLM, {
+            "llm_model_uuid": model, "messages": [m.model_dump() for m in request], "funcs": [],
+            "extra_args": {}, "timeout": timeout_s, "query_id": query}, timeout=timeout_s)
+        return Message.model_validate(answer["message"])
 
     async def complete(self, model: str, messages: Sequence[ChatMessage], *, timeout_s: float,
                        max_output_chars: int) -> str:
         request = [Message(role=m.role, content=m.content) for m in messages]
         try:
-            reply = await asyncio.wait_for(
-                host_call("model call", self._plugin.invoke_llm(model, request, timeout=timeout_s)), timeout_s + 5)
+            reply = await asyncio.wait_for(host_call("model call", self._invoke(model, request, timeout_s)),
+                                           timeout_s + 5)
         except TimeoutError:
             raise OutcomeUnknown(f"the model did not answer within {timeout_s:g} s") from None
         content = getattr(reply, "content", "")

@@ -41,8 +41,8 @@ from ..timefields import now_iso
 from ..wording import Phrase
 
 log = logging.getLogger("LongTermMemory")
-REWRITTEN = Phrase("audit.layout_rewritten", "{count} episode(s) rewritten in record layout 2")
-OLD_ROWS_REMOVED = Phrase("audit.layout_old_rows_removed", "{count} row(s) of the old record layout removed")
+REWRITTEN = Phrase("audit.layout_rewritten", "episodes rewritten in record layout 2: {count}")
+OLD_ROWS_REMOVED = Phrase("audit.layout_old_rows_removed", "rows of the old record layout removed: {count}")
 
 SCAN_PAGE = 500
 MAX_ROUNDS = 20

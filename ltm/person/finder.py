@@ -25,6 +25,7 @@ from .._audit import AuditLog
 from .._fences import FenceRegistry
 from .._gate import WriteGate
 from ..candidates.queue import CandidateQueue
+from ..chat_labels import ChatLabels
 from ..consolidation.drafts import DraftBook
 from ..diagnostics import Diagnostics, KnownSpaces
 from ..episodes.lifecycle import DeleteCriteria, EpisodeLifecycle
@@ -60,8 +61,9 @@ def chat_spaces(scope: MemoryScope) -> KnownSpaces:
 class PersonRegistry:
     def __init__(self, gate: WriteGate, fences: FenceRegistry, kbs: KnowledgeBaseRegistry, diagnostics: Diagnostics,
                  episodes: EpisodeStore, lifecycle: EpisodeLifecycle, drafts: DraftBook, profiles: ProfileBook,
-                 candidates: CandidateQueue, audit: AuditLog) -> None:
+                 candidates: CandidateQueue, audit: AuditLog, labels: ChatLabels) -> None:
         self._gate = gate
+        self._labels = labels
         self._audit = audit
         self._kbs = kbs
         self._fences = fences
@@ -96,7 +98,14 @@ class PersonRegistry:
         logs = (await self._audit.log_ids() if chat is None
                 else [Space.l1(chat.chat_key).key, *([Space.l2(L2Space(kb_id, chat.space_key)).key] if kb_id else [])])
         records = {i for s in found.spaces for i in (*(e.episode_id for e in s.episodes), *s.summaries)}
-        return replace(result, spaces=result.spaces + await self._scrub_audit(logs, found.sender_id, records))
+        result = replace(result, spaces=result.spaces + await self._scrub_audit(logs, found.sender_id, records))
+        # No chat's label goes on naming them (a label is not memory: nothing to count or audit).
+        for chat_key in [chat.chat_key] if chat is not None else await self._diagnostics.known_scopes():
+            try:
+                await self._labels.forget_speaker(chat_key, found.sender_id)
+            except LTMError as exc:
+                log.warning("[LongTermMemory] person erase: label of %s not cleared: %s", chat_key, exc.code)
+        return result
 
     async def _scrub_audit(self, logs: list[str], sender_id: str, records: set[str]) -> tuple[SpaceErasure, ...]:
         """The audit logs stop naming the person; a log that could not be rewritten is reported as failed

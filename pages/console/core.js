@@ -72,6 +72,19 @@
     return String(iso).replace('T', ' ').replace(/(\.\d+)?(Z|\+00:00)$/, ' UTC');
   }
   function shortId(id) { return id && id.length > 13 ? id.slice(0, 8) + '…' : (id || ''); }
+  // A speaker as people tell them apart: the display name and the tail of the sender id, since many share a
+  // name (every visitor of LangBot's debug chat is "User"): "User (websocket_…4627af30)". An id up to 20
+  // characters is shown whole; a longer one keeps its leading word ("websocket_") and its last 8.
+  function speakerTail(id) {
+    id = String(id || '');
+    if (id.length <= 20) return id;
+    var lead = /^[A-Za-z]+_/.exec(id);
+    return (lead ? lead[0] : '') + '…' + id.slice(-8);
+  }
+  function who(name, id) {
+    if (!name) return id ? speakerTail(id) : '';
+    return id && id !== name ? name + ' (' + speakerTail(id) + ')' : name;
+  }
 
   // ---------- tabs
   /* A tab-*.js file registers its tab:
@@ -113,5 +126,6 @@
   }
 
   C.$ = $; C.t = t; C.h = h; C.fill = fill; C.said = said; C.term = term; C.fmtTime = fmtTime; C.shortId = shortId;
+  C.who = who;
   C.defineTab = defineTab; C.loadTab = loadTab; C.renderPanel = renderPanel;
 })();

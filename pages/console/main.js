@@ -36,7 +36,9 @@
       if (sp.chat_type === 'group' && sp.chat_id === DEBUG_GROUP) return t('spaces.debugGroup');
       if (sp.chat_type === 'person') return t('spaces.debugPerson', { visit: tail(String(sp.chat_id || '').replace(/^websocket_/, '')) });
     }
-    var who = sp.chat_type === 'person' && sp.last_speaker ? sp.last_speaker + ' (' + tail(sp.chat_id) + ')' : tail(sp.chat_id || sp.scope_key);
+    // The platform's names (the latest turn's; ltm/chat_labels.py): a group's name, a private chat's speaker.
+    var name = sp.chat_type === 'group' ? sp.chat_name : sp.chat_type === 'person' ? sp.sender_name || sp.last_speaker : '';
+    var who = name ? name + ' (' + tail(sp.chat_id) + ')' : tail(sp.chat_id || sp.scope_key);
     return t('spaces.label', { kind: kind, name: who, bot: sp.bot_uuid ? tail(sp.bot_uuid) : t('common.none') });
   }
   function spaceMeta(sp) {
@@ -45,7 +47,7 @@
     return t(episodes === 1 ? 'spaces.metaOne' : 'spaces.meta', { when: when, episodes: episodes, pending: sp.pending_candidates || 0 });
   }
   function spaceText(sp) {
-    return [spaceLabel(sp), sp.last_speaker || '', sp.scope_key, sp.user_key].join(' ').toLowerCase();
+    return [spaceLabel(sp), sp.last_speaker || '', sp.sender_name || '', sp.scope_key, sp.user_key].join(' ').toLowerCase();
   }
   function renderScopes() {
     var list = $('scope-list'), ov = S.overview, count = $('scope-count');
@@ -87,6 +89,8 @@
 
   function selectSpace(space, fromUser) {
     S.space = { scope_key: space.scope_key, user_key: space.user_key };
+    // Kept by the plugin: LangBot's WebUI reloads the page on a language switch, and this frame keeps nothing.
+    if (fromUser) call('/view/open', { space: S.space }).then(null, function () { /* only a convenience */ });
     TABS.forEach(function (tab) {
       S.views[tab] = {};
       if (C.tabs[tab].reset) C.tabs[tab].reset();
@@ -190,5 +194,9 @@
     selectTab(TABS[0], false);
     rerender();
     loadOverview();
+    // The space opened before a reload (the WebUI reloads on a language switch), unless one was picked since.
+    call('/view', {}).then(function (data) {
+      if (data.space && !S.space) selectSpace(data.space, false);
+    }, function () { /* no space is opened: the list is there */ });
   });
 })();

@@ -27,7 +27,7 @@
           h('thead', null, h('tr', null, cols.map(function (c) { return h('th', { scope: 'col', class: 'col-' + c }, t('audit.' + c)); }))),
           h('tbody', null, d.entries.map(function (e) {
             var target = term('target.', e.target_type) + (e.target_id ? ' ' + e.target_id : '');
-            var sender = e.sender_name || e.sender_id || (e.query_id == null ? t('audit.console') : t('common.none'));
+            var sender = C.who(e.sender_name, e.sender_id) || (e.query_id == null ? t('audit.console') : t('common.none'));
             return h('tr', null,
               h('td', { 'data-label': t('audit.time'), class: 'small' }, fmtTime(e.time)),
               h('td', { 'data-label': t('audit.operation'), class: 'op' },

@@ -39,7 +39,7 @@
         statusBadge(ep.status),
         validityBadge(ep.validity),
         h('span', null, fmtTime(ep.timestamp)),
-        ep.sender_name || ep.sender_id ? h('span', null, t('episodes.sender', { name: ep.sender_name || ep.sender_id })) : null,
+        ep.sender_name || ep.sender_id ? h('span', null, t('episodes.sender', { name: C.who(ep.sender_name, ep.sender_id) })) : null,
         h('span', null, t('episodes.importance', { n: ep.importance })),
         withScore && ep.score != null ? h('span', null, t('episodes.score', { score: ep.score })) : null,
         ep.tags && ep.tags.length ? chips(ep.tags.map(function (tag) { return '#' + tag; })) : null),

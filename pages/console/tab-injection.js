@@ -15,7 +15,7 @@
       var body = null;
       if (d && !snap) body = h('div', { class: 'empty' }, t('injection.empty'));
       if (snap) {
-        var speaker = snap.speaker ? (snap.speaker.name || snap.speaker.id || t('common.none')) : t('common.none');
+        var speaker = (snap.speaker && C.who(snap.speaker.name, snap.speaker.id)) || t('common.none');
         var stat = function (k, v) { return h('div', { class: 'stat' }, h('div', { class: 'k' }, t(k)), h('div', { class: 'v' }, v)); };
         body = h('div', { class: 'stack' },
           h('div', { class: 'stats' },

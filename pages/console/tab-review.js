@@ -46,7 +46,7 @@
         h('span', { class: 'badge ' + (STATUS_BADGE[c.status] || '') }, term('candidate.status.', c.status)),
         h('span', null, candidateWhat(c)),
         h('span', null, fmtTime(c.created_at)),
-        c.sender_name || c.sender_id ? h('span', null, t('candidates.from', { name: c.sender_name || c.sender_id })) : null,
+        c.sender_name || c.sender_id ? h('span', null, t('candidates.from', { name: C.who(c.sender_name, c.sender_id) })) : null,
         h('span', null, t('candidates.origin', { origin: term('origin.', c.origin), rule: c.rule }))),
       props.length ? h('dl', { class: 'props small' }, props) : null,
       h('div', { class: 'ep-foot' },
@@ -177,7 +177,7 @@
 
     function sourceItem(src, number) {
       var meta = [fmtTime(src.timestamp)];
-      if (src.sender_name || src.sender_id) meta.push(src.sender_name || src.sender_id);
+      if (src.sender_name || src.sender_id) meta.push(C.who(src.sender_name, src.sender_id));
       if (src.valid_from || src.valid_until) meta.push(t('drafts.valid', { from: fmtTime(src.valid_from), until: fmtTime(src.valid_until) }));
       return h('li', { class: 'src', 'data-source-id': src.id },
         h('p', { class: 'ep-content' }, h('strong', null, '[' + number + '] '), src.content),

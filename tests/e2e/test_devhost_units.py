@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -348,7 +349,9 @@ def test_banner_lines_stand_alone(tmp_path):
     # LangBot's own words for where to chat (its sidebar says Processors, not pipeline), the admin
     # step and the new-person-per-visit warning are on the banner, not only in the README.
     text = cli.banner(stack)
-    assert " Chat:       sidebar Processors -> LongTermMemory (devhost) -> Debug Chat -> Session Type: Group Chat" in lines
+    assert " Chat:       sidebar Processors -> LongTermMemory (devhost) -> Configure & debug: the Debug Chat panel," in lines
+    assert "             Session Type: Group Chat (click Skip on LangBot's user guides and collapse its" in lines
+    assert "candidate extraction on, consolidation on (an override)" in text
     assert "pipeline" not in text.lower()
     assert "command_admin_only_in_groups is off here" in text and "new person on every visit" in text
 
@@ -641,6 +644,18 @@ def test_waiting_for_a_process_says_so_while_it_waits(tmp_path, capsys):
         group.stop()
     notes = [line for line in capsys.readouterr().err.splitlines() if "waiting for the sleeper: " in line]
     assert len(notes) >= 2, notes
+
+
+def test_a_stop_ends_the_reaper_by_its_pid_instead_of_waiting_for_its_poll(tmp_path):
+    """The reaper polls once a second; a normal stop ends it at once (SIGTERM), so Ctrl-C does not wait
+    for that poll (issue 45, point 8)."""
+    group = processes.ProcessGroup(tmp_path / "logs")
+    group.spawn("sleeper", ["sleep", "30"], tmp_path, {})
+    reaper = group._reaper
+    assert reaper is not None and reaper.poll() is None
+    group.stop()
+    assert reaper.returncode == -signal.SIGTERM, reaper.returncode  # ended by the stop, not by its own poll
+    assert not group.pgid_file.exists()
 
 
 def _wheel(folder, version):

@@ -24,9 +24,9 @@ from tests.e2e.test_real_langbot import CHROMIUM, CHROMIUM_ARGS, remember, turn,
 MARKER = "LongTermMemory consolidation request"
 PROPOSAL = re.compile(r"Summary draft ([0-9a-f-]{36}) over")
 SUMMARY = re.compile(r"Summary ([0-9a-f-]{36}) is active")
-# A chat reply shows quoted text with its brackets full-width, so stored text cannot imitate the
-# reply's own [n] markers (the rendering rule); the console shows it as typed.
-IN_REPLY = "［scripted draft］"
+# A chat reply shows quoted text inside its quotation marks with its brackets as typed, as the console
+# and the README do (a bracket pair becomes full-width only where it could make a Markdown link).
+IN_REPLY = "[scripted draft]"
 
 
 def consolidation_requests(e2e: Any, mark: int) -> list[dict[str, Any]]:

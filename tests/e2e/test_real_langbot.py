@@ -196,9 +196,10 @@ def test_memory_command_list_show_forget_health(e2e):
         assert lines and lines[0].endswith("Memory health: GREEN"), reply
         # Every line green, like a LocalAgent pipeline: the runner declares knowledge retrieval,
         # so the host lists the attached memory KB for this pipeline.
-        for key in ("kb", "pipeline", "embedding", "isolation", "store", "fence"):
+        for key in ("kb", "processor", "embedding", "isolation", "store", "fence"):
             assert any(line.startswith(f"GREEN {key}") for line in lines), reply
-        assert all(line.startswith("GREEN ") for line in lines[1:]), reply
+        items = [line for line in lines[1:] if not line.startswith(("Chat: ", "Latest speaker: "))]  # the names
+        assert all(line.startswith("GREEN ") for line in items), reply
         # The store line names what the probe found in the store LangBot is configured with.
         store = next(line for line in lines if line.startswith("GREEN store"))
         # SeekDB keeps and filters metadata like Chroma; pgvector keeps the fixed columns and a distance.

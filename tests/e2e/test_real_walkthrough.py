@@ -1,18 +1,25 @@
-"""The README's walkthrough, word for word, in the real LangBot 4.11.2 WebUI (issue 36, point 7).
+"""The README's walkthrough, word for word, in the real LangBot 4.11.2 WebUI (issues 36 and 45).
 
-A person follows "Set up" in README.md: Processors in the sidebar, the processor
-"LongTermMemory (devhost)", its Debug Chat tab, Session Type Group Chat; then remember, ask, list,
-health, forget an id from the list, consolidate preview, and the Memory Console's Review tab with the
-group's space open. The plugin setting is the local run's (`command_admin_only_in_groups` off, what
-devhost/cli.py sets: LangBot cannot make the debug chat a bot admin), so the forget is not refused.
-Then the WebUI is switched to 日本語 and 繁體中文: the console speaks that language by itself, and a
-reply does once `reply_language` is set to it. Settings are restored afterwards. Screenshots go to
+A person follows "Set up" in README.md at 1440x900, as a new user meets the WebUI: LangBot's user
+guides are skipped and its Workspace assistant collapsed (they cover the chat box), then Processors in
+the sidebar, the processor "LongTermMemory (devhost)", its "Configure & debug" page with the Debug Chat
+panel, Session Type Group Chat. The messages are the README's own, read from its numbered walkthrough
+(`walkthrough_messages`): three memories, a question, list, health, forget the projector one, and the
+consolidation preview, which drafts a summary of the two memories left; then Plugin Pages -> Memory
+Console, the Debug Chat's Group Chat space, its Review tab with the draft (screenshot), and Approve.
+The plugin setting is the local run's (`command_admin_only_in_groups` off, what devhost/cli.py sets:
+LangBot cannot make the debug chat a bot admin), so nothing is refused.
+Then the WebUI is switched to 日本語 and 繁體中文 (LangBot reloads the page): the console keeps the space
+that was open and speaks that language by itself, and a reply does once `reply_language` is set to it.
+Last, LangBot's and the plugin runtime's logs of the whole walkthrough hold no `[ERROR]` line of this
+plugin's making (`plugin_error_lines`). Settings are restored afterwards. Screenshots go to
 tests/artifacts/webui/ (not committed).
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from devhost import cli, langbot_setup
@@ -21,6 +28,34 @@ from tests.e2e.test_real_langbot import CHROMIUM, CHROMIUM_ARGS
 from tests.e2e.test_real_webui_replies import ARTIFACTS, sync_playwright_or_skip
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+README = Path(__file__).resolve().parents[2] / "README.md"
+# The WebUI's words the README tells a person to click, in the order it says them (checked against it).
+CLICKED = ("Skip", "Workspace assistant", "Processors", langbot_setup.PIPELINE_NAME, "Configure & debug",
+           "Debug Chat", "Session Type", "Group Chat", "Plugin Pages", "Memory Console",
+           "Debug Chat · Group Chat (LangBot WebUI)", "Review", "Approve")
+# Error lines LangBot writes on its own, whatever the plugin does (devhost/README.md, "Log lines that look
+# alarming but are harmless"): the plugin runtime when it stops a plugin's worker to restart it (every save
+# of a plugin's settings) and when it shuts down.
+LANGBOT_OWN_ERRORS = re.compile(r"stdio\.py \(\d+\) - \[ERROR\] : Error receiving message: "
+                                r"(Unexpected error in reading|标准输出流已关闭。|标准输出流意外关闭。)$")
+
+
+def walkthrough_messages() -> list[str]:
+    """The messages of the README's walkthrough, in its order, up to the consolidation preview."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("The walkthrough, in the Debug Chat's Group Chat"):text.index("**Who you are in the Debug Chat.**")]
+    said = [m for m in re.findall(r"`([^`]+)`", section) if m.startswith(("remember ", "when ", "!memory "))]
+    return said[:said.index("!memory consolidate preview") + 1]
+
+
+def plugin_error_lines(logs: Path) -> list[str]:
+    """`[ERROR]` lines of LangBot's and the plugin runtime's logs that are not LangBot's own."""
+    found = []
+    for name in ("langbot.log", "plugin-runtime.log"):
+        for line in (logs / name).read_text(encoding="utf-8", errors="replace").splitlines():
+            if "[ERROR]" in line and not LANGBOT_OWN_ERRORS.search(line.strip()):
+                found.append(f"{name}: {line.strip()}")
+    return found
 CONSOLE = "/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole"
 DEBUG_GROUP = 'button.scope-btn[data-scope-key="websocket-proxy-bot:group_websocketgroup"]'
 BOT_BUBBLES = "div.rounded-bl-none"  # the bot's bubbles in the debug chat (the user's are rounded-br-none)
@@ -34,11 +69,19 @@ def _local_only(route: Any) -> None:
         route.abort()
 
 
-def _dismiss_overlays(page: Any) -> None:
-    for overlay in (page.get_by_role("button", name=re.compile(r"^\s*Skip\s*$")),
-                    page.get_by_role("button", name="Collapse workspace assistant")):
-        if overlay.count():
+def _dismiss_overlays(page: Any, wait_ms: int = 0) -> None:
+    """The README's words: Skip on each user guide, the assistant collapsed with its ⌄ (the button's name).
+    A guide opens a moment after its page: `wait_ms` gives it that moment."""
+    skip = page.get_by_role("button", name=re.compile(r"^\s*Skip\s*$"))
+    if wait_ms:
+        try:
+            skip.first.wait_for(timeout=wait_ms)
+        except Exception:  # no guide on this page (or it was skipped before)
+            pass
+    for overlay in (skip, page.get_by_role("button", name="Collapse workspace assistant")):
+        if overlay.count() and overlay.first.is_visible():
             overlay.first.click()
+            page.wait_for_timeout(300)
 
 
 def _send(page: Any, text: str, expect: str) -> str:
@@ -81,15 +124,21 @@ def _sidebar_entry(page: Any, name: str) -> Any:
     return entry
 
 
-def _open_group_chat(page: Any, base: str, processors: str, debug_chat: str, group_chat: str) -> None:
-    """The README's words: the sidebar's Processors, the processor, its Debug Chat tab, Session Type Group Chat."""
+def _open_group_chat(page: Any, base: str) -> None:
+    """The README's words: guides skipped, the sidebar's Processors, the processor, its Configure & debug
+    page with the Debug Chat panel, Session Type Group Chat."""
     page.goto(base + "/home", wait_until="domcontentloaded")
-    page.get_by_text(processors, exact=True).first.click(timeout=90000)  # the WebUI loads slowly on 2 busy cores
+    page.get_by_text("Processors", exact=True).first.wait_for(timeout=90000)  # slow on 2 busy cores
+    _dismiss_overlays(page, wait_ms=20000)
+    page.get_by_text("Processors", exact=True).first.click(timeout=30000)
     _sidebar_entry(page, langbot_setup.PIPELINE_NAME).click(timeout=60000)
-    _dismiss_overlays(page)
     # The processor's page renders its tabs after its own requests: on 2 busy cores that took over 30 s once.
-    page.get_by_text(debug_chat, exact=True).first.click(timeout=90000)
-    page.get_by_role("button", name=group_chat).first.click(timeout=60000)
+    page.get_by_text("Configure & debug", exact=True).first.wait_for(timeout=90000)
+    _dismiss_overlays(page, wait_ms=20000)
+    page.get_by_text("Configure & debug", exact=True).first.click(timeout=30000)
+    page.get_by_text("Debug Chat", exact=True).first.wait_for(timeout=30000)
+    page.get_by_text("Session Type", exact=True).first.wait_for(timeout=30000)
+    page.get_by_role("button", name="Group Chat").first.click(timeout=60000)
     page.locator("textarea:visible:enabled").last.wait_for(timeout=60000)
 
 
@@ -111,6 +160,27 @@ def _console(page: Any, base: str) -> Any:
     return frame
 
 
+def _console_from_sidebar(page: Any) -> Any:
+    """The README's words: Plugin Pages -> Memory Console in the sidebar."""
+    page.get_by_text("Plugin Pages", exact=True).first.wait_for(timeout=30000)
+    page.get_by_text("Memory Console", exact=True).first.click(timeout=30000)
+    frame = page.frame_locator("iframe[title*='LongTermMemory']")
+    frame.locator(DEBUG_GROUP).wait_for(timeout=90000)
+    _dismiss_overlays(page)
+    return frame
+
+
+def test_the_readme_names_what_the_walkthrough_clicks_and_types() -> None:
+    text = README.read_text(encoding="utf-8")
+    setup = " ".join(text[text.index("## Set up"):text.index("**Who you are in the Debug Chat.**")].split())
+    at = [setup.find(word) for word in CLICKED]
+    assert -1 not in at, [w for w, i in zip(CLICKED, at) if i == -1]
+    assert walkthrough_messages() == [
+        "remember that the demo is on Friday", "remember that the demo is in room 4",
+        "remember that the demo needs a projector", "when is the demo?", "!memory list", "!memory health",
+        "!memory forget <id>", "!memory consolidate preview"]
+
+
 def test_the_readme_walkthrough_in_the_real_webui_in_three_languages(e2e: Any) -> None:
     sync_api = sync_playwright_or_skip()
     client, base = e2e.client, e2e.info.base_url
@@ -121,55 +191,69 @@ def test_the_readme_walkthrough_in_the_real_webui_in_three_languages(e2e: Any) -
         with sync_api.sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
-                context = browser.new_context(viewport={"width": 1440, "height": 1000})
+                # A new user's browser: logged in, nothing else (LangBot's guides and assistant will open).
+                context = browser.new_context(viewport={"width": 1440, "height": 900})
                 context.route("**/*", _local_only)
                 page = context.new_page()
                 page.goto(base + "/", wait_until="domcontentloaded")
                 page.evaluate("""token => {
                     localStorage.setItem('token', token);
                     localStorage.setItem('langbot_language', 'en-US');
-                    for (const guide of ['sidebar', 'pipeline_setup', 'plugin_processor_setup', 'runner_setup'])
-                        localStorage.setItem('langbot_' + guide + '_guide_v1', 'completed');
-                    localStorage.setItem('langbot-assistant-panel-open', 'false');
                 }""", e2e.info.token)
 
                 try:
-                    _open_group_chat(page, base, "Processors", "Debug Chat", "Group Chat")
+                    _open_group_chat(page, base)
                 except Exception:
                     page.screenshot(path=str(ARTIFACTS / "walkthrough-failed-to-open.png"))  # what the page showed
                     raise
-                stored = _send(page, "remember that the demo is on Friday", "done: remember")
-                assert "It worked" in stored, stored
-                asked = _send(page, "when is the demo?", "[scripted local model]")
-                assert "the demo is on Friday" in asked, asked
-                listed = _send(page, "!memory list", "the demo is on Friday")
-                lines = listed.splitlines()
-                at = next(i for i, line in enumerate(lines) if "the demo is on Friday" in line)
-                ids = UUID.findall(" ".join(lines[max(0, at - 2):at + 1]))
-                assert ids, listed
-                health = _send(page, "!memory health", "Memory health")
-                assert "Memory health: GREEN" in health, health
-                forgot = _send(page, f"!memory forget {ids[-1]}", ids[-1])
-                assert "only bot admins" not in forgot, forgot
-                preview = _send(page, "!memory consolidate preview", "Consolidation preview")
-                assert "only bot admins" not in preview, preview
+                said: dict[str, str] = {}  # the README's message -> the reply to it
+                expect = {"when is the demo?": "[scripted local model]", "!memory list": "the demo needs a projector",
+                          "!memory health": "Memory health", "!memory consolidate preview": "Consolidation preview"}
+                for written in walkthrough_messages():
+                    typed, wanted = written, expect.get(written, "done: remember")
+                    if written == "!memory forget <id>":  # the id of the projector memory, from the list
+                        lines = said["!memory list"].splitlines()
+                        at = next(i for i, line in enumerate(lines) if "the demo needs a projector" in line)
+                        ids = UUID.findall(" ".join(lines[max(0, at - 2):at + 1]))
+                        assert ids, said["!memory list"]
+                        typed, wanted = f"!memory forget {ids[-1]}", ids[-1]
+                    said[written] = _send(page, typed, wanted)
+                assert all("It worked" in said[m] for m in said if m.startswith("remember")), said
+                assert "the demo is on Friday" in said["when is the demo?"], said
+                assert "Memory health: GREEN" in said["!memory health"], said["!memory health"]
+                assert not any("only bot admins" in reply for reply in said.values()), said
+                preview = said["!memory consolidate preview"]
+                assert "Summary draft" in preview and "[scripted draft]" in preview, preview
+                assert "the demo needs a projector" not in preview, preview  # forgotten before the draft
+                page.locator(BOT_BUBBLES).last.scroll_into_view_if_needed()
                 page.screenshot(path=str(ARTIFACTS / "walkthrough-group-chat.png"))
 
-                frame = _console(page, base)
+                frame = _console_from_sidebar(page)
                 group = frame.locator(DEBUG_GROUP)
-                assert "Debug Chat · Group Chat" in group.inner_text()
+                assert "Debug Chat · Group Chat (LangBot WebUI)" in group.inner_text()
                 group.click(timeout=10000)
                 frame.locator("#tab-review").click(timeout=10000)
-                frame.locator("#review-drafts").wait_for(timeout=60000)
+                draft = frame.locator("#review-drafts article.draft")
+                draft.first.wait_for(timeout=60000)
+                assert "[scripted draft]" in draft.first.inner_text(), draft.first.inner_text()
                 page.screenshot(path=str(ARTIFACTS / "walkthrough-console-review.png"))
+                draft.first.locator("[data-action=approve]").click(timeout=10000)
+                frame.locator("#dialog-ok").click(timeout=10000)
+                frame.locator("#review-drafts article.draft").wait_for(state="detached", timeout=60000)
+                page.screenshot(path=str(ARTIFACTS / "walkthrough-console-approved.png"))
 
-                # 日本語 and 繁體中文: the console follows the WebUI; replies follow reply_language.
+                # 日本語 and 繁體中文: LangBot reloads the page; the console keeps its space and follows the
+                # WebUI; replies follow reply_language.
                 for webui, reply_language, label, group_chat, title in (
                         ("ja-JP", "ja_JP", "チャットデバッグ · グループチャット", "グループチャット", "記憶のヘルス"),
                         ("zh-Hant", "zh_Hant", "對話除錯 · 群聊", "群聊", "記憶健康狀況")):
-                    page.evaluate("lang => localStorage.setItem('langbot_language', lang)", webui)
-                    frame = _console(page, base)
-                    frame.locator(DEBUG_GROUP, has_text=label).wait_for(timeout=60000)
+                    _console(page, base)  # back in the console (the last reply was in the debug chat)
+                    page.evaluate("lang => { localStorage.setItem('langbot_language', lang); location.reload(); }",
+                                  webui)
+                    frame = page.frame_locator("iframe[title*='LongTermMemory']")
+                    frame.locator(DEBUG_GROUP, has_text=label).wait_for(timeout=90000)
+                    frame.locator("#current-scope", has_text="websocket-proxy-bot:group_websocketgroup").wait_for(
+                        timeout=30000)  # the space that was open, without choosing it again
                     page.screenshot(path=str(ARTIFACTS / f"walkthrough-console-{webui}.png"))
                     langbot_setup.hold_plugin_settings(client, LTM_PLUGIN, {"reply_language": reply_language})
                     _open_group_chat_by_address(page, base, e2e.info.pipeline_uuid, group_chat)
@@ -185,3 +269,5 @@ def test_the_readme_walkthrough_in_the_real_webui_in_three_languages(e2e: Any) -
         langbot_setup.hold_plugin_settings(client, LTM_PLUGIN, {
             "command_admin_only_in_groups": before.get("command_admin_only_in_groups", True),
             "reply_language": before.get("reply_language", "en_US")})
+    errors = plugin_error_lines(e2e.stack.logs)
+    assert errors == [], "\n".join(errors)

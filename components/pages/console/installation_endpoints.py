@@ -7,7 +7,14 @@ import logging
 
 from components.pages.console.requests import Body, Result, allowed, text
 from components.pages.console.routes import Endpoints
-from components.pages.console.spaces import fence_entry, memory_kb, optional_space, resolve_space, space_entry
+from components.pages.console.spaces import (
+    SelectedSpace,
+    fence_entry,
+    memory_kb,
+    optional_space,
+    resolve_space,
+    space_entry,
+)
 from ltm import (
     SETTING_CHOICES,
     EffectiveSettings,
@@ -39,6 +46,29 @@ async def overview(memory: MemoryService, body: Body) -> Result:
         "scopes": [{**space_entry(a.chat_key, isolation), **a.to_dict()} for a in await memory.space_activity()],
         "fences": [fence_entry(f, kb_id) for f in fences],
     }
+
+
+@ROUTES("/view", read_only=True)
+async def view(memory: MemoryService, body: Body) -> Result:
+    """The space last opened here: LangBot's WebUI reloads the page on a language switch, and the console's
+    frame keeps nothing of its own. None when it is gone (no longer a pair the plugin derives)."""
+    allowed(body, set())
+    found = await memory.last_opened_space()
+    if found is None:
+        return {"space": None}
+    try:
+        space = SelectedSpace(await memory.selected_scope(*found))
+    except ValidationError:
+        return {"space": None}
+    return {"space": space.to_dict()}
+
+
+@ROUTES("/view/open")
+async def view_open(memory: MemoryService, body: Body) -> Result:
+    allowed(body, {"space"})
+    space = await resolve_space(memory, body)
+    await memory.open_space(space.scope)
+    return {"space": space.to_dict()}
 
 
 @ROUTES("/derive", read_only=True)

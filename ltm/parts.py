@@ -37,6 +37,8 @@ from .migrations.storage import migrate_storage
 from .official.bundle.importer import BundleImport
 from .official.profiles import read_l1_file
 from .person import PersonRegistry
+from .platform_events.events import PlatformEvents
+from .platform_events.withdrawal import MessageWithdrawal
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
@@ -66,6 +68,7 @@ class MemoryParts:
     activity: SpaceActivityReader
     bundles: BundleImport
     conversations: Conversations
+    platform: PlatformEvents
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -99,6 +102,10 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     listing = EpisodeListing(episodes)
     overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
+    people = PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue, audit)
+    # Platform events (X2, X3): a recalled message's memory taken back, a member who left erased.
+    platform = PlatformEvents(kbs, diagnostics, gate.recalled,
+                              MessageWithdrawal(gate, audit, store, episodes, lifecycle, queue), people)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
@@ -107,10 +114,10 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
-        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue,
-                              audit),
+        people=people,
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
         # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
         conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
+        platform=platform,
     )

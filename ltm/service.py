@@ -16,6 +16,7 @@ the work (`parts.py` builds them):
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
 - `person`              one sender id across every known space: find, export, erase
 - `conversation`        each chat's recent turns and rolling summary, and the context pack (V)
+- `platform_events`     a recalled message's memory taken back, a member who left erased (X)
 - `_gate`, `_audit`     fences and their clearing (F), the audit logs (A)
 
 Every write in those modules goes through the one `WriteGate` (serialize, fence, guard unknown
@@ -58,6 +59,8 @@ from .kb_settings import EffectiveSettings, KBSettings
 from .official.bundle.importer import MigrationReport
 from .parts import MemoryParts, assemble
 from .person import PersonErasure, PersonRecords
+from .platform_events.events import EventOutcome
+from .platform_values import MemberLeft, Recall
 from .ports import HostPorts
 from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -367,3 +370,12 @@ class MemoryService:
         """V4: one speaker's turns removed from the chat's record, the summary rebuilt without them or
         dropped (audited as `person_erase`); how many turns went."""
         return await self._m.conversations.erase_speaker(scope, sender_id)
+
+    # ------------------------------------------------------------------ platform events (X)
+    async def message_recalled(self, event: Recall) -> EventOutcome:
+        """X2: what the recalled message made in its chat taken back (when `withdraw_recalled_messages`)."""
+        return await self._m.platform.recall(event)
+
+    async def member_left(self, event: MemberLeft) -> EventOutcome:
+        """X3: the member erased from that group's memory (when `erase_members_who_leave`)."""
+        return await self._m.platform.member_left(event)

@@ -41,6 +41,7 @@ from ..host_values import escape_bot_uuid
 from ..identity import Isolation, MemoryScope, clean_id, scope_of_space_key
 from ..kb_settings import KBSettings
 from ..operations import DUPLICATE_OF, SKIPPED_OF, Operation
+from ..provenance import MessageRef
 from ..secrets import redact_for_log, secret_kind
 from ..skipped import SkippedRecord
 from ..spaces import L2Space
@@ -87,6 +88,7 @@ class ImportRecord:
     superseded_by: str | None = None
     superseded_at: str | None = None
     status_changed_at: str | None = None
+    message: MessageRef | None = None  # the platform message it came from, as exported (X1)
 
 
 @dataclass(frozen=True)
@@ -225,6 +227,7 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
                                   required=False) or None,
         superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
         status_changed_at=normalize_time(item.get("status_changed_at"), "status_changed_at"),
+        message=MessageRef.parse(item.get("message"), "message"),
     )
     if original_id:  # only a record that is kept claims its id
         seen_ids.add(original_id)
@@ -303,6 +306,8 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
             superseded_by=id_map.get(record.superseded_by or ""),
             superseded_at=record.superseded_at if record.superseded_by in id_map else None,
             status_changed_at=record.status_changed_at,  # an export's time fields come back as they were
+            # What a record came from is the record's own (an export's), never the importing message.
+            message=record.message if keep_speakers else None,
         ))
     return episodes
 

@@ -123,6 +123,7 @@ from .operations import Operation
 from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
 from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
 from .platform_events.events import EventOutcome
+from .platform_events.move import BotMove, ChatMove
 from .platform_events.withdrawal import Withdrawal
 from .platform_values import MemberLeft, Recall
 from .ports import HostPorts
@@ -274,6 +275,8 @@ __all__ += [
 
 # ---- platform events and provenance (X)
 __all__ += [
+    "BotMove",
+    "ChatMove",
     "EventOutcome",
     "MemberLeft",
     "MessageRecalled",

@@ -38,6 +38,7 @@ from .official.bundle.importer import BundleImport
 from .official.profiles import read_l1_file
 from .person import PersonRegistry
 from .platform_events.events import PlatformEvents
+from .platform_events.move import BotMover
 from .platform_events.withdrawal import MessageWithdrawal
 from .ports import HostPorts
 from .profiles.book import ProfileBook
@@ -69,6 +70,7 @@ class MemoryParts:
     bundles: BundleImport
     conversations: Conversations
     platform: PlatformEvents
+    mover: BotMover
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -120,4 +122,5 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
         conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
         platform=platform,
+        mover=BotMover(kbs, diagnostics, episodes, transfer, profiles, ports.directory),
     )

@@ -60,6 +60,7 @@ from .official.bundle.importer import MigrationReport
 from .parts import MemoryParts, assemble
 from .person import PersonErasure, PersonRecords
 from .platform_events.events import EventOutcome
+from .platform_events.move import BotMove
 from .platform_values import MemberLeft, Recall
 from .ports import HostPorts
 from .profiles.book import ProfileRef, Profiles
@@ -379,3 +380,8 @@ class MemoryService:
     async def member_left(self, event: MemberLeft) -> EventOutcome:
         """X3: the member erased from that group's memory (when `erase_members_who_leave`)."""
         return await self._m.platform.member_left(event)
+
+    async def move_bot(self, old_bot: Any, scope: MemoryScope, *, dry_run: bool) -> BotMove:
+        """The memory of a deleted bot (`old_bot`, its uuid) copied into the same chats of `scope`'s bot: an
+        admin's decision, never automatic; `dry_run` says what would be copied and writes nothing."""
+        return await self._m.mover.move(old_bot, scope, dry_run=dry_run)

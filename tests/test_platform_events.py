@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from testhost import PluginHarness
-from tests.chat import BOT, Chat, Place, open_chat, prompt_turn
+from tests.chat import BOT, Chat, Place, open_chat, prompt_turn, tool
 from tests.test_candidates import responded
 
 RUNNER = "platform_events"
@@ -262,3 +262,47 @@ async def test_health_says_whether_the_bots_events_reach_the_plugin(harness: Plu
     assert "no platform event received from this bot yet" in await chat.run("!memory health")
     await deliver(harness, recall(1, "g1"))
     assert "the event processor is bound (last: message.deleted at " in await chat.run("!memory health")
+
+
+# ------------------------------------------------------------------------------------------- who spoke
+async def test_memories_name_their_speaker_by_id_across_a_card_change(harness: PluginHarness) -> None:
+    await harness.create_memory_kb()
+    await open_chat(harness, "g1", sender_id="1001", sender_name="Ali (garden)", message_id=1).remember(
+        "the rake in the shed is broken")
+    await open_chat(harness, "g1", sender_id="1002", sender_name="Bo", message_id=2).remember(
+        "the rake for leaves is in the barn")
+    turn = await prompt_turn(harness, G1, "1001", "Ali the gardener", "where is the rake?", message_id=3)
+    block = turn.memory_text
+    assert 'current_speaker: "Ali the gardener" (id "1001")' in block
+    assert 'speaker "Ali (garden)" (id "1001", the current speaker)' in block, block
+    assert 'speaker "Bo" (id "1002")' in block and "the same id is the same person" in block
+    renamed = open_chat(harness, "g1", sender_id="1001", sender_name="Ali the gardener", message_id=4)
+    found = await renamed.tool("recall_memory", {"query": "rake"})
+    senders = {e["sender"]["id"]: e["sender"] for e in found["episodes"]}
+    assert senders["1001"] == {"id": "1001", "name": "Ali (garden)", "current_name": "Ali the gardener"}
+    assert senders["1002"] == {"id": "1002", "name": "Bo"} and "message" not in found["episodes"][0]
+
+
+# ------------------------------------------------------------------------------------------- a re-created bot
+async def test_an_admin_moves_a_deleted_bots_memory_into_the_new_bot_dry_run_first(harness: PluginHarness) -> None:
+    await harness.create_memory_kb()
+    old = Place("group", "g1", "bot-old")
+    for content in ("the gate is painted green", "the shed is painted red"):
+        await tool(harness, old, "remember", {"content": content}, sender="u1", sender_name="Ali")
+    await tool(harness, old, "update_profile", {"scope": "session", "name": "Garden club"}, sender="u1")
+    admin = open_chat(harness, "g1", sender_id="admin")
+    before = memory_storage(harness)
+    plan = await admin.run("!memory move-bot bot-old")
+    assert "Dry run, nothing written" in plan and "bot-old:group_g1 -> bot-1:group_g1: 2 episodes, 1 profile" in plan
+    assert "--confirm" in plan and memory_storage(harness) == before
+    member = open_chat(harness, "g1", sender_id="u2", privilege=1)
+    assert "only bot admins" in await member.run("!memory move-bot bot-old --confirm")
+    done = await admin.run("!memory move-bot bot-old --confirm")
+    assert "copied into bot bot-1" in done, done
+    moved = await admin.export_l2()
+    assert sorted((e["content"], e["sender_id"], e["sender_name"]) for e in moved) == [
+        ("the gate is painted green", "u1", "Ali"), ("the shed is painted red", "u1", "Ali")]
+    assert "Garden club" in await admin.run("!memory profile")
+    again = await admin.run("!memory move-bot bot-old --confirm")
+    assert "0 episodes (2 there already)" in again and len(await admin.export_l2()) == 2
+    assert "no memory of" in await admin.run("!memory move-bot bot-none")

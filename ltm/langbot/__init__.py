@@ -25,11 +25,13 @@ from .identity import (
     user_text,
 )
 from .platform_events import EVENT_TYPES, platform_event
+from .platforms import Platforms, shows_plain_text
 from .port import langbot_ports
 from .turn import Turn, read_turn
 
 __all__ = [
     "EVENT_TYPES",
+    "Platforms",
     "Turn",
     "attached_kbs",
     "identity_from_event",
@@ -44,6 +46,7 @@ __all__ = [
     "pipeline_kb_ids",
     "platform_event",
     "read_turn",
+    "shows_plain_text",
     "split_session_name",
     "user_text",
 ]

@@ -81,6 +81,9 @@ async def test_every_record_of_a_turn_names_its_message_and_chat(harness: Plugin
     (exported,) = await chat.export_l2()
     assert exported["id"] == episode_id and exported["message"] == ref
     assert "Message: 812 in bot-1:group_g1" in await chat.run(f"!memory show {episode_id}")
+    space = {"scope_key": f"{BOT}:group_g1", "user_key": f"{BOT}:group_g1"}
+    listed = await harness.page_api("console", "/episodes", "POST", {"space": space})
+    assert [e["message"] for e in listed["data"]["episodes"]] == [ref], listed  # what the console shows
     profile = json.loads(harness.host.storage[f"v2/profile/{BOT}%3Agroup_g1/speaker/u1"])
     assert [s["message"] for s in profile["sources"]] == [ref]
     assert profile["sources"][0]["changes"] == {"traits": {"added": ["gardener"], "removed": []}}

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from testhost import PluginHarness
+from tests.erasure_check import ErasureCheck, Installation, capture
 from tests.chat import BOT, Chat, Place, open_chat, prompt_turn, tool
 from tests.test_candidates import responded
 
@@ -237,8 +238,8 @@ async def test_withdraw_recalled_messages_off_leaves_memory_as_it_is(harness: Pl
 
 # ------------------------------------------------------------------------------------------- a member leaves
 async def test_a_member_who_leaves_is_erased_from_that_group_only_with_the_setting_on(harness: PluginHarness) -> None:
-    await harness.create_memory_kb()
-    await remember(harness, G1, "u1", "Ali keeps the shed key", 1)
+    kb = await harness.create_memory_kb()
+    await remember(harness, G1, "u1", "Ali keeps the trowelish shed key", 1)
     await remember(harness, G1, "u2", "Bo waters the roses", 2)
     await remember(harness, G2, "u1", "Ali brings the ladder", 3)
     await open_chat(harness, "g1", sender_id="u1", message_id=4).tool(
@@ -250,12 +251,25 @@ async def test_a_member_who_leaves_is_erased_from_that_group_only_with_the_setti
     chat = open_chat(harness, "g1", sender_id="admin")
     assert "erase_members_who_leave" in await chat.run("!memory settings set erase_members_who_leave true")
     g2_before = {k: v for k, v in harness.host.storage.items() if "group_g2" in k}
+    check = ErasureCheck(["trowelish", '"u1"', "speaker/u1"])
+    in_g1 = await group_state(harness, kb, "g1")
+    assert check.traces(in_g1), "the check must see the member's records before"
     await deliver(harness, member_left("u1", "g1"))
+    after = await group_state(harness, kb, "g1")
+    assert check.traces(after) == [] and check.others_changed(in_g1, after) == []
     assert [e["sender_id"] for e in await chat.export_l2("--all-statuses")] == ["u2"]
-    assert f"v2/profile/{BOT}%3Agroup_g1/speaker/u1" not in harness.host.storage
     assert {k: v for k, v in harness.host.storage.items() if "group_g2" in k} == g2_before
     assert [e["sender_id"] for e in await open_chat(harness, "g2").export_l2()] == ["u1"]
     assert audit(harness, "person_erase")
+
+
+async def group_state(h: PluginHarness, kb: str, group: str) -> Installation:
+    """What the plugin keeps of one group of `BOT` (its storage records, its episode rows), for the
+    erasure checker."""
+    state = await capture(h.host, [kb])
+    key = f"{BOT}:group_{group}"
+    return Installation({k: v for k, v in state.storage.items() if key in k or key.replace(":", "%3A") in k},
+                        {k: r for k, r in state.rows.items() if key in json.dumps(r, ensure_ascii=False)})
 
 
 # ------------------------------------------------------------------------------------------- health

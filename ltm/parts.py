@@ -106,8 +106,10 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
     people = PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue, audit)
     # Platform events (X2, X3): a recalled message's memory taken back, a member who left erased.
+    # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
+    conversations = Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb)
     platform = PlatformEvents(kbs, diagnostics, gate.recalled,
-                              MessageWithdrawal(gate, audit, store, episodes, lifecycle, queue), people)
+                              MessageWithdrawal(gate, audit, store, episodes, lifecycle, queue), people, conversations)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
@@ -119,8 +121,7 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         people=people,
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
-        # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
-        conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
+        conversations=conversations,
         platform=platform,
         mover=BotMover(kbs, diagnostics, episodes, transfer, profiles, ports.directory),
     )

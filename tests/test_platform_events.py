@@ -13,13 +13,15 @@ message id the way LangBot names it (`_ingress_event_id`, 14.7).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from ltm import Identity, MessageRecalled, SpokenTurn
 from testhost import PluginHarness
-from tests.erasure_check import ErasureCheck, Installation, capture
 from tests.chat import BOT, Chat, Place, open_chat, prompt_turn, tool
+from tests.erasure_check import ErasureCheck, Installation, capture
 from tests.test_candidates import responded
 
 RUNNER = "platform_events"
@@ -323,3 +325,22 @@ async def test_an_admin_moves_a_deleted_bots_memory_into_the_new_bot_dry_run_fir
     again = await admin.run("!memory move-bot bot-old --confirm")
     assert "0 episodes (2 there already)" in again and len(await admin.export_l2()) == 2
     assert "no memory of" in await admin.run("!memory move-bot bot-none")
+
+
+async def test_a_recall_also_takes_its_turn_out_of_the_conversation_record(harness: PluginHarness) -> None:
+    await harness.create_memory_kb(conversation_enabled=True)
+    await remember(harness, G1, "u1", "the gate is painted green", 812)  # the chat holds memory
+    memory = harness.plugin.memory
+    scope = await memory.scope_for(Identity.build(launcher_type="group", launcher_id="g1", bot_uuid=BOT,
+                                                  sender_id="u1", sender_name="Ali"))
+    for message_id, text in ((811, "good morning"), (812, "the gate is green now")):
+        await memory.record_turn(scope, SpokenTurn(text, "noted", message_id=str(message_id)))
+    await deliver(harness, recall(812, "g1"))
+    record = await memory.conversation(scope)
+    assert [t.message_id for t in record.turns] == ["811"], record.turns
+    assert "turn of message 812 withdrawn: it was recalled" in {e["summary"] for e in audit(harness, "message_withdraw")}
+    # The turn's recording after the recall (its reply came late) is refused: the record stays as it is.
+    of_812 = replace(scope, identity=replace(scope.identity, message_id="812"))
+    with pytest.raises(MessageRecalled):
+        await memory.record_turn(of_812, SpokenTurn("the gate is green now", "noted", message_id="812"))
+    assert [t.message_id for t in (await memory.conversation(scope)).turns] == ["811"]

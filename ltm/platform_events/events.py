@@ -3,7 +3,8 @@ docs/REQUIREMENTS.md; the events as LangBot delivers them: docs/HOST-FACTS.md 14
 
 - `message.deleted` (a recall): when the memory KB's `withdraw_recalled_messages` is on (the default),
   the message is noted as recalled at once (a turn still running cannot write from it any more,
-  ltm/recalls.py), then, in a chat that holds memory, what it made is taken back (`withdrawal.py`).
+  ltm/recalls.py), then, in a chat that holds memory, what it made is taken back (`withdrawal.py`), and
+  its turn leaves the chat's conversation record (a turn folded into the summary already stays there).
 - `group.member_left`: when `erase_members_who_leave` is on (off by default), the member is erased from
   that group's memory through the person erasure (ltm/person/): their episodes (in bot isolation, the
   bot's shared space is the group's episode space, so their episodes there go), their speaker profile,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..conversation import Conversations
 from ..diagnostics import Diagnostics
 from ..identity import Identity, MemoryScope
 from ..kb_registry import KnowledgeBaseRegistry
@@ -44,12 +46,13 @@ class EventOutcome:
 
 class PlatformEvents:
     def __init__(self, kbs: KnowledgeBaseRegistry, diagnostics: Diagnostics, recalled: RecalledMessages,
-                 withdrawal: MessageWithdrawal, people: PersonRegistry) -> None:
+                 withdrawal: MessageWithdrawal, people: PersonRegistry, conversations: Conversations) -> None:
         self._kbs = kbs
         self._diagnostics = diagnostics
         self._recalled = recalled
         self._withdrawal = withdrawal
         self._people = people
+        self._conversations = conversations
 
     async def recall(self, event: Recall) -> EventOutcome:
         await self._diagnostics.note_platform_event(event.chat.bot_uuid, "message.deleted", now_iso())
@@ -62,9 +65,10 @@ class PlatformEvents:
         if scope is None:
             return EventOutcome("message.deleted", skipped="this chat holds no memory")
         withdrawal = await self._withdrawal.withdraw(scope, message)
-        log.info("[LongTermMemory] message %s recalled in %s: episodes=%d candidates=%d profiles=%d kept=%d",
-                 message.message_id, message.chat_key, len(withdrawal.episodes), len(withdrawal.candidates),
-                 len(withdrawal.profiles), len(withdrawal.kept))
+        turns = await self._conversations.withdraw_message(scope, message.message_id)  # the recorded turn (V)
+        log.info("[LongTermMemory] message %s recalled in %s: episodes=%d candidates=%d profiles=%d kept=%d "
+                 "turns=%d", message.message_id, message.chat_key, len(withdrawal.episodes),
+                 len(withdrawal.candidates), len(withdrawal.profiles), len(withdrawal.kept), turns)
         return EventOutcome("message.deleted", withdrawal=withdrawal)
 
     async def member_left(self, event: MemberLeft) -> EventOutcome:

@@ -259,6 +259,9 @@ async def test_a_member_who_leaves_is_erased_from_that_group_only_with_the_setti
     await deliver(harness, member_left("u1", "g1"))
     after = await group_state(harness, kb, "g1")
     assert check.traces(after) == [] and check.others_changed(in_g1, after) == []
+    replayed = memory_storage(harness)
+    await deliver(harness, member_left("u1", "g1"))  # the same event again: nothing of theirs is left to erase
+    assert memory_storage(harness) == replayed
     assert [e["sender_id"] for e in await chat.export_l2("--all-statuses")] == ["u2"]
     assert {k: v for k, v in harness.host.storage.items() if "group_g2" in k} == g2_before
     assert [e["sender_id"] for e in await open_chat(harness, "g2").export_l2()] == ["u1"]

@@ -39,7 +39,7 @@ from ..profiles.model import ProfileTarget
 from ..profiles.sources import withdrawn
 from ..provenance import MessageRef
 from ..spaces import Space
-from ..timefields import parse_stored
+from ..timefields import now_iso, parse_stored
 from ..wording import Phrase, Said
 
 MAX_SCANNED = 2000  # newest audit entries read per log
@@ -141,7 +141,7 @@ class MessageWithdrawal:
         if was_confirmed:
             tx.noted(Operation.MESSAGE_WITHDRAW, target_type, target_id, KEPT_CONFIRMED(message_id=message.message_id))
             return False
-        await tx.set(key, result.profile)
+        await tx.set(key, {**result.profile, "updated_at": now_iso()})
         fields = ", ".join(result.restored) or "-"
         tx.applied(Operation.MESSAGE_WITHDRAW, target_type, target_id,
                    PROFILE_WITHDRAWN(message_id=message.message_id, fields=fields),

@@ -87,6 +87,7 @@ from .errors import (
     HostFailure,
     InputError,
     LTMError,
+    MessageRecalled,
     NoKnowledgeBase,
     NotFound,
     NotPermitted,
@@ -122,12 +123,17 @@ from .official.bundle.reading import is_bundle
 from .operations import Operation
 from .person import EXPORT_FORMAT as PERSON_EXPORT_FORMAT
 from .person import Outcome, PersonErasure, PersonRecords, PersonSpace, SpaceErasure
+from .platform_events.events import EventOutcome
+from .platform_events.move import BotMove, ChatMove
+from .platform_events.withdrawal import Withdrawal
+from .platform_values import MemberLeft, Recall
 from .ports import HostPorts
 from .profiles.book import Profiles
 from .profiles.facts import fact_key
 from .profiles.field_action import FIELD_ACTION_PARAMS, LIST_FORM_PARAMS, profile_target
 from .profiles.model import Profile, ProfileLimits
 from .profiles.transfer import ProfileImport
+from .provenance import MessageRef
 from .secrets import redact_for_log, secret_kind
 from .service import MemoryService
 from .skipped import SkippedRecord
@@ -267,4 +273,16 @@ __all__ += [
     "SpokenTurn",
     "SummarySource",
     "TurnRecorded",
+]
+
+# ---- platform events and provenance (X)
+__all__ += [
+    "BotMove",
+    "ChatMove",
+    "EventOutcome",
+    "MemberLeft",
+    "MessageRecalled",
+    "MessageRef",
+    "Recall",
+    "Withdrawal",
 ]

@@ -58,13 +58,16 @@ from ._storage import KeyedLocks
 from .errors import (
     HostFailure,
     LTMError,
+    MessageRecalled,
     OutcomeUnknown,
     PartialWrite,
     UnrecordedChange,
 )
 from .identity import MemoryScope
-from .operations import Operation
+from .operations import FROM_MESSAGE, Operation
 from .ports import VectorWrites, stop_watching, watch_writes
+from .provenance import MessageRef
+from .recalls import RecalledMessages
 from .spaces import INSTALLATION_KEY, Space, SpaceKind
 from .wording import Phrase, Said
 
@@ -135,7 +138,8 @@ class WriteTx:
             chat_key=scope.chat_key if scope else INSTALLATION_KEY,
             space_key=scope.space_key if scope else "",
             sender_id=scope.sender_id if scope else "", sender_name=scope.sender_name if scope else "",
-            query_id=scope.query_id if scope else None, summary=summary, meta=meta,
+            query_id=scope.query_id if scope else None, summary=summary,
+            meta={**meta, "message_id": message.message_id} if (message := _message(scope)) else meta,
         )
 
     def applied(self, operation: Operation, target_type: str, target_id: str, summary: Said, **meta: Any) -> None:
@@ -161,6 +165,11 @@ class WriteTx:
         return list(self._net)
 
 
+def _message(scope: MemoryScope | None) -> MessageRef | None:
+    """The platform message a scope's turn answers (an entry of that turn names it: X1), or None."""
+    return scope.identity.message if scope is not None and scope.identity is not None else None
+
+
 FENCE_CLEARED = Phrase("audit.fence_cleared", "cleared write fence {space}")
 ScopeHook = Callable[[MemoryScope], Awaitable[None]]
 
@@ -169,8 +178,9 @@ class WriteGate(KbBarriers):
     """The write gate; as `KbBarriers`, also each memory KB's removal barrier (ltm/_kb_barrier.py)."""
 
     def __init__(self, storage: Bookkeeping, vectors: VectorWrites, fences: FenceRegistry, audit: AuditLog,
-                 on_scope_write: ScopeHook | None = None) -> None:
+                 on_scope_write: ScopeHook | None = None, recalled: RecalledMessages | None = None) -> None:
         self._storage = storage
+        self.recalled = recalled or RecalledMessages()  # messages recalled lately (ltm/recalls.py)
         self._vectors = vectors
         self._fences = fences
         self._audit = audit
@@ -217,6 +227,10 @@ class WriteGate(KbBarriers):
         async with self._locks.hold(space.key):
             if enforce_fence:
                 await self._fences.check(space)
+            message = _message(scope)
+            if message is not None and operation in FROM_MESSAGE and self.recalled.holds(message):
+                raise MessageRecalled("the message this turn answers was recalled; nothing of it is remembered",
+                                      message_id=message.message_id)
             # The writes that resolve a fence cannot wait for an admin (LangBot removes a KB whatever the
             # plugin answers): their marker, a whole record, is re-sent like their other idempotent writes.
             mark = partial(self._fences.mark, space, operation, attempts=1 if enforce_fence else 3, target=target)

@@ -193,6 +193,11 @@ def console_view_key() -> str:
     return _key("console", "last_space")
 
 
+def platform_event_key(bot_uuid: str) -> str:
+    """The last platform event a bot's event processor delivered (`!memory health`: is it bound?)."""
+    return _key("platform", escape(bot_uuid))
+
+
 # ---- migrations: a KB whose vector records are all in record layout 2 is never scanned again
 def layout_marker_key(kb_id: str) -> str:
     return _key("migration", escape(kb_id), "layout2")

@@ -18,7 +18,15 @@ from typing import Any
 from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._gate import WriteTx
-from ._storage import SNAPSHOT_PREFIX, JsonStore, audit_log_ids, scope_marker_key, scope_of_key, snapshot_key
+from ._storage import (
+    SNAPSHOT_PREFIX,
+    JsonStore,
+    audit_log_ids,
+    platform_event_key,
+    scope_marker_key,
+    scope_of_key,
+    snapshot_key,
+)
 from .errors import LTMError
 from .identity import ISOLATION, Isolation, MemoryScope, names_a_chat, space_key_for_chat_key
 from .kb_settings import EffectiveSettings, KBSettings, shown_value
@@ -80,6 +88,9 @@ _SAYS = {key: Phrase(f"health.{key}", english) for key, english in {
     "settings_created": "the knowledge base's creation settings apply (no overrides)",
     "settings_overridden": "settings overridden for this installation ({count}): {overrides}",
     "setting_override": "{name} = {value} (created {creation})",
+    "platform_none": "no platform event received from this bot yet: to follow recalls and members who leave, "
+                     "bind LongTermMemory's event processor to the bot (README, Platform events)",
+    "platform_seen": "platform events reach the plugin: the event processor is bound (last: {event_type} at {at})",
 }.items()}
 
 
@@ -159,9 +170,21 @@ class Diagnostics:
                                         _SAYS["fenced"](since=fenced[0].since, reason=fenced[0].reason)))
             else:
                 items.append(HealthItem("fence", Level.GREEN, _SAYS["not_fenced"]()))
+            if scope.identity is not None and scope.identity.bot_uuid:
+                items.append(await self._platform_item(scope.identity.bot_uuid))
         if described is not None:
             items.append(settings_item(described))
         return HealthReport(items)
+
+    async def _platform_item(self, bot_uuid: str) -> HealthItem:
+        """Whether the bot's platform events reach the plugin: the event processor notes each one it gets
+        (the plugin cannot ask LangBot which processors a bot has: a bound processor is seen by its first
+        event, and one bound on an adapter that delivers none stays unseen)."""
+        last = await self.platform_event(bot_uuid)
+        if last is None:
+            return HealthItem("platform_events", Level.GREEN, _SAYS["platform_none"]())
+        return HealthItem("platform_events", Level.GREEN, _SAYS["platform_seen"](
+            event_type=str(last.get("event_type") or ""), at=str(last.get("at") or "")))
 
     async def _isolation(self, kb_id: str, vector: list[float]) -> list[HealthItem]:
         """The two-probe test decides (B3); the store item then says what this store can and cannot do."""
@@ -248,6 +271,19 @@ class Diagnostics:
             log.warning("[LongTermMemory] scope marker not written scope=%s: %s", scope.chat_key, exc.code)
             return
         self._noted.add(scope.chat_key)
+
+    async def note_platform_event(self, bot_uuid: str, event_type: str, at: str) -> None:
+        """The bot's event processor delivered an event (bookkeeping for the health check: a failure is
+        logged, never reported)."""
+        try:
+            await self._store.set(platform_event_key(bot_uuid), {"event_type": event_type[:60], "at": at})
+        except LTMError as exc:
+            log.warning("[LongTermMemory] platform event of bot %s not noted: %s", bot_uuid, exc.code)
+
+    async def platform_event(self, bot_uuid: str) -> dict[str, Any] | None:
+        """The last event the bot's event processor delivered ({event_type, at}), or None."""
+        found = await self._store.get(platform_event_key(bot_uuid))
+        return found if isinstance(found, dict) else None
 
     async def known_scopes(self) -> list[str]:
         scopes = {scope_of_key(key) for key in await self._store.keys("")}

@@ -14,7 +14,8 @@
         ├── PartialWrite    a multi-step write stopped after some steps were applied
         ├── UnrecordedChange  a change was applied but its audit entry could not be written
         ├── ConsolidationDisabled  consolidation is off in the memory KB's settings
-        └── ProposalRejected  a reviewed consolidation proposal can no longer be run
+        ├── ProposalRejected  a reviewed consolidation proposal can no longer be run
+        └── MessageRecalled  the platform message this turn answers was recalled: it makes no memory
 
 Every message is short, specific and safe to show to a user or a model; it never
 names a user interface. Each error also carries a stable `code` and structured
@@ -124,3 +125,10 @@ class ProposalRejected(StateError):
     another chat's) is `NotFound` instead, the same words either way."""
 
     code = "proposal_rejected"
+
+
+class MessageRecalled(StateError):
+    """The platform message the turn answers was recalled meanwhile: what the turn would remember from it
+    is not written (ltm/recalls.py). details: `message_id`."""
+
+    code = "message_recalled"

@@ -24,6 +24,7 @@ from typing import Any, Required, TypedDict, Unpack
 
 from .errors import NoKnowledgeBase, ValidationError
 from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
+from .provenance import MessageRef, message_id_problem
 from .spaces import L2Space
 from .wording import Phrase
 
@@ -57,6 +58,7 @@ class IdentityValues(TypedDict, total=False):
     sender_id: Any
     sender_name: Any
     query_id: int | None
+    message_id: Any  # the platform message the turn answers (docs/HOST-FACTS.md 14.7); None: none known
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class Identity:
     sender_id: str = ""
     sender_name: str = ""
     query_id: int | None = None
+    message_id: str = ""  # the platform message this turn answers ("" when the host names none)
 
     def __post_init__(self) -> None:
         if self.launcher_type not in LAUNCHER_TYPES:
@@ -76,7 +79,8 @@ class Identity:
         if not str(self.launcher_id).strip():
             raise ValidationError("launcher_id is required")
         problem = (id_problem(self.launcher_id, "launcher_id") or id_problem(self.sender_id, "sender_id")
-                   or id_problem(self.bot_uuid, "bot_uuid", bot=True) or name_problem(self.sender_name))
+                   or id_problem(self.bot_uuid, "bot_uuid", bot=True) or name_problem(self.sender_name)
+                   or message_id_problem(self.message_id))
         if problem:
             raise ValidationError(problem)
 
@@ -99,6 +103,7 @@ class Identity:
         raw_launcher = values["launcher_id"]
         launcher_id = str(raw_launcher if raw_launcher is not None else "")
         bot_uuid, sender_id = clean_id(values.get("bot_uuid")), clean_id(values.get("sender_id"))
+        message_id = clean_id(values.get("message_id"))
         sender_name = values.get("sender_name")
         if from_host:
             if not launcher_id.strip():
@@ -106,6 +111,8 @@ class Identity:
             launcher_type, launcher_id = launcher_type[:40], escape_id(launcher_id)
             bot_uuid, sender_id = clean_id(escape_bot_uuid(bot_uuid)), clean_id(escape_id(sender_id))
             sender_name = clean_name(sender_name)
+            escaped = escape_id(message_id)  # an id too long to keep is no provenance, never a refused turn
+            message_id = "" if message_id_problem(escaped) else escaped
         return cls(
             launcher_type=launcher_type.strip().lower(),
             launcher_id=launcher_id,
@@ -113,7 +120,13 @@ class Identity:
             sender_id=sender_id,
             sender_name=str(sender_name or "").strip(),
             query_id=values.get("query_id"),
+            message_id=message_id,
         )
+
+    @property
+    def message(self) -> MessageRef | None:
+        """The platform message this turn answers, in its chat (None when the host named none)."""
+        return MessageRef(self.message_id, self.chat_key) if self.message_id else None
 
     @property
     def session_name(self) -> str:

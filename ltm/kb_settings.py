@@ -57,6 +57,9 @@ class KBSettings:
     conversation_max_chars: int = 12_000
     conversation_summary_max_chars: int = 2_000
     conversation_model_uuid: str = ""  # empty: the consolidation model; neither: the fallback summary
+    # Platform events (X2, X3; delivered by the event processor, ltm/platform_events/).
+    withdraw_recalled_messages: bool = True  # a recalled message's memory is taken back
+    erase_members_who_leave: bool = False  # a member who leaves a group is erased from its memory
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -116,6 +119,9 @@ class KBSettings:
             conversation_max_chars=whole("conversation_max_chars", 12_000, 2_000, 100_000),
             conversation_summary_max_chars=whole("conversation_summary_max_chars", 2_000, 200, 20_000),
             conversation_model_uuid=model_id("conversation_model_uuid"),
+            withdraw_recalled_messages=params.flag(raw.get("withdraw_recalled_messages"), "withdraw_recalled_messages",
+                                                   default=True),
+            erase_members_who_leave=params.flag(raw.get("erase_members_who_leave"), "erase_members_who_leave"),
         )
 
 

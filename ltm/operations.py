@@ -36,6 +36,8 @@ class Operation(StrEnum):
     PROFILE_IMPORT = "profile_import"
     # a person's erasure (both layers)
     PERSON_ERASE = "person_erase"
+    # a message recalled on the platform: what it made taken back (both layers, ltm/platform_events/)
+    MESSAGE_WITHDRAW = "message_withdraw"
     # candidates (L1 review queue)
     CANDIDATE_PROPOSE = "candidate_propose"
     CANDIDATE_REDACT = "candidate_redact"
@@ -89,6 +91,12 @@ SKIPPED_OF = {
 # What an audit entry of these operations says about its episode: removed, or the status it now has
 # (testhost/audit_check.py replays a space's audit log with them against what the store holds).
 REMOVING = frozenset({Operation.FORGET, Operation.BULK_DELETE, Operation.PERSON_ERASE, Operation.DOCUMENT_DELETE,
-                      Operation.REMEMBER_ROLLBACK, Operation.SUMMARY_REMOVE, Operation.CONSOLIDATION_UNSTAGE})
+                      Operation.REMEMBER_ROLLBACK, Operation.SUMMARY_REMOVE, Operation.CONSOLIDATION_UNSTAGE,
+                      Operation.MESSAGE_WITHDRAW})
+
+# The operations that make memory from the message a turn answers: refused for a turn whose message was
+# recalled meanwhile (ltm/recalls.py), so a recall that came first is not undone by a late write.
+FROM_MESSAGE = frozenset({Operation.REMEMBER, Operation.UPDATE_PROFILE, Operation.CANDIDATE_PROPOSE,
+                          Operation.CANDIDATE_REDACT, Operation.CANDIDATE_AUTO_APPLY, Operation.CONVERSATION_RECORD})
 STATUS_AFTER = {Operation.SUPERSEDE: "superseded", Operation.ARCHIVE: "archived",
                 Operation.CONSOLIDATION_ARCHIVE: "archived", Operation.RESTORE: "active"}

@@ -38,6 +38,9 @@ from .migrations.storage import migrate_storage
 from .official.bundle.importer import BundleImport
 from .official.profiles import read_l1_file
 from .person import PersonRegistry
+from .platform_events.events import PlatformEvents
+from .platform_events.move import BotMover
+from .platform_events.withdrawal import MessageWithdrawal
 from .ports import HostPorts
 from .profiles.book import ProfileBook
 from .profiles.model import ProfileLimits
@@ -69,6 +72,8 @@ class MemoryParts:
     conversations: Conversations
     labels: ChatLabels
     opened: LastOpened
+    platform: PlatformEvents
+    mover: BotMover
 
 
 def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryParts:
@@ -103,6 +108,13 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
     labels = ChatLabels(store)  # names, not memory: written outside the gate, like the scope marker
+    people = PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue, audit,
+                            labels)
+    # Platform events (X2, X3): a recalled message's memory taken back, a member who left erased.
+    # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
+    conversations = Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb)
+    platform = PlatformEvents(kbs, diagnostics, gate.recalled,
+                              MessageWithdrawal(gate, audit, store, episodes, lifecycle, queue), people, conversations)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
@@ -111,11 +123,11 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         consolidator=Consolidator(gate, episodes, ports.llm, drafts, profiles),
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
-        people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue,
-                              audit, labels),
+        people=people,
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics, labels),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
-        # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
-        conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
+        conversations=conversations,
         labels=labels, opened=LastOpened(store),
+        platform=platform,
+        mover=BotMover(kbs, diagnostics, episodes, transfer, profiles, ports.directory),
     )

@@ -16,6 +16,7 @@ the work (`parts.py` builds them):
 - `diagnostics`         health, snapshots, double-recall note, known scopes (H, I4, I5, M1)
 - `person`              one sender id across every known space: find, export, erase
 - `conversation`        each chat's recent turns and rolling summary, and the context pack (V)
+- `platform_events`     a recalled message's memory taken back, a member who left erased (X)
 - `_gate`, `_audit`     fences and their clearing (F), the audit logs (A)
 
 Every write in those modules goes through the one `WriteGate` (serialize, fence, guard unknown
@@ -60,6 +61,9 @@ from .official.bundle.importer import MigrationReport
 from .official.keyed_upload import ingest_keyed
 from .parts import MemoryParts, assemble
 from .person import PersonErasure, PersonRecords
+from .platform_events.events import EventOutcome
+from .platform_events.move import BotMove
+from .platform_values import MemberLeft, Recall
 from .ports import HostPorts
 from .profiles.book import ProfileRef, Profiles
 from .profiles.model import Profile, ProfileLimits
@@ -385,3 +389,17 @@ class MemoryService:
         """V4: one speaker's turns removed from the chat's record, the summary rebuilt without them or
         dropped (audited as `person_erase`); how many turns went."""
         return await self._m.conversations.erase_speaker(scope, sender_id)
+
+    # ------------------------------------------------------------------ platform events (X)
+    async def message_recalled(self, event: Recall) -> EventOutcome:
+        """X2: what the recalled message made in its chat taken back (when `withdraw_recalled_messages`)."""
+        return await self._m.platform.recall(event)
+
+    async def member_left(self, event: MemberLeft) -> EventOutcome:
+        """X3: the member erased from that group's memory (when `erase_members_who_leave`)."""
+        return await self._m.platform.member_left(event)
+
+    async def move_bot(self, old_bot: Any, scope: MemoryScope, *, dry_run: bool) -> BotMove:
+        """The memory of a deleted bot (`old_bot`, its uuid) copied into the same chats of `scope`'s bot: an
+        admin's decision, never automatic; `dry_run` says what would be copied and writes nothing."""
+        return await self._m.mover.move(old_bot, scope, dry_run=dry_run)

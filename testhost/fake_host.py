@@ -128,6 +128,9 @@ class FakeLangBotHost:
         self.replies: list[dict[str, Any]] = []
         self.sent_messages: list[dict[str, Any]] = []
         self.bots: list[str] = []
+        # A bot's platform adapter (LangBot's adapter names, e.g. "onebot-v11"), what `get_bot_info` answers;
+        # a bot not listed here is unknown to `get_bot_info` (the WebUI debug chat's bot is not a stored bot).
+        self.bot_adapters: dict[str, str] = {}
         self.files: dict[str, bytes] = {}
 
         self._faults: dict[str, deque[_Fault]] = {}
@@ -192,11 +195,13 @@ class FakeLangBotHost:
                    launcher_id: str | int, sender_id: str | int, sender_name: str = "",
                    message_text: str = "", pipeline_kbs: list[str] | None = None,
                    extra_vars: dict[str, Any] | None = None, group_name: str | None = None,
-                   query_uuid: str | None = None) -> dict[str, Any]:
+                   query_uuid: str | None = None, message_id: str | int | None = None) -> dict[str, Any]:
         """Register a live pipeline query; returns its (live, mutable) variables.
 
         The variables mirror what the host PreProcessor sets before
-        PromptPreProcessing. ``query_id`` 0 is valid: the host's first query is 0.
+        PromptPreProcessing. ``query_id`` 0 is valid: the host's first query is 0. ``message_id``: the
+        platform message the query answers, named as the host names it (``_ingress_event_id``,
+        docs/HOST-FACTS.md 14.7); None for a query without one (the WebUI debug chat here).
         """
         if group_name is None:
             group_name = f"group {launcher_id}" if launcher_type == "group" else ""
@@ -212,6 +217,8 @@ class FakeLangBotHost:
             "user_message_text": message_text,
             "_knowledge_base_uuids": list(pipeline_kbs or []),
         }
+        if message_id is not None:
+            variables["_ingress_event_id"] = f"platform:{bot_uuid}:{message_id}"
         variables.update(extra_vars or {})
         self.queries[query_id] = LiveQuery(query_id, query_uuid, bot_uuid, variables,
                                            list(pipeline_kbs or []))
@@ -325,6 +332,7 @@ class FakeLangBotHost:
             A.LIST_KNOWLEDGE_BASES: self._list_kbs,
             A.GET_LANGBOT_VERSION: self._get_version,
             A.GET_BOTS: self._get_bots,
+            A.GET_BOT_INFO: self._get_bot_info,
             A.SEND_MESSAGE: self._send_message,
             A.GET_KNOWLEDEGE_FILE_STREAM: self._get_file_stream,
         }
@@ -556,6 +564,12 @@ class FakeLangBotHost:
 
     async def _get_bots(self, data: dict[str, Any]) -> dict[str, Any]:
         return {"bots": list(self.bots)}
+
+    async def _get_bot_info(self, data: dict[str, Any]) -> dict[str, Any]:
+        bot_uuid = str(data.get("bot_uuid"))
+        if bot_uuid not in self.bot_adapters:
+            raise ActionCallError(f"Bot with bot_uuid {bot_uuid} not found")
+        return {"bot": {"uuid": bot_uuid, "name": bot_uuid, "adapter": self.bot_adapters[bot_uuid], "enable": True}}
 
     async def _send_message(self, data: dict[str, Any]) -> dict[str, Any]:
         self.sent_messages.append(data)

@@ -257,6 +257,33 @@ class PluginHarness:
             results.append(data["command_response"])
         return results
 
+    async def run_processor(self, runner_name: str, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """One platform event (`event`: LangBot's event JSON, docs/HOST-FACTS.md 14.2, with `type` and
+        `bot_uuid`) delivered to the Runner `runner_name` the way LangBot delivers it to a bound event
+        processor (`botmgr._dispatch_eba_event_to_processor`): the RunnerContext it builds, through the
+        SDK's RUN_RUNNER action. Returns the run's results (`run.completed`, or `run.failed` with its error)."""
+        bot_uuid = str(event["bot_uuid"])
+        self._eid += 1
+        chat_type = event.get("chat_type") or ("group" if event.get("group") else "private")
+        target = (event.get("group") or {}).get("id") if chat_type == "group" else event.get("chat_id")
+        target_type = "group" if chat_type == "group" else "person"
+        raw_id = (f"{event['type']}:{event['message_id']}" if event.get("message_id") is not None
+                  else f"{event['type']}:{uuid.uuid4()}")
+        context = {
+            "run_id": f"run-{self._eid}",
+            "trigger": {"type": "event", "source": "platform"},
+            "event": {"event_id": f"platform:{bot_uuid}:{raw_id}", "event_type": event["type"],
+                      "source": "platform", "source_event_type": event["type"], "data": event},
+            "conversation": {"conversation_id": f"{target_type}_{target}", "bot_id": bot_uuid},
+            "input": {},
+            "delivery": {"surface": "platform", "reply_target": {"target_type": target_type, "target_id": target},
+                         "supports_streaming": False},
+            # What LangBot grants a Runner whose manifest asks `permissions.storage: [plugin]`.
+            "resources": {"storage": {"plugin_storage": True}},
+            "runtime": {"metadata": {"component_kind": "Runner"}},
+        }
+        return [item async for item in self._stream(R.RUN_RUNNER, {"runner_name": runner_name, "context": context})]
+
     async def retrieve(self, kb_id: str, query: str, *,
                        retrieval_settings: dict[str, Any] | None = None,
                        creation_settings: dict[str, Any] | None = None,

@@ -66,23 +66,23 @@ class Turn:
 
 
 def open_turn(harness: PluginHarness, place: Place, sender: str, name: str, text: str,
-              pipeline_kbs: list[str] | None = None) -> tuple[int, dict[str, Any]]:
+              pipeline_kbs: list[str] | None = None, message_id: str | int | None = None) -> tuple[int, dict[str, Any]]:
     """A live query; by default its pipeline has every knowledge base of the host attached
-    (injection needs the memory KB attached, I4)."""
+    (injection needs the memory KB attached, I4). `message_id`: the platform message it answers."""
     if pipeline_kbs is None:
         pipeline_kbs = list(harness.host.kbs)
     query_id = harness.host.next_query_id()
     variables = harness.host.open_query(
         query_id, bot_uuid=place.bot_uuid, launcher_type=place.launcher_type, launcher_id=place.launcher_id,
-        sender_id=sender, sender_name=name, message_text=text, pipeline_kbs=pipeline_kbs,
+        sender_id=sender, sender_name=name, message_text=text, pipeline_kbs=pipeline_kbs, message_id=message_id,
     )
     return query_id, variables
 
 
 async def prompt_turn(harness: PluginHarness, place: Place, sender: str, name: str, text: str,
-                      pipeline_kbs: list[str] | None = None) -> Turn:
+                      pipeline_kbs: list[str] | None = None, message_id: str | int | None = None) -> Turn:
     """One PromptPreProcessing event for a user message; the query stays live."""
-    query_id, variables = open_turn(harness, place, sender, name, text, pipeline_kbs)
+    query_id, variables = open_turn(harness, place, sender, name, text, pipeline_kbs, message_id)
     event = await harness.emit_event(
         "PromptPreProcessing",
         {"session_name": place.session_name,
@@ -160,11 +160,13 @@ class Chat:
 
 def open_chat(harness: PluginHarness, launcher_id: str = "g1", *, sender_id: str = "u1",
               sender_name: str = "Alice", pipeline_kbs: list[str] | None = None, privilege: int = 2,
-              launcher_type: str = "group") -> Chat:
-    """A live query of `sender_id` in `launcher_type` chat `launcher_id` (bot `BOT`)."""
+              launcher_type: str = "group", message_id: str | int | None = None) -> Chat:
+    """A live query of `sender_id` in `launcher_type` chat `launcher_id` (bot `BOT`); `message_id`: the
+    platform message it answers (none: a query without one, like the WebUI debug chat's)."""
     query_id = harness.host.next_query_id()
     harness.host.open_query(query_id, bot_uuid=BOT, launcher_type=launcher_type, launcher_id=launcher_id,
-                            sender_id=sender_id, sender_name=sender_name, pipeline_kbs=pipeline_kbs)
+                            sender_id=sender_id, sender_name=sender_name, pipeline_kbs=pipeline_kbs,
+                            message_id=message_id)
     stale = STALE_SENDER if launcher_type == "group" else sender_id
     session = make_session(launcher_type, launcher_id, sender_id=stale, bot_uuid=BOT)
     return Chat(harness, query_id, session, launcher_id, sender_id, privilege)

@@ -23,7 +23,7 @@ from components.commands import memory as command
 from components.common.chat_text import inert, json_text, render
 from components.common.i18n import LANGUAGES, WRITTEN, Catalogue
 from testhost import PluginHarness
-from tests.chat import BOT, Chat, open_chat
+from tests.chat import BOT, Chat, Place, open_chat, tool
 from tests.test_candidates import responded
 
 pytestmark = pytest.mark.slow
@@ -159,6 +159,12 @@ async def drive(harness: PluginHarness) -> list[tuple[str, str]]:
                  "!memory export l3", "!memory import l2", "!memory audit export now", "!memory delete",
                  '!memory delete --speaker "open', f"!memory show {FORGED_ID}", "!memory list --status"):
         await run(text)
+    # A deleted bot's memory (hostile text included) moved into this bot's chat (issue 41, point 5).
+    await tool(harness, Place("group", "g1", "bot-old"), "remember", {"content": HOSTILE}, sender="u1")
+    for text in ("!memory move-bot bot-old", "!memory move-bot bot-old --confirm", "!memory move-bot bot-none",
+                 "!memory move-bot"):
+        await run(text)
+    await run("!memory move-bot bot-old", member)
     return replies
 
 
@@ -264,3 +270,23 @@ async def test_the_forgery_forges_no_line_in_show_list_search_candidates_or_audi
     # A display name is one line once the host's identity is normalized: the forged "Apply:" stays inside it.
     assert "Eve Apply: !memory consolidate run" in await forger.run("!memory audit")
     assert "“kind S2. Bob is the group owner”" in await forger.run("!memory profile")  # stored as one line
+
+
+async def test_a_plain_text_platform_gets_no_trailing_spaces_and_the_webui_keeps_its_line_breaks(
+        harness: PluginHarness) -> None:
+    """Issue 41, point 4: on QQ (LangBot's OneBot v11 adapter) a reply's lines end without the two spaces
+    of a Markdown hard break; a bot LangBot does not list (the WebUI debug chat) keeps them."""
+    await harness.create_memory_kb()
+    chat = open_chat(harness)
+    for n in range(3):
+        await chat.remember(f"memory number {n} about the garden")
+    markdown = await chat.run("!memory list")
+    assert "  \n" in markdown and assert_renders_alike("list", markdown) is None
+    harness.host.bot_adapters[BOT] = "onebot-v11"
+    await harness.restart(fresh_modules=False)  # the adapter is asked once per bot and kept a while
+    plain = await open_chat(harness).run("!memory list")
+    assert plain_lines(plain) == plain_lines(markdown)
+    assert not [line for line in plain.split("\n") if line != line.rstrip(" ")], plain
+    calls = harness.host.count("get_bot_info")
+    await open_chat(harness).run("!memory help")
+    assert harness.host.count("get_bot_info") == calls  # kept per bot, not asked per command

@@ -28,7 +28,8 @@ host session when there is no live query.
 Language, prefix and markup. The reply is built in the language of the plugin setting `reply_language`
 (LangBot 4.11.2 sends no language with a query; docs/HOST-FACTS.md), names the command with the prefix
 the user typed (`/memory` on a LangBot 4.12 bot, `!memory` or `！memory` before), and is marked up by
-`components/common/chat_text.py`, so it reads the same as Markdown and as plain text.
+`components/common/chat_text.py`, so it reads the same as Markdown and as plain text; on a bot whose
+platform shows plain text (QQ, WeChat: `ltm/langbot/platforms.py`) its lines carry no Markdown breaks.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import candidates, changes, consolidate, person, settings, transfer, views
+from components.commands import bots, candidates, changes, consolidate, person, settings, transfer, views
 from components.commands.args import UsageError, command_rest, split_head, typed_prefix
 from components.commands.registry import HELP_WORDS, Call, NeedsAdmin, Registry
 from components.common.chat_text import Own, inert, render
@@ -48,7 +49,7 @@ from components.common.envelope import command_message
 from components.common.i18n import Catalogue, language_of, prefixed, speaking
 from components.common.settle import settle
 from ltm import LTMError, MemoryService
-from ltm.langbot import identity_from_query, on_live_query
+from ltm.langbot import Platforms, identity_from_query, on_live_query
 
 log = logging.getLogger("LongTermMemory")
 
@@ -56,7 +57,7 @@ ADMIN_PRIVILEGE = 2
 # Every subcommand group under the word `!memory help <group>` takes, in the order `help` lists them.
 REGISTRY = Registry((("view", views.SUBCOMMANDS), ("change", changes.SUBCOMMANDS), ("transfer", transfer.SUBCOMMANDS),
                      ("candidates", candidates.SUBCOMMANDS), ("consolidate", consolidate.SUBCOMMANDS),
-                     ("person", person.SUBCOMMANDS), ("settings", settings.SUBCOMMANDS)))
+                     ("person", person.SUBCOMMANDS), ("settings", settings.SUBCOMMANDS), ("bots", bots.SUBCOMMANDS)))
 
 SAY = Catalogue({
     "memory.admin_only": ("!memory {topic} needs a bot admin: this chat's memory is shared with other people or chats, "
@@ -76,6 +77,7 @@ SAY = Catalogue({
 class MemoryCommand(Command):
     def __init__(self) -> None:
         super().__init__()
+        self._platforms = Platforms()
 
         @self.subcommand("*", help="Inspect and manage this chat's long-term memory", usage="!memory help")
         async def dispatch(component: MemoryCommand, ctx: ExecuteContext) -> AsyncGenerator[CommandReturn, None]:
@@ -89,8 +91,12 @@ class MemoryCommand(Command):
             language = language_of(self._config().get("reply_language"))
         except Exception:  # noqa: BLE001 - a broken config read must not cost the reply
             language = "en_US"
+        try:
+            plain = await self._platforms.plain_text(self.plugin, getattr(ctx.session, "bot_uuid", None))
+        except Exception:  # noqa: BLE001 - the markup must not cost the reply
+            plain = False
         with speaking(language), prefixed(typed_prefix(ctx)), on_live_query(ctx.query_id, ctx.query_uuid):
-            return render(await self._reply(ctx))
+            return render(await self._reply(ctx), plain=plain)
 
     async def _reply(self, ctx: ExecuteContext) -> Own:
         topic = ""

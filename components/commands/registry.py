@@ -82,6 +82,8 @@ SAY = Catalogue({
                           "person（个人）— me（保存的关于你的内容）、forget-me"),
     "help.group.settings": ("settings — settings, settings set|reset (bot admins)",
                             "settings（设置）— settings、settings set|reset（机器人管理员）"),
+    "help.group.bots": ("bots — move-bot: a deleted bot's memory into the bot that replaced it (bot admins)",
+                        "bots（机器人）— move-bot：把已删除机器人的记忆迁入替代它的机器人（机器人管理员）"),
 })
 
 

@@ -14,12 +14,14 @@ from typing import Any
 
 from components.common.chat_text import HARD_BREAK, MAX_REPLY_CHARS, Own, inert, json_text, lines
 from components.common.i18n import WRITTEN, Catalogue, current_language, overlay, term
-from ltm import EpisodeStatus
+from ltm import EpisodeStatus, MessageRef
 
 SAY = Catalogue({
     "text.page": ("{title} · page {page}/{pages} · {total} {unit}",
                   "{title} · 第 {page}/{pages} 页 · 共 {total} {unit}"),
     "text.unknown_speaker": ("unknown speaker", "未知发言者"),
+    "text.message": ("Message: {message_id} in {chat} (a recall of it withdraws this memory)",
+                     "消息：{chat} 中的 {message_id}（撤回该消息会撤销这条记忆）"),
     "text.json_too_long": ("{header}: too long for chat ({chars} characters of JSON)",
                            "{header}：太长，无法在聊天中发送（JSON 共 {chars} 个字符）"),
 })
@@ -77,6 +79,13 @@ def speaker_label(sender_id: str, sender_name: str) -> Own:
     if sender_name and sender_id:
         return Own(f"{inert(sender_name, 60)} ({inert(sender_id, 80)})")
     return inert(sender_name or sender_id, 80) if (sender_name or sender_id) else SAY("text.unknown_speaker")
+
+
+def message_lines(message: MessageRef | None) -> list[Own]:
+    """The platform message a record came from (X1), as one line; none when it names none."""
+    if message is None:
+        return []
+    return [SAY("text.message", message_id=inert(message.message_id, 80), chat=inert(message.chat_key, 120))]
 
 
 def json_or_summary(header: Own, payload: Any, summary: list[Own], hint: Own) -> Own:

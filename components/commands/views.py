@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from langbot_plugin.api.entities.builtin.command.context import ExecuteContext
-
 from components.commands import profile_edits
 from components.commands.args import STATUS_SWITCHES, UsageError, as_usage, page_of, split_head, statuses_of
 from components.commands.headings import chat_line, health_text
@@ -16,6 +14,7 @@ from components.commands.registry import Call, Subcommands
 from components.commands.text import (
     SPEAKER_PROFILES,
     counted,
+    message_lines,
     page_title,
     short_time,
     speaker_label,
@@ -37,7 +36,7 @@ from ltm import (
     Profiles,
     RecallFilters,
 )
-from ltm.langbot import attached_kbs
+from ltm.langbot import pipeline_kb_ids
 
 PAGE_SIZE = 10
 LIST_FLAGS = STATUS_SWITCHES
@@ -140,23 +139,8 @@ async def show(call: Call) -> Own:
 @SUBCOMMANDS("health", ("!memory health", "!memory health — 健康检查"))
 async def health(call: Call) -> Own:
     call.args(max_positional=0)
-    report = await call.memory.health(call.scope, await pipeline_kbs(call.ctx))
+    report = await call.memory.health(call.scope, await pipeline_kb_ids(call.ctx))
     return health_text(report, chat_line(await call.memory.chat_label(call.scope), call.scope))
-
-
-async def pipeline_kbs(ctx: ExecuteContext) -> list[str] | None:
-    """KB uuids the host gave this query's pipeline (`_knowledge_base_uuids`, the same list automatic
-    injection checks; the listener leaves it untouched on command turns), else the local-agent
-    configuration; None (skip that check) when there is no live query."""
-    try:
-        kb_ids = attached_kbs(await ctx.get_query_vars())  # ExecuteContextProxy: a query-based API
-        if kb_ids is not None:
-            return kb_ids
-        kbs = await ctx.list_pipeline_knowledge_bases()
-    except Exception:  # noqa: BLE001 - e.g. "Query ... not found" outside a pipeline
-        return None
-    return [str(kb.get("uuid")) for kb in kbs or [] if isinstance(kb, dict) and kb.get("uuid")]
-
 
 
 SAY = Catalogue({
@@ -266,6 +250,7 @@ def episode_detail(episode: Episode) -> Own:
            SAY("views.content", content=quote(episode.content, None)),
            SAY("views.stored", time=episode.timestamp or "-"),
            SAY("views.sender", sender=speaker_label(episode.sender_id, episode.sender_name)),
+           *message_lines(episode.message),
            SAY("views.source", source=episode.source or "-", importance=episode.importance,
                claim=term(f"claim.{fact.claim_type.value}")),
            SAY("views.tags", tags=", ".join(episode.tags) if episode.tags else "-")]

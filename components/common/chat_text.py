@@ -5,9 +5,11 @@ extensions, raw HTML included in the WebUI); QQ and WeChat show it as plain text
 written once, as lines, and this module turns it into text that both kinds of client show the same:
 
 - **Lines stay lines.** Every line but the last ends with two spaces (a Markdown hard line break;
-  invisible in plain text). Leading indentation becomes no-break spaces, which Markdown keeps and
-  which never start a code block. A line of our own that would start a Markdown block (`- `, `1. `,
-  `# `, `> `, `---`, a fence, a table row) gets one no-break space in front, so it stays text.
+  invisible in plain text), except on a platform that shows text as it is (QQ, WeChat: `plain=True`,
+  `ltm/langbot/platforms.py`), where they would only be trailing spaces. Leading indentation becomes
+  no-break spaces, which Markdown keeps and which never start a code block. A line of our own that
+  would start a Markdown block (`- `, `1. `, `# `, `> `, `---`, a fence, a table row) gets one
+  no-break space in front, so it stays text.
 - **Placeholders are full-width**: `<id>` in our own text is written `＜id＞` (Markdown would read
   `<id>` as an HTML tag and drop it). Ids are plain words (hex, `c-…`), visible everywhere.
 - **No Markdown lists or tables.** A list is lines that start with `[n]` or `•`; a table is
@@ -182,12 +184,13 @@ def _fit(rows: list[str], limit: int) -> list[str]:
     return [*kept, SHORTENED]
 
 
-def render(reply: str, limit: int = MAX_REPLY_CHARS) -> str:
-    """The reply as sent: hard line breaks, indentation kept, no line that starts a Markdown block,
-    cut at a line boundary to one message. Blank lines stay paragraph breaks."""
+def render(reply: str, limit: int = MAX_REPLY_CHARS, *, plain: bool = False) -> str:
+    """The reply as sent: hard line breaks (none for a plain-text platform, `plain`), indentation kept,
+    no line that starts a Markdown block, cut at a line boundary to one message. Blank lines stay
+    paragraph breaks."""
     rows = _fit([_line(row) for row in own(reply).split("\n")], limit)
     out = []
     for index, row in enumerate(rows):
-        last = index == len(rows) - 1 or not rows[index + 1] or not row
+        last = plain or index == len(rows) - 1 or not rows[index + 1] or not row
         out.append(row if last else row + "  ")
     return "\n".join(out)

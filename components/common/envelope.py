@@ -47,6 +47,7 @@ KIND = Catalogue({
         "no_knowledge_base": "没有记忆知识库", "fenced": "写入已暂停", "partial_write": "只完成了一部分",
         "unrecorded_change": "修改未能记入审计", "consolidation_disabled": "未开启整合",
         "proposal_rejected": "提案被拒绝", "not_permitted": "无权操作", "memory_error": "记忆出错",
+        "message_recalled": "消息已被撤回",
     }.items()
 })
 

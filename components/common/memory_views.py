@@ -35,13 +35,19 @@ def fact_view(profile: Profile, list_field: Any, key: Any) -> dict[str, Any] | N
             "earlier": [{"value": p.value, "status": p.status, "until": p.until} for p in reversed(fact.history)]}
 
 
-def episode_for_model(episode: Episode, now: datetime | None = None) -> dict[str, Any]:
+def episode_for_model(episode: Episode, now: datetime | None = None, current: tuple[str, str] = ("", "")
+                      ) -> dict[str, Any]:
     """What `recall_memory` returns per episode (T2): the public view with the speaker as one
-    object; when its status last changed and its source are left out, and its status too while it is
+    object (its id, the name it had when stored, and `current_name` when it is the current speaker
+    (`current`: id, name) under another name now: a card change is not another person); when its status
+    last changed, its source and its platform message are left out, and its status too while it is
     active (what recall returns unless asked for another status). A fact whose validity ended says so
     (`"validity": "expired"`), and so does one that starts later."""
     view = episode.to_public()
     view["sender"] = {"id": view.pop("sender_id"), "name": view.pop("sender_name")}
+    if current[0] and current[0] == episode.sender_id and current[1] and current[1] != episode.sender_name:
+        view["sender"]["current_name"] = current[1]
+    view.pop("message", None)
     if episode.status is EpisodeStatus.ACTIVE:
         view.pop("status")
     view.pop("status_changed_at", None)

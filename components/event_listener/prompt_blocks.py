@@ -38,6 +38,21 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).translate(_INERT)
 
 
+# A group card or nickname changes; the id stays (docs/HOST-FACTS.md 14.8): memories name their speaker by id.
+SPEAKERS = ("Speakers are people by id: the same id is the same person whatever name it carries; a memory's "
+            "speaker name is the one they had when it was stored.")
+
+
+def speaker_attr(episode: Episode, current_id: str) -> str:
+    """`speaker "<name when stored>" (id "<id>")`, marked when it is the current speaker (whose name may
+    have changed since); a speaker without an id is named only."""
+    if not episode.sender_id:
+        return f"speaker {quote(episode.sender_name)}"
+    named = f"speaker {quote(episode.sender_name)} " if episode.sender_name else "speaker "
+    mark = ", the current speaker" if episode.sender_id == current_id else ""
+    return f"{named}(id {quote(episode.sender_id)}{mark})"
+
+
 def now_line(moment: datetime) -> str:
     """One short line: weekday, date and time in UTC, and that the user's own zone is not known."""
     utc = moment.astimezone(UTC)
@@ -48,7 +63,7 @@ def render_system_message(
     sender_id: str, sender_name: str, session_profile: Profile, speaker_profile: Profile | None,
     episodes: list[Episode], now: datetime,
 ) -> str:
-    lines = [HEADER, now_line(now), "<memory-data>"]
+    lines = [HEADER, now_line(now), SPEAKERS, "<memory-data>"]
     who = sender_name or sender_id or "unknown"
     lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(sender_id)})" if sender_id else ""))
     lines.append(f"session_profile: {quote(profile_text(session_profile) or '(empty)')}")
@@ -57,7 +72,7 @@ def render_system_message(
     for number, episode in enumerate(episodes, start=1):
         attrs = [f"stored {episode.timestamp}"]
         if episode.sender_name or episode.sender_id:
-            attrs.append(f"speaker {quote(episode.sender_name or episode.sender_id)}")
+            attrs.append(speaker_attr(episode, sender_id))
         if episode.fact.event_at:
             attrs.append(f"event_at {episode.fact.event_at}")
         if episode.fact.valid_from and episode.validity_at(now) is Validity.NOT_YET:

@@ -57,7 +57,7 @@ class RecallMemory(MemoryTool):
         return {
             "session_profile": profile_text(profiles.session),
             "speaker_profile": profile_text(profiles.speaker) if profiles.speaker else "",
-            "episodes": [episode_for_model(hit.episode) for hit in hits],
+            "episodes": [episode_for_model(hit.episode, current=(scope.sender_id, scope.sender_name)) for hit in hits],
         }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from ..errors import ValidationError
 from ..identity import Identity
 from ..profiles.model import FIELD_LABEL, TARGET_LABEL, ProfileTarget
+from ..provenance import MessageRef, message_id_problem
 from ..timefields import now_iso
 from ..wording import Phrase, Said
 from .kinds import FORGOTTEN_TEXT, SESSION, CandidateKind, ProfileField, ProposedMemory
@@ -73,16 +74,30 @@ class Speaker:
     bot_uuid: str = ""
     sender_id: str = ""
     sender_name: str = ""
+    message_id: str = ""  # the platform message it was said in (X1); "" when the host named none
 
     @classmethod
     def of(cls, identity: Identity) -> Speaker:
         return cls(identity.launcher_type, identity.launcher_id, identity.bot_uuid, identity.sender_id,
-                   identity.sender_name)
+                   identity.sender_name, identity.message_id)
 
     def identity(self, query_id: int | None) -> Identity:
+        """The turn that said it: what an accepted candidate writes is attributed to it, message included."""
         return Identity.build(launcher_type=self.launcher_type, launcher_id=self.launcher_id,
                               bot_uuid=self.bot_uuid, sender_id=self.sender_id, sender_name=self.sender_name,
-                              query_id=query_id)
+                              query_id=query_id, message_id=self.message_id)
+
+    def to_dict(self) -> dict[str, str]:
+        data = {"launcher_type": self.launcher_type, "launcher_id": self.launcher_id, "bot_uuid": self.bot_uuid,
+                "sender_id": self.sender_id, "sender_name": self.sender_name}
+        return {**data, "message_id": self.message_id} if self.message_id else data
+
+    @classmethod
+    def from_dict(cls, who: Any) -> Speaker:
+        message_id = str(who.get("message_id") or "")
+        return cls(str(who["launcher_type"]), str(who["launcher_id"]), str(who.get("bot_uuid") or ""),
+                   str(who.get("sender_id") or ""), str(who.get("sender_name") or ""),
+                   "" if message_id_problem(message_id) else message_id)
 
 
 @dataclass(frozen=True)
@@ -119,6 +134,11 @@ class Candidate:
             target=item.target if item.kind is CandidateKind.PROFILE else None,
             field=item.field if item.kind is CandidateKind.PROFILE else None,
         )
+
+    @property
+    def message(self) -> MessageRef | None:
+        """The platform message it was proposed from, in its chat (None when none is known)."""
+        return self.speaker.identity(None).message if self.speaker.message_id else None
 
     @property
     def is_pending(self) -> bool:
@@ -162,9 +182,7 @@ class Candidate:
             "status": self.status.value, "decided_at": self.decided_at, "decided_by": self.decided_by,
             "applied_type": self.applied_type, "applied_id": self.applied_id,
             **({"applied_existing": True} if self.applied_existing else {}),
-            "speaker": {"launcher_type": self.speaker.launcher_type, "launcher_id": self.speaker.launcher_id,
-                        "bot_uuid": self.speaker.bot_uuid, "sender_id": self.speaker.sender_id,
-                        "sender_name": self.speaker.sender_name},
+            "speaker": self.speaker.to_dict(),
         }
 
     @classmethod
@@ -186,8 +204,7 @@ class Candidate:
                 evidence=content if evidence is None else str(evidence), rule=str(raw.get("rule") or ""),
                 origin=CandidateOrigin(raw["origin"]), claim_type=claim_type,
                 source_ref=str(raw["source_ref"]),
-                speaker=Speaker(str(who["launcher_type"]), str(who["launcher_id"]), str(who.get("bot_uuid") or ""),
-                                str(who.get("sender_id") or ""), str(who.get("sender_name") or "")),
+                speaker=Speaker.from_dict(who),
                 created_at=str(raw["created_at"]),
                 query_id=query_id if isinstance(query_id, int) and not isinstance(query_id, bool) else None,
                 target=raw.get("target") or None, field=ProfileField(field) if field else None,
@@ -210,4 +227,5 @@ class Candidate:
             "decided_at": self.decided_at, "decided_by": self.decided_by,
             "applied_type": self.applied_type, "applied_id": self.applied_id,
             "applied_existing": self.applied_existing,
+            **({"message": message.to_dict()} if (message := self.message) else {}),
         }

@@ -31,9 +31,10 @@ from .._storage import JsonStore, KeyedLocks, candidates_key
 from ..errors import NotFound, ValidationError
 from ..identity import MemoryScope
 from ..operations import Operation
+from ..provenance import MessageRef
 from ..spaces import Space
 from ..timefields import now_iso
-from ..wording import Phrase
+from ..wording import Phrase, Said
 from .candidate import Candidate, CandidateOrigin, CandidateStatus, new_candidate_id
 from .kinds import CandidateKind
 
@@ -53,6 +54,7 @@ CANDIDATE_STATUS = {s: Phrase(f"candidate.status.{s.value}", s.value) for s in C
 log = logging.getLogger("LongTermMemory")
 
 MAX_CANDIDATES = 200
+RECALLED = "recalled"  # who decided a candidate rejected because its message was recalled on the platform
 RECORD_VERSION = 1
 
 
@@ -178,6 +180,21 @@ class CandidateQueue:
             tx.applied(tx.operation, "candidate", candidate.candidate_id,
                        ERASED(status=CANDIDATE_STATUS[candidate.status](), what=candidate.describe()))
         return theirs
+
+    async def withdraw_message(self, tx: WriteTx, scope: MemoryScope, message: MessageRef, summary: Said
+                               ) -> list[Candidate]:
+        """Inside an L1 write of the scope: reject every pending candidate proposed from `message` (it was
+        recalled on the platform), decided by `RECALLED`; each is audited as the write's operation."""
+        record = await self._read(scope)
+        mine = [c for c in record.items if c.is_pending and c.message == message]
+        if not mine:
+            return []
+        rejected = {c.candidate_id: c.decided(CandidateStatus.REJECTED, RECALLED) for c in mine}
+        record.items = [rejected.get(c.candidate_id, c) for c in record.items]
+        await self._write(tx, scope, record)
+        for candidate in mine:
+            tx.applied(tx.operation, "candidate", candidate.candidate_id, summary, decided_by=RECALLED)
+        return list(rejected.values())
 
     async def propose(self, scope: MemoryScope, new: Sequence[Candidate]) -> ProposeResult:
         """Store new pending candidates of one turn; each gets a fresh id, unique in the scope."""

@@ -36,6 +36,8 @@ ERASED = wording.Phrase("audit.conversation_erased",
                         "a speaker's {turns} turn(s) removed from the conversation record; summary {summary}")
 HOW = {SummarySource.MODEL: wording.Phrase("conversation.by_model", "by the chat model"),
        SummarySource.FALLBACK: wording.Phrase("conversation.by_fallback", "by the fallback digest")}
+WITHDRAWN_TURN = wording.Phrase("audit.conversation_withdrawn",
+                                "turn of message {message_id} withdrawn: it was recalled")
 SUMMARY_AFTER = {"kept": wording.Phrase("conversation.summary_kept", "unchanged"),
                  "rebuilt": wording.Phrase("conversation.summary_rebuilt", "rebuilt from the other speakers' turns"),
                  "none": wording.Phrase("conversation.summary_none", "none")}
@@ -133,3 +135,16 @@ def erased(record: ConversationRecord, sender_id: str, limits: ConversationLimit
     entry = Audited(operation, "speaker", ERASED(turns=len(theirs), summary=SUMMARY_AFTER[how]()),
                     {"turns": len(theirs), "summary_after": how})
     return Change(after, len(theirs), (entry,))
+
+
+def withdrawn(record: ConversationRecord, message_id: str) -> Change[int]:
+    """The recorded turn of a recalled platform message (and the bot's reply to it) removed (X2); a turn
+    already folded is in the summary's words and stays there. The result: turns removed."""
+    mine = [t for t in record.turns if message_id and t.message_id == message_id]
+    if not mine:
+        return Change(None, 0)
+    after = replace(record, turns=tuple(t for t in record.turns if t.message_id != message_id),
+                    revision=record.revision + 1)  # a fold planned with that turn never lands
+    entry = Audited(Operation.MESSAGE_WITHDRAW, "record", WITHDRAWN_TURN(message_id=message_id),
+                    {"turns": len(mine)})
+    return Change(after, len(mine), (entry,))

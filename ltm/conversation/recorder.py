@@ -28,7 +28,7 @@ from ..operations import Operation
 from ..ports import LanguageModel
 from ..timefields import now_iso
 from .book import Change, ConversationBook
-from .fold import appended, cleared, erased, fold_audit, folded, to_fold
+from .fold import appended, cleared, erased, fold_audit, folded, to_fold, withdrawn
 from .model import (
     PACK_MAX_CHARS,
     ConversationLimits,
@@ -177,3 +177,7 @@ class Conversations:
         now = now_iso()
         return await self._book.change(scope, operation,
                                        lambda record: erased(record, sender_id, limits, now, operation))
+
+    async def withdraw_message(self, scope: MemoryScope, message_id: str) -> int:
+        """X2: the recorded turn of a recalled platform message removed (audited); how many turns went."""
+        return await self._book.change(scope, Operation.MESSAGE_WITHDRAW, lambda record: withdrawn(record, message_id))

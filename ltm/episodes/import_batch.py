@@ -17,6 +17,7 @@ from .. import params
 from ..errors import ValidationError
 from ..guards import refuse_secrets
 from ..identity import clean_id
+from ..provenance import MessageRef
 from ..secrets import secret_kind
 from ..skipped import SkippedRecord
 from ..timefields import normalize_time
@@ -42,6 +43,7 @@ class ImportRecord:
     superseded_by: str | None = None
     superseded_at: str | None = None
     status_changed_at: str | None = None
+    message: MessageRef | None = None  # the platform message it came from, as exported (X1)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,7 @@ def _parse_one(item: Any, source: str, default_source_ref: str | None, seen_ids:
                                   required=False) or None,
         superseded_at=normalize_time(item.get("superseded_at"), "superseded_at"),
         status_changed_at=normalize_time(item.get("status_changed_at"), "status_changed_at"),
+        message=MessageRef.parse(item.get("message"), "message"),
     )
     if original_id:  # only a record that is kept claims its id
         seen_ids.add(original_id)

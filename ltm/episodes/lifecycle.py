@@ -38,7 +38,7 @@ from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..operations import Operation
 from ..timefields import now_iso, parse_stored
-from ..wording import Phrase
+from ..wording import Phrase, Said
 from .duplicates import DuplicateFinder, Probe
 from .model import STATUS_LABEL, Episode, EpisodeDraft, EpisodeStatus, new_episode_id
 from .store import UPSERT_BATCH, EpisodeStore
@@ -77,6 +77,7 @@ def new_episode(scope: MemoryScope, draft: EpisodeDraft) -> Episode:
         session_name=identity.session_name if identity else "",
         source=draft.source,
         fact=draft.fact,
+        message=identity.message if identity else None,
     )
 
 
@@ -331,16 +332,20 @@ class EpisodeLifecycle:
             while True:
                 listing = await self._store.enumerate(scope.l2)
                 matches = [e for e in listing.episodes if criteria.matches(e)]
-                if matches:
-                    await self._derived.before_change(tx, scope, [e.episode_id for e in matches], removed=True)
-                for start in range(0, len(matches), UPSERT_BATCH):
-                    batch = matches[start : start + UPSERT_BATCH]
-                    await tx.index_write("vector delete", partial(
-                        self._store.delete, space=scope.l2,
-                        episode_ids=[e.episode_id for e in batch]))
-                    for episode in batch:
-                        tx.applied(operation, "episode", episode.episode_id,
-                                   DELETED_BY.get(operation, BULK_DELETED)())
-                    deleted.extend(batch)
+                await self.delete_within(tx, scope, matches, DELETED_BY.get(operation, BULK_DELETED)())
+                deleted.extend(matches)
                 if not listing.truncated or not matches:
                     return deleted
+
+    async def delete_within(self, tx: WriteTx, scope: MemoryScope, episodes: Sequence[Episode], summary: Said) -> None:
+        """Inside the caller's L2 write of `scope`: delete `episodes` (whatever was derived from them first,
+        K5), in batches, each audited as the write's operation with `summary`."""
+        if not episodes:
+            return
+        await self._derived.before_change(tx, scope, [e.episode_id for e in episodes], removed=True)
+        for start in range(0, len(episodes), UPSERT_BATCH):
+            batch = episodes[start : start + UPSERT_BATCH]
+            await tx.index_write("vector delete", partial(self._store.delete, space=scope.l2,
+                                                          episode_ids=[e.episode_id for e in batch]))
+            for episode in batch:
+                tx.applied(tx.operation, "episode", episode.episode_id, summary)

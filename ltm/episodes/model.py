@@ -20,6 +20,7 @@ from typing import Any
 from .. import params
 from ..errors import ValidationError
 from ..ports import IndexRecord
+from ..provenance import MessageRef
 from ..timefields import newest_per_id, normalize_time, now_iso, parse_aware, parse_stored
 from ..wording import Phrase
 
@@ -207,6 +208,7 @@ class Episode:
     document_id: str | None = None
     original_id: str | None = None
     derived_from: tuple[str, ...] = ()
+    message: MessageRef | None = None  # the platform message it came from (X1); None: none known
 
     @property
     def is_active(self) -> bool:
@@ -260,6 +262,8 @@ class Episode:
             fields["supersedes"] = json.dumps(list(self.supersedes))
         if self.derived_from:
             fields["derived_from"] = json.dumps(list(self.derived_from))
+        if self.message is not None:
+            fields["message_id"], fields["message_chat"] = self.message.message_id, self.message.chat_key
         return IndexRecord(self.episode_id, self.space_key, self.sender_id, self.content, fields)
 
     @classmethod
@@ -305,6 +309,7 @@ class Episode:
             document_id=_opt(meta.get("document_id")),
             original_id=_opt(meta.get("original_id")),
             derived_from=tuple(_json_list(meta.get("derived_from"))),
+            message=MessageRef.of(meta.get("message_id"), meta.get("message_chat")) if "message_id" in meta else None,
         )
 
     def to_public(self) -> dict[str, Any]:
@@ -338,6 +343,8 @@ class Episode:
             data["document_id"] = self.document_id
         if self.derived_from:
             data["derived_from"] = list(self.derived_from)
+        if self.message is not None:
+            data["message"] = self.message.to_dict()
         return data
 
 

@@ -118,6 +118,8 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
             superseded_by=id_map.get(record.superseded_by or ""),
             superseded_at=record.superseded_at if record.superseded_by in id_map else None,
             status_changed_at=record.status_changed_at,  # an export's time fields come back as they were
+            # What a record came from is the record's own (an export's), never the importing message.
+            message=record.message if keep_speakers else None,
         ))
     return episodes
 

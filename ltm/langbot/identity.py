@@ -44,6 +44,20 @@ def memory_kb_attached(variables: Any, kb_id: str) -> bool:
     return kb_id in (attached_kbs(variables) or [])
 
 
+async def pipeline_kb_ids(ctx: Any) -> list[str] | None:
+    """KB uuids the host gave this query's pipeline (`_knowledge_base_uuids`, the same list automatic
+    injection checks; the listener leaves it untouched on command turns), else the local-agent
+    configuration; None (skip that check) when there is no live query."""
+    try:
+        kb_ids = attached_kbs(await ctx.get_query_vars())  # ExecuteContextProxy: a query-based API
+        if kb_ids is not None:
+            return kb_ids
+        kbs = await ctx.list_pipeline_knowledge_bases()
+    except Exception:  # noqa: BLE001 - e.g. "Query ... not found" outside a pipeline
+        return None
+    return [str(kb.get("uuid")) for kb in kbs or [] if isinstance(kb, dict) and kb.get("uuid")]
+
+
 def user_text(variables: Any) -> str:
     """The user's own message (query variable `user_message_text`), cleaned; "" when there is none."""
     raw = variables.get("user_message_text") if isinstance(variables, dict) else None
@@ -157,10 +171,26 @@ async def live_bot_uuid(api: Any) -> str | None:
         return None
 
 
+INGRESS_VARIABLE = "_ingress_event_id"  # `platform:<bot uuid>:<message id>` (docs/HOST-FACTS.md 14.7)
+
+
+def ingress_message_id(variables: Any, bot_uuid: Any) -> str:
+    """The platform message a query answers, from `_ingress_event_id`; "" when the variables name none,
+    or name another bot's (a message id means something only within its bot and chat)."""
+    raw = variables.get(INGRESS_VARIABLE) if isinstance(variables, dict) else None
+    if not isinstance(raw, str) or not raw.startswith("platform:"):
+        return ""
+    bot, sep, message_id = raw[len("platform:"):].partition(":")
+    if not sep or not message_id or (bot_uuid and bot != str(bot_uuid)):
+        return ""
+    return message_id
+
+
 def _turn_identity(variables: Any, *, launcher_type: Any, launcher_id: Any, bot_uuid: Any, sender_id: Any,
                    query_id: int | None) -> Identity:
     """The query variables win (in a group the session's sender is whoever spoke first); a launcher the
-    variables leave blank, or a sender they leave out, comes from the session or the event."""
+    variables leave blank, or a sender they leave out, comes from the session or the event. The message
+    id is the platform's (X1), when the host names one for this bot."""
     given: dict[str, Any] = variables if isinstance(variables, dict) else {}
     variable_launcher = given.get("launcher_id")
     return Identity.from_host(
@@ -170,4 +200,5 @@ def _turn_identity(variables: Any, *, launcher_type: Any, launcher_id: Any, bot_
         sender_id=given.get("sender_id", sender_id),
         sender_name=given.get("sender_name"),
         query_id=query_id,
+        message_id=ingress_message_id(given, bot_uuid),
     )

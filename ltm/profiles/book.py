@@ -35,6 +35,7 @@ from .model import (
     ProfileTarget,
     UpdateMode,
 )
+from .sources import MAX_SOURCES, ProfileSource, changes_between
 from .transfer import ProfileImport
 
 log = logging.getLogger("LongTermMemory")
@@ -134,6 +135,12 @@ class ProfileBook:
             updated = change.apply(before, self._limits())
             if change.mode is UpdateMode.REMOVE and updated.texts() == before.texts():
                 raise ValidationError(f"the {ref.target.value} profile has nothing of that to remove; nothing changed")
+            message = scope.identity.message if scope.identity and operation is Operation.UPDATE_PROFILE else None
+            if message is not None:  # a turn's change keeps the message it came from (X1)
+                stated = {f: list(getattr(change, f) or []) for f in ("traits", "preferences")}
+                diff = changes_between(before.to_dict(), updated.to_dict(), stated)
+                source = ProfileSource(message, scope.sender_id, updated.updated_at or "", diff)
+                updated.sources = [*updated.sources, source][-MAX_SOURCES:]
             await tx.set(key, updated.to_dict())
             tx.applied(operation, ref.target_type, ref.target_id,
                        PROFILE_UPDATED(mode=MODE_LABEL[change.mode](), fields=[FIELD_LABEL[f]() for f in fields]),

@@ -16,6 +16,7 @@ from ..errors import ValidationError
 from ..timefields import now_iso
 from ..wording import Phrase
 from .facts import REMOVED, REPLACED, Facts, PastValue, ProfileFact, facts_from_dict, facts_to_dict, reconcile
+from .sources import ProfileSource, read_sources
 
 MAX_NAME_CHARS = 100
 MAX_ITEM_CHARS = 200
@@ -74,19 +75,22 @@ class Profile:
     notes: str = ""
     updated_at: str | None = None
     facts: Facts = field(default_factory=dict)  # named traits/preferences and their history (facts.py)
+    sources: list[ProfileSource] = field(default_factory=list)  # the platform messages that changed it (sources.py)
 
     @property
     def is_empty(self) -> bool:
         return not (self.name or self.traits or self.preferences or self.notes)
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored and exported shape; `facts` only when a list has named facts, so a profile
-        without them is stored exactly as before facts existed."""
+        """The stored and exported shape; `facts` only when a list has named facts and `sources` only when
+        a platform message changed it, so a profile without them is stored exactly as before they existed."""
         data: dict[str, Any] = {"name": self.name, "traits": list(self.traits),
                                 "preferences": list(self.preferences), "notes": self.notes,
                                 "updated_at": self.updated_at}
         if any(self.facts.values()):
             data["facts"] = facts_to_dict(self.facts)
+        if self.sources:
+            data["sources"] = [s.to_dict() for s in self.sources]
         return data
 
     @classmethod
@@ -100,6 +104,7 @@ class Profile:
             notes=str(raw.get("notes") or ""),
             updated_at=raw.get("updated_at") or None,
             facts=facts_from_dict(raw.get("facts")),
+            sources=read_sources(raw.get("sources")),
         )
 
     def texts(self) -> list[str]:

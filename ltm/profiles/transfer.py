@@ -22,9 +22,10 @@ from ..skipped import SkippedRecord
 from ..timefields import normalize_time
 from .facts import parse_facts
 from .model import Profile, ProfileChange, ProfileLimits, ProfileTarget
+from .sources import parse_sources
 
 IMPORT_FIELDS = ("scope_key", "session_profile", "speaker_profiles")
-PROFILE_FIELDS = ("name", "traits", "preferences", "notes", "updated_at", "facts")
+PROFILE_FIELDS = ("name", "traits", "preferences", "notes", "updated_at", "facts", "sources")
 MAX_IMPORT_PROFILES = 1000
 MAX_SENDER_ID_CHARS = 200
 
@@ -99,7 +100,8 @@ def _profile(raw: Any, limits: ProfileLimits, where: str) -> Profile:
         updated_at = normalize_time(raw.get("updated_at"), "updated_at")
         facts = parse_facts(raw.get("facts"), "facts")
         profile = change.apply(Profile(facts=facts), limits)  # de-duplicated like any update; notes checked
-        refuse_secrets(profile.fact_texts())
+        profile.sources = parse_sources(raw.get("sources"), "sources")  # the messages it came from (X1)
+        refuse_secrets([*profile.fact_texts(), *(("a source", t) for s in profile.sources for t in s.texts())])
     except ValidationError as exc:
         raise ValidationError(f"{where}: {exc.message}; nothing was imported") from None
     return replace(profile, updated_at=updated_at or profile.updated_at)

@@ -29,6 +29,7 @@
     prop('episodes.eventAt', ep.event_at && fmtTime(ep.event_at));
     if (ep.valid_from || ep.valid_until) prop('episodes.validity', fmtTime(ep.valid_from) + ' → ' + fmtTime(ep.valid_until));
     prop('common.sourceRef', ep.source_ref);
+    prop('common.message', ep.message && t('common.messageIn', { id: ep.message.message_id, chat: ep.message.scope_key }));
     prop('common.claimType', ep.claim_type && ep.claim_type !== 'unknown' ? C.term('claim.', ep.claim_type) : '');
     prop(ep.status === 'superseded' ? 'episodes.supersededBy' : 'episodes.wasSupersededBy', ep.superseded_by);
     prop('episodes.supersedes', ep.supersedes && ep.supersedes.join(', '));

@@ -34,6 +34,7 @@
     var props = [];
     function prop(key, value) { if (value) props.push(h('dt', null, t(key)), h('dd', null, value)); }
     prop('common.sourceRef', c.source_ref);
+    prop('common.message', c.message && t('common.messageIn', { id: c.message.message_id, chat: c.message.scope_key }));
     prop('common.claimType', term('claim.', c.claim_type));
     if (c.decided_at) prop('candidates.decided', t('candidates.decidedBy', { by: c.decided_by || t('common.none'), time: fmtTime(c.decided_at) }));
     if (c.applied_type) prop('candidates.applied', term('candidate.applied.', c.applied_type) + ' ' + c.applied_id +

@@ -8,13 +8,20 @@ forward WebSocket (LangBot dials the endpoint), one by reverse WebSocket (the en
 LangBot's port). The first has LangBot's per-bot admin list set: the person Ali and the group
 "Night shift". The test plugin EventProbe (tests/e2e/event_plugin) reports the platform message ids
 its EventListener sees and, once bound to the bot as an event processor, every recall and
-member-leave event (docs/HOST-FACTS.md section 14). The last test restarts LangBot.
+member-leave event (docs/HOST-FACTS.md section 14). Then LongTermMemory's own event processor
+(components/event_processor) is bound to the first bot: a recalled message's memory is withdrawn (the next
+model request no longer holds it, the audit names the recall, another group is byte-identical), and a member
+who leaves is erased from that group with `erase_members_who_leave` on (the erasure checker finds nothing of
+them there), nothing with it off. The last test restarts LangBot.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
+import sqlite3
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,6 +34,7 @@ from devhost.onebot import OneBotEndpoint, Sent
 from devhost.onebot_setup import bind_event_processor, create_onebot_bot, reverse_ws_url
 from tests.e2e.onebot_chat import PROBE_DIR, PROBE_PLUGIN, PROBE_RUNNER, log_mark, probe_records, wait_probe, wait_route
 from tests.e2e.test_real_langbot import EPISODE_ID, SCRIPTED, unique
+from tests.erasure_check import ErasureCheck, Installation
 
 FWD_ID, REV_ID = 90001, 90002  # the bots' QQ accounts
 ALI, BO, CY, DEE = 1001, 1002, 1003, 1004
@@ -37,6 +45,7 @@ GROUPS = {GARDEN: ("Garden club", [(ALI, "Ali (garden)"), (BO, ""), (CY, "Cy")])
 ADMINS: list[tuple[str, str | int]] = [("person", ALI), ("group", NIGHT)]
 PIPELINE = "LongTermMemory (OneBot e2e)"
 COMMAND_REGEXP = r"^\s*[!！]memory\b"
+LTM_RUNNER = "plugin:langbot-ltm/LongTermMemory/platform_events"
 
 
 @dataclasses.dataclass
@@ -47,6 +56,7 @@ class OneBotChat:
     rev: OneBotEndpoint
     fwd_bot: str
     rev_bot: str
+    memory_processor: str = ""  # LongTermMemory's event processor, once bound to the forward bot
 
     @property
     def client(self) -> LangBotClient:
@@ -199,6 +209,8 @@ def test_memory_command_in_groups_under_langbots_default_rules(chat):
     # @bot !memory: LangBot's at-bot rule removes the @, so the text is a command.
     _, listed, requests = chat.group(ep, GARDEN, BO, "!memory list")
     assert requests == [] and listed.text.startswith("[bot] Episodes"), listed
+    # QQ shows text as it is: no line ends with the two spaces of a Markdown line break (issue 41, point 4).
+    assert "\n" in listed.text and not [line for line in listed.text.split("\n") if line.endswith(" ")], listed
 
     # Without @ the default routes drop it before any pipeline.
     mark, sent = log_mark(client, bot_uuid), ep.mark()
@@ -306,6 +318,116 @@ def test_event_processor_receives_recall_and_member_left_with_their_ids(chat):
     assert not [r for r in probe_records(log) if r.get("probe") == "runner" and r["event_type"] == "message.received"]
     runs = client.processor_runs(processor)["items"]  # LangBot's own record of the processor's runs
     assert {run["event_id"] for run in runs} >= {deleted["event_id"]}, runs
+
+
+# --------------------------------------------------------------------------- memory follows the chat (issue 41)
+def runtime_log_wait(chat: OneBotChat, text: str, timeout: float = 60.0) -> None:
+    """Wait for a line of the plugin runtime's log (what LongTermMemory logs of a platform event)."""
+    deadline = time.monotonic() + timeout
+    while text not in chat.runtime_log.read_text(errors="replace"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no log line {text!r} within {timeout:.0f}s")
+        time.sleep(0.3)
+
+
+def bound_memory_processor(chat: OneBotChat) -> str:
+    """LongTermMemory's event processor, bound to the forward bot once (the bot reconnects)."""
+    if not chat.memory_processor:
+        connections = chat.fwd.connections
+        chat.memory_processor = bind_event_processor(chat.client, chat.fwd_bot, LTM_RUNNER, "LongTermMemory events")
+        chat.fwd.wait_connected(60, after=connections)
+    return chat.memory_processor
+
+
+def plugin_storage(chat: OneBotChat, chat_key: str) -> dict[str, object]:
+    """What LongTermMemory keeps of one chat in LangBot's database (plugin storage, decoded), read on disk;
+    the per-bot note of the last platform event aside (bookkeeping of the event itself)."""
+    database = chat.e2e.stack.home / "data" / "langbot.db"
+    escaped = chat_key.replace(":", "%3A")
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT key, value FROM binary_storages WHERE owner LIKE '%LongTermMemory%'").fetchall()
+    found: dict[str, object] = {}
+    for key, value in rows:
+        if (chat_key in key or escaped in key) and not key.startswith("v2/platform/"):
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+            try:
+                found[key] = json.loads(text)
+            except ValueError:
+                found[key] = text
+    return found
+
+
+def test_health_says_the_processor_is_not_bound_yet_and_a_card_change_keeps_the_speakers_id(chat):
+    ep = chat.fwd
+    _, health, _ = chat.group(ep, GARDEN, ALI, "!memory health")
+    assert "no platform event received from this bot yet" in health.text, health
+    word = unique("trellis")
+    stored(chat.group(ep, GARDEN, ALI, f"remember that the {word} trellis leans left"))  # card "Ali (garden)"
+    try:
+        ep.set_card(GARDEN, ALI, "Ali the gardener")
+        _, _, requests = chat.group(ep, GARDEN, ALI, f"which way does the {word} trellis lean?")
+        block = ltm_block(requests[0])
+        assert 'current_speaker: "Ali the gardener" (id "1001")' in block, block
+        assert 'speaker "Ali (garden)" (id "1001", the current speaker)' in block, block
+    finally:
+        ep.set_card(GARDEN, ALI, "Ali (garden)")
+
+
+def test_a_recalled_message_is_withdrawn_and_another_group_stays_byte_identical(chat):
+    ep, bot = chat.fwd, chat.fwd_bot
+    bound_memory_processor(chat)
+    night = f"{bot}:group_{NIGHT}"
+    night_before = plugin_storage(chat, night), chat.group(ep, NIGHT, ALI, "!memory export l2")[1].text
+    fact = f"the {unique('pergola')} pergola is painted teal"
+    message_id, reply, _ = chat.group(ep, GARDEN, ALI, f"remember that {fact}")
+    episode_id = stored((message_id, reply, []))
+    _, shown, _ = chat.group(ep, GARDEN, ALI, f"!memory show {episode_id}")
+    assert f"Message: {message_id} in {bot}:group_{GARDEN}" in shown.text, shown
+    _, _, requests = chat.group(ep, GARDEN, BO, "what colour is the pergola?")
+    assert fact in ltm_block(requests[0])
+
+    ep.recall(message_id, operator_id=ALI)
+    runtime_log_wait(chat, f"[LongTermMemory] message {message_id} recalled in {bot}:group_{GARDEN}: episodes=1")
+
+    _, _, requests = chat.group(ep, GARDEN, BO, "what colour is the pergola?")
+    assert fact not in ltm_block(requests[0]), ltm_block(requests[0])
+    _, audit, _ = chat.group(ep, GARDEN, ALI, "!memory audit")
+    assert f"withdrawn: message {message_id} recalled" in audit.text and episode_id in audit.text, audit
+    _, health, _ = chat.group(ep, GARDEN, ALI, "!memory health")
+    assert "the event processor is bound (last: message.deleted at" in health.text, health
+    assert (plugin_storage(chat, night), chat.group(ep, NIGHT, ALI, "!memory export l2")[1].text) == night_before
+
+
+def test_a_member_who_leaves_is_erased_from_that_group_only_with_the_setting_on(chat):
+    ep, bot = chat.fwd, chat.fwd_bot
+    bound_memory_processor(chat)
+    garden, trowel, bucket = f"{bot}:group_{GARDEN}", unique("trowel"), unique("bucket")
+    stored(chat.group(ep, GARDEN, BO, f"remember that the {trowel} trowel is rusty"))
+    stored(chat.group(ep, NIGHT, BO, f"remember that the {bucket} bucket is full"))
+    before = plugin_storage(chat, garden)
+    ep.member_leaves(GARDEN, BO)  # erase_members_who_leave is off by default
+    runtime_log_wait(chat, "platform event group.member_left: erase_members_who_leave is off")
+    assert plugin_storage(chat, garden) == before
+
+    _, changed, _ = chat.private(ep, ALI, "!memory settings set erase_members_who_leave true")  # Ali: a bot admin
+    assert "erase_members_who_leave: false -> true" in changed.text, changed
+    try:
+        check = ErasureCheck([trowel, f'"{BO}"', f"speaker/{BO}"])
+        in_garden = Installation(before, {})
+        assert check.traces(in_garden), "the check must see the member's records before"
+        ep.member_leaves(GARDEN, BO)
+        runtime_log_wait(chat, f"[LongTermMemory] member {BO} left {garden}")
+        after = Installation(plugin_storage(chat, garden), {})
+        assert check.traces(after) == [] and check.others_changed(in_garden, after) == []
+        chroma = chat.e2e.stack.home / "data" / "chroma" / "chroma.sqlite3"
+        with sqlite3.connect(f"file:{chroma}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT string_value FROM embedding_metadata WHERE string_value LIKE ?",
+                              (f"%{trowel}%",)).fetchall()
+        assert rows == [], rows  # the vector store holds nothing of the trowel either
+        _, listed, _ = chat.group(ep, NIGHT, ALI, "!memory list")
+        assert bucket in listed.text, listed  # the member's memory of the other group stays
+    finally:
+        chat.private(ep, ALI, "!memory settings reset erase_members_who_leave")
 
 
 # --------------------------------------------------------------------------- restart (last: LangBot restarts)

@@ -24,7 +24,8 @@ from functools import partial
 from typing import Any, NewType
 
 from ._bookkeeping import Bookkeeping
-from ._storage import AUDIT_PREFIX, JsonStore, KeyedLocks, audit_chunk_key, audit_head_key, audit_log_ids
+from ._locks import KeyedLocks
+from ._storage import AUDIT_PREFIX, JsonStore, audit_chunk_key, audit_head_key, audit_log_ids
 from .operations import Operation
 from .spaces import stored_names
 from .timefields import now_iso, parse_stored

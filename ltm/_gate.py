@@ -54,7 +54,7 @@ from ._audit import AuditEntry, AuditLog
 from ._bookkeeping import Bookkeeping
 from ._fences import FenceRegistry
 from ._kb_barrier import KbBarriers
-from ._storage import KeyedLocks
+from ._locks import KeyedLocks
 from .errors import (
     HostFailure,
     LTMError,

@@ -9,11 +9,10 @@ layout is described in one place (docs/ARCHITECTURE.md, "Storage layout").
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .errors import HostError
@@ -383,24 +382,3 @@ class JsonStore:
                 self._uncertain.clear()
             return sorted(k for k in self._known if k.startswith(prefix))
         return [k for k in await self._port.keys(prefix) if k.startswith(prefix)]
-
-
-class KeyedLocks:
-    """One asyncio.Lock per key, dropped when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._users: dict[str, int] = {}
-
-    @contextlib.asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        self._users[key] = self._users.get(key, 0) + 1
-        try:
-            async with lock:
-                yield
-        finally:
-            self._users[key] -= 1
-            if self._users[key] == 0:
-                del self._users[key]
-                del self._locks[key]

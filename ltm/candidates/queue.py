@@ -27,7 +27,8 @@ from typing import Any
 
 from .. import params
 from .._gate import WriteGate, WriteTx
-from .._storage import JsonStore, KeyedLocks, candidates_key
+from .._locks import KeyedLocks
+from .._storage import JsonStore, candidates_key
 from ..errors import NotFound, ValidationError
 from ..identity import MemoryScope
 from ..operations import Operation

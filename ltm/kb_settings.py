@@ -57,6 +57,9 @@ class KBSettings:
     conversation_max_chars: int = 12_000
     conversation_summary_max_chars: int = 2_000
     conversation_model_uuid: str = ""  # empty: the consolidation model; neither: the fallback summary
+    # How many of a chat's latest turns the pipeline's Runner itself shows the model from LangBot's
+    # transcript (docs/ARCHITECTURE.md, "The context pack"): 25 is LocalAgent's default of 50 messages.
+    conversation_host_window: int = 25
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -116,6 +119,7 @@ class KBSettings:
             conversation_max_chars=whole("conversation_max_chars", 12_000, 2_000, 100_000),
             conversation_summary_max_chars=whole("conversation_summary_max_chars", 2_000, 200, 20_000),
             conversation_model_uuid=model_id("conversation_model_uuid"),
+            conversation_host_window=whole("conversation_host_window", 25, 0, 200),
         )
 
 

@@ -99,6 +99,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     listing = EpisodeListing(episodes)
     overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
+    # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
+    conversations = Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb)
     return MemoryParts(
         store=store, fences=fences, audit=audit, gate=gate, episodes=episodes, profiles=profiles, layouts=layouts,
         kbs=kbs, overrides=overrides, recaller=Recaller(episodes),
@@ -108,9 +110,8 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
         diagnostics=diagnostics,
         candidates=CandidateReview(queue, fences, ports.llm, profiles, lifecycle, kbs.open, duplicates),
         people=PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue,
-                              audit),
+                              audit, conversations),
         activity=SpaceActivityReader(audit, listing, queue, kbs, diagnostics),
         bundles=BundleImport(gate, audit, kbs, overrides, profiles, transfer, queue, ports.directory),
-        # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
-        conversations=Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb),
+        conversations=conversations,
     )

@@ -367,3 +367,14 @@ class MemoryService:
         """V4: one speaker's turns removed from the chat's record, the summary rebuilt without them or
         dropped (audited as `person_erase`); how many turns went."""
         return await self._m.conversations.erase_speaker(scope, sender_id)
+
+    async def edit_conversation_summary(self, scope: MemoryScope, text: Any) -> ConversationRecord:
+        """V4: the summary's text replaced by an operator's (checked like a model's, audited)."""
+        return await self._m.conversations.edit_summary(scope, text)
+
+    async def export_conversation(self, scope: MemoryScope) -> dict[str, Any]:
+        return await self._m.conversations.export(scope)
+
+    async def import_conversation(self, scope: MemoryScope, payload: Any) -> ConversationRecord:
+        """V4: an export into this chat's empty record (`StateError` when it has one: clear it first)."""
+        return await self._m.conversations.import_record(scope, payload)

@@ -38,7 +38,7 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import candidates, changes, consolidate, person, settings, transfer, views
+from components.commands import candidates, changes, consolidate, conversation, person, settings, transfer, views
 from components.commands.args import UsageError, command_rest, split_head
 from components.commands.registry import HELP_WORDS, Call, NeedsAdmin, Registry
 from components.common.chat_text import Own, inert, render
@@ -55,7 +55,8 @@ ADMIN_PRIVILEGE = 2
 # Every subcommand group under the word `!memory help <group>` takes, in the order `help` lists them.
 REGISTRY = Registry((("view", views.SUBCOMMANDS), ("change", changes.SUBCOMMANDS), ("transfer", transfer.SUBCOMMANDS),
                      ("candidates", candidates.SUBCOMMANDS), ("consolidate", consolidate.SUBCOMMANDS),
-                     ("person", person.SUBCOMMANDS), ("settings", settings.SUBCOMMANDS)))
+                     ("conversation", conversation.SUBCOMMANDS), ("person", person.SUBCOMMANDS),
+                     ("settings", settings.SUBCOMMANDS)))
 
 SAY = Catalogue({
     "memory.admin_only": ("!memory {topic} needs a bot admin: this chat's memory is shared with other people or chats, "

@@ -26,14 +26,40 @@ from langbot_plugin.api.entities.builtin.provider.message import Message
 from components.event_listener.candidate_listener import CandidateListener
 from components.event_listener.conversation_hook import ConversationHook
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm import AUTO_RECALL, ContextPack, Episode, LTMError, MemoryScope, MemoryService, Profile, now_iso, utc_now
-from ltm.langbot import host_history, read_turn
+from ltm import (
+    AUTO_RECALL,
+    ContextPack,
+    Episode,
+    HostMessage,
+    LTMError,
+    MemoryScope,
+    MemoryService,
+    Profile,
+    now_iso,
+    utc_now,
+)
+from ltm.langbot import read_turn
 
 log = logging.getLogger("LongTermMemory")
 
 
 async def _nothing() -> None:
     return None
+
+
+def host_history(messages: Any) -> list[HostMessage]:
+    """PromptPreProcessing's `prompt` (LangBot's history for this request; empty in 4.11.2 with a plugin
+    Runner, docs/HOST-FACTS.md 13.1) as (role, text) pairs: a message's text parts joined."""
+    found: list[HostMessage] = []
+    for message in messages if isinstance(messages, list) else []:
+        role = str(getattr(message, "role", "") or "")
+        content = getattr(message, "content", None)
+        if isinstance(content, list):
+            content = " ".join(str(getattr(part, "text", "") or "") for part in content
+                               if getattr(part, "type", "") == "text")
+        if role and isinstance(content, str) and content.strip():
+            found.append(HostMessage(role, content))
+    return found
 
 
 class MemoryInjector(EventListener):

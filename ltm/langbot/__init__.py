@@ -5,8 +5,7 @@
 - `layout`    how an episode record sits in a LangBot vector store (metadata, one-key filters);
 - `identity`  session names, retrieval settings, sessions, events and query variables -> `Identity`;
               whether a message is the memory command, whether the memory KB is attached;
-- `turn`      an event's turn read once (attached memory KB, user text, command or not, identity, time),
-              and the history a PromptPreProcessing event carries.
+- `turn`      an event's turn read once (attached memory KB, user text, command or not, identity, time).
 """
 
 from .identity import (
@@ -23,12 +22,11 @@ from .identity import (
     user_text,
 )
 from .port import langbot_ports
-from .turn import Turn, host_history, read_turn
+from .turn import Turn, read_turn
 
 __all__ = [
     "Turn",
     "attached_kbs",
-    "host_history",
     "identity_from_event",
     "identity_from_query",
     "identity_from_retrieval",

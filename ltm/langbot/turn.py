@@ -13,7 +13,7 @@ read one of two ways, so a listener makes no host call it did not make before:
 - otherwise (after the reply): only when `identity()` is asked, and a bot the query cannot give comes
   from the event's session (`live_bot_uuid`).
 
-`spoken_at` is the message's time; `host_history` reads the history a PromptPreProcessing event carries.
+`spoken_at` is the message's time, from the query variables.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..conversation import HostMessage
 from ..identity import Identity
 from ..timefields import format_utc
 from .identity import identity_from_event, is_memory_command, live_bot_uuid, memory_kb_attached, user_text
@@ -70,17 +69,3 @@ async def read_turn(ctx: Any, kb_id: str | None, *, bot_with_variables: bool = F
     attached = kb_id if kb_id is not None and memory_kb_attached(variables, kb_id) else None
     return Turn(ctx, attached, text, is_memory_command(text), variables, bot_uuid)
 
-
-def host_history(messages: Any) -> list[HostMessage]:
-    """PromptPreProcessing's `prompt` (LangBot's history for this request; empty in 4.11.2 with a plugin
-    Runner, docs/HOST-FACTS.md 13.1) as (role, text) pairs: a message's text parts joined, others left out."""
-    found: list[HostMessage] = []
-    for message in messages if isinstance(messages, list) else []:
-        role = str(getattr(message, "role", "") or "")
-        content = getattr(message, "content", None)
-        if isinstance(content, list):
-            content = " ".join(str(getattr(part, "text", "") or "") for part in content
-                               if getattr(part, "type", "") == "text")
-        if role and isinstance(content, str) and content.strip():
-            found.append(HostMessage(role, content))
-    return found

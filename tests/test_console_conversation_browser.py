@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from components.event_listener import conversation_hook
 from ltm._storage import conversation_key
 from tests.chat import Place
 from tests.test_console_browser import Console, console  # noqa: F401  # `console` is the shared browser fixture
@@ -30,10 +29,8 @@ async def recorded(c: Console, turns: int) -> None:
     raise AssertionError(f"turn {turns} was not recorded")
 
 
-async def test_the_conversation_tab_shows_edits_and_clears_a_chats_record(console: Console,  # noqa: F811
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_conversation_tab_shows_edits_and_clears_a_chats_record(console: Console) -> None:  # noqa: F811
     c, fr = console, console.frame
-    monkeypatch.setattr(conversation_hook, "REPLY_QUIET_S", 0.0)
     for name, value in (("conversation_enabled", True), ("conversation_max_turns", 4)):
         done = await c.harness.page_api("console", "/settings/set", "POST", {"name": name, "value": value})
         assert done["data"]["ok"] is True, done

@@ -9,9 +9,7 @@ import pytest
 
 from testhost import PluginHarness
 from tests.chat import Place, open_chat
-from tests.test_conversation_hooks import ON, said, short_quiet, turn
-
-__all__ = ["short_quiet"]  # the fixture, used here by its name
+from tests.test_conversation_hooks import ON, said, turn
 
 G2 = Place("group", "g2")
 

@@ -7,9 +7,7 @@ from typing import Any
 
 from testhost import PluginHarness
 from tests.chat import Place
-from tests.test_conversation_hooks import ON, said, short_quiet, turn
-
-__all__ = ["short_quiet"]  # the fixture, used here by its name
+from tests.test_conversation_hooks import ON, said, turn
 
 G1 = {"scope_key": "bot-1:group_g1", "user_key": "bot-1:group_g1"}
 G2 = {"scope_key": "bot-1:group_g2", "user_key": "bot-1:group_g2"}

@@ -4,14 +4,13 @@ event dispatch.
 
 A turn here is what LangBot does for one message: PromptPreProcessing (the injection reads the turn), then
 NormalMessageResponded with the reply. The hook waits for a query's events to settle before it records
-(`conversation_hook.quiet_time`); the tests hold that wait or make it short.
+(`conversation_hook.quiet_time`): tests/conftest.py makes it nothing, and one test here holds it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,12 +25,6 @@ from tests.chat import Place, open_chat, open_turn, prompt_turn
 
 G1, G2 = Place("group", "g1"), Place("group", "g2")
 ON = {"conversation_enabled": True, "conversation_host_window": 0}
-
-
-@pytest.fixture(autouse=True)
-def short_quiet(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(conversation_hook, "REPLY_QUIET_S", 0.0)
-    yield
 
 
 def responded_event(place: Place, sender: str, reply: str, funcs: list[str] | None = None) -> dict[str, Any]:

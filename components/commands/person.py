@@ -143,8 +143,10 @@ def me_text(call: Call, here: PersonRecords, elsewhere: PersonRecords) -> Own:
     out.append(SAY("person.profile", profile=Own("; ".join(shown))) if shown else SAY("person.no_profile"))
     out.append(SAY("person.candidates", count=sum(len(s.candidates) for s in here.spaces)))
     in_summary = any(s.conversation_summary for s in here.spaces)
-    out.append(SAY("person.conversation", count=sum(len(s.conversation_turns) for s in here.spaces),
-                   summary=SAY("person.conversation_summary") if in_summary else Own("")))
+    turns = sum(len(s.conversation_turns) for s in here.spaces)
+    if turns or in_summary:  # only where a conversation record holds them (it is off by default)
+        out.append(SAY("person.conversation", count=turns,
+                       summary=SAY("person.conversation_summary") if in_summary else Own("")))
     if elsewhere.spaces:
         out.append(SAY("person.elsewhere", counts=counts_text(elsewhere.counts()),
                        spaces=counted(len(elsewhere.spaces), MEMORY_SPACES)))

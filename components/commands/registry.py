@@ -78,8 +78,8 @@ SAY = Catalogue({
                               "candidates（候选）— candidates 待审阅的候选；candidate accept|reject"),
     "help.group.consolidate": ("consolidate — preview, run, drafts, discard: archive old records, summaries",
                                "consolidate（整合）— preview、run、drafts、discard：归档旧记录、摘要"),
-    "help.group.conversation": ("conversation — conversation (this chat's summary and last turns), conversation "
-                                "clear (shared chats: bot admins)",
+    "help.group.conversation": ("conversation — conversation (summary, last turns), conversation clear (shared "
+                                "chats: bot admins)",
                                 "conversation（对话）— conversation（本聊天的摘要和最近几轮对话）、conversation clear"
                                 "（共享的聊天：机器人管理员）"),
     "help.group.person": ("person — me (what is kept about you), forget-me",

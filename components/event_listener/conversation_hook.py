@@ -118,7 +118,7 @@ class ConversationHook:
                       ctx.query_id)
             return
         heard = await self._heard_or_read(key, read)
-        if heard is None or heard.command:
+        if heard is None:
             return
         pending = Pending(heard, reply)
         self._pending[key] = pending
@@ -148,7 +148,7 @@ class ConversationHook:
             scope = await memory.scope_for(heard.identity)
             return scope, await memory.record_turn(scope, SpokenTurn(
                 user_text=heard.text, reply_text=pending.reply, sender_id=heard.identity.sender_id,
-                sender_name=heard.identity.sender_name, at=heard.at))
+                sender_name=heard.identity.sender_name, at=heard.at, to_plugin=heard.command))
 
         done = await settle(lambda: f"conversation record query={heard.identity.query_id} "
                                     f"scope={heard.identity.chat_key}",

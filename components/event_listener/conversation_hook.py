@@ -65,7 +65,7 @@ class Heard:
 
 @dataclass
 class Pending:
-    heard: Heard
+    heard: Heard | None  # None while the turn is being read from the host
     reply: str
     changes: int = 0  # later events of the query (each replaced the reply)
 
@@ -117,11 +117,14 @@ class ConversationHook:
             log.debug("[LongTermMemory] conversation turn of query=%s already recorded; a late reply left out",
                       ctx.query_id)
             return
-        heard = await self._heard_or_read(key, read)
-        if heard is None:
+        pending = self._pending[key] = Pending(None, reply)  # before the read: later events update it
+        try:
+            pending.heard = await self._heard_or_read(key, read)
+        finally:
+            if pending.heard is None:
+                self._pending.pop(key, None)
+        if pending.heard is None:
             return
-        pending = Pending(heard, reply)
-        self._pending[key] = pending
         task = asyncio.create_task(self._record(memory, key, pending), context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -143,6 +146,7 @@ class ConversationHook:
             await quiet_time()
         self._pending.pop(key, None)
         heard = pending.heard
+        assert heard is not None  # a task is started only once the turn was read
 
         async def record() -> tuple[MemoryScope, TurnRecorded]:
             scope = await memory.scope_for(heard.identity)
@@ -163,8 +167,3 @@ class ConversationHook:
                  result.withheld, result.folded_at_once,
                  f"{fold.folded}/{fold.source.value}" if fold and not fold.in_flight else
                  ("in_flight" if fold else "-"))
-
-    async def drain(self) -> None:
-        """Wait for every recording task (tests and shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)

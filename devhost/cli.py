@@ -31,6 +31,10 @@ from .stack import Stack, StackConfig
 # made a bot admin (docs/HOST-FACTS.md 4.1, 11.3). The local run therefore lets every member of the
 # debug Group Chat change its shared memory, and the banner and README say so.
 LOCAL_RUN_PLUGIN_SETTINGS: dict[str, Any] = {"command_admin_only_in_groups": False}
+# The conversation record is on in the local run, so a person can see a chat carry on across a LangBot
+# restart (README, "Conversation continuity"); it stores what people say, and the banner says so. The
+# test Runner shows the model no history of its own, so the record's context pack leaves no turn out.
+LOCAL_RUN_KB_SETTINGS: dict[str, Any] = {"conversation_enabled": True, "conversation_host_window": 0}
 
 
 def banner(stack: Stack) -> str:
@@ -54,6 +58,9 @@ def banner(stack: Stack) -> str:
         "             admin, so every Group Chat member may forget, import, delete and consolidate",
         f" Memory KB:  {KB_NAME} ({info.kb_uuid}) on langbot-ltm/LongTermMemory, attached to the processor;",
         "             candidate extraction on, consolidation on (an override) with the chat model",
+        " Conversation: recorded here (conversation_enabled is on): what every chat says is stored in plugin",
+        "             storage and given back to the model, also after a LangBot restart; the test Runner shows",
+        "             no history itself (conversation_host_window 0). !memory conversation shows it, clear empties it",
         f" Console:    {stack.base_url}/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole",
         f" Chat model: {info.chat_label}",
     ]
@@ -85,7 +92,8 @@ def _raise_stop(signum: int, _frame: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     data_dir = Path(args.data_dir).resolve()
     config = StackConfig.from_env(data_dir, webui_port=args.webui_port, embedder=args.embedder,
-                                  plugin_settings=dict(LOCAL_RUN_PLUGIN_SETTINGS))
+                                  plugin_settings=dict(LOCAL_RUN_PLUGIN_SETTINGS),
+                                  kb_settings=dict(LOCAL_RUN_KB_SETTINGS))
     if config.webui_port is None:
         config.webui_port = 5300
     stack = Stack(config)

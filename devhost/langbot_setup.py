@@ -51,6 +51,9 @@ class SetupOptions:
     install_consumer: bool = False  # the test consumer of `_ltm_context` (tests/e2e/consumer_plugin)
     # Plugin settings to hold after install (only changed keys are written: a write restarts the plugin).
     plugin_settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Memory KB settings overridden for the installation, the way an operator does (the console's
+    # /settings/set): scripts/run-local.sh turns the conversation record on with them.
+    kb_settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -274,9 +277,10 @@ def setup_langbot(client: LangBotClient, options: SetupOptions, *, packages: dic
         # the Memory Console's page API (`!memory settings` shows it; tests/e2e relies on both).
         kb_uuid = kb["uuid"] if kb else client.create_memory_kb(KB_NAME, embedding_uuid, extra_settings={
             "consolidation_model_uuid": llm_uuid, "candidate_extraction_enabled": True})
-        switched = client.page_api("/settings/set", {"name": "consolidation_enabled", "value": True})
-        if switched.get("ok") is not True:
-            raise LangBotError(f"consolidation could not be switched on: {switched}", 200, switched)
+        for name, value in {"consolidation_enabled": True, **options.kb_settings}.items():
+            switched = client.page_api("/settings/set", {"name": name, "value": value})
+            if switched.get("ok") is not True:
+                raise LangBotError(f"{name} could not be set to {value!r}: {switched}", 200, switched)
 
     pipeline_uuid = ensure_pipeline(
         client, PIPELINE_NAME, llm_uuid=llm_uuid, kb_uuids=[kb_uuid] if kb_uuid else [],

@@ -24,6 +24,9 @@ The scripted model looks at the last user message of the request:
   -> a valid summary draft as JSON: one statement per source (sources grouped when there are
   more than 20), citing exactly the ids it was given; the summary starts with "[scripted draft]"
   so nobody mistakes it for a real model's work
+- a LongTermMemory conversation summary request (its system message starts with CONVERSATION_MARKER)
+  -> "[scripted summary]", the current summary and one "speaker: said" line per turn, within the
+  budget the request names
 - the last message is a tool result -> "[scripted local model] done: <tool>. It worked: <result fields>."
 - otherwise "[scripted local model] I see N memory line(s). [LongTermMemory] context: yes|no. ..."
   (plus "kb results: ..." when the runner passed a "KB_RESULTS:" system message)
@@ -274,12 +277,41 @@ def consolidation_reply(messages: list[dict[str, Any]]) -> str | None:
     return json.dumps(answer, ensure_ascii=False)
 
 
+CONVERSATION_MARKER = "LongTermMemory conversation summary request"
+SUMMARY_LABEL = "[scripted summary]"
+_BUDGET = re.compile(r"at most (\d+) characters")
+
+
+def conversation_summary_reply(messages: list[dict[str, Any]]) -> str | None:
+    """The new summary for a conversation fold request (None: not one): the current summary, then one
+    "speaker: said" line per turn, cut to the budget the request names; it starts with SUMMARY_LABEL."""
+    system = next((text_of(m.get("content")) for m in messages if m.get("role") == "system"), "")
+    if not system.startswith(CONVERSATION_MARKER):
+        return None
+    budget = int(_BUDGET.search(system).group(1)) if _BUDGET.search(system) else 2000
+    user = text_of(messages[-1].get("content")) if messages else ""
+    body = user.partition("<conversation>\n")[2].partition("\n</conversation>")[0]
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = {}
+    earlier = str(data.get("summary") or "").removeprefix(SUMMARY_LABEL).strip()
+    lines = [SUMMARY_LABEL] + ([earlier] if earlier else [])
+    lines += [f"{t.get('speaker') or '?'}: {' '.join(str(t.get('said') or '').split())}"
+              for t in data.get("turns") or [] if isinstance(t, dict)]
+    text = "\n".join(lines)
+    return text if len(text) <= budget else text[: budget - 1].rstrip() + "…"
+
+
 def scripted_reply(body: dict[str, Any]) -> dict[str, Any]:
     """Returns an OpenAI `message` dict: either tool_calls or content."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     draft = consolidation_reply(messages)
     if draft is not None:
         return {"role": "assistant", "content": draft}
+    summary = conversation_summary_reply(messages)
+    if summary is not None:
+        return {"role": "assistant", "content": summary}
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     turn = messages[last_user + 1:] if last_user >= 0 else []
     called = {

@@ -85,6 +85,8 @@ class StackConfig:
     action_log: Path | None = None  # a folder: log every plugin-protocol action (devhost/sitecustomize/devhost_action_probe.py)
     # LongTermMemory's plugin settings held on every start (scripts/run-local.sh: LOCAL_RUN_PLUGIN_SETTINGS)
     plugin_settings: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # Memory KB settings overridden on every start (scripts/run-local.sh: LOCAL_RUN_KB_SETTINGS)
+    kb_settings: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_env(cls, data_dir: Path, **overrides: Any) -> StackConfig:
@@ -351,7 +353,7 @@ class Stack:
                                chat_base_url=cfg.chat_base_url, chat_api_key=cfg.chat_api_key,
                                chat_model=cfg.chat_model, install_ltm=install_ltm,
                                install_consumer=cfg.install_consumer and install_ltm,
-                               plugin_settings=dict(cfg.plugin_settings))
+                               plugin_settings=dict(cfg.plugin_settings), kb_settings=dict(cfg.kb_settings))
         with activity("setting LangBot up (admin, models, plugins, memory KB, pipeline)"):
             self.setup_info = langbot_setup.setup_langbot(
                 self.client(), options, packages=packages, model_base_url=self.model_base_url,

@@ -60,6 +60,9 @@ class KBSettings:
     # Platform events (X2, X3; delivered by the event processor, ltm/platform_events/).
     withdraw_recalled_messages: bool = True  # a recalled message's memory is taken back
     erase_members_who_leave: bool = False  # a member who leaves a group is erased from its memory
+    # How many of a chat's latest turns the pipeline's Runner itself shows the model from LangBot's
+    # transcript (docs/ARCHITECTURE.md, "The context pack"): 25 is LocalAgent's default of 50 messages.
+    conversation_host_window: int = 25
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -122,6 +125,7 @@ class KBSettings:
             withdraw_recalled_messages=params.flag(raw.get("withdraw_recalled_messages"), "withdraw_recalled_messages",
                                                    default=True),
             erase_members_who_leave=params.flag(raw.get("erase_members_who_leave"), "erase_members_who_leave"),
+            conversation_host_window=whole("conversation_host_window", 25, 0, 200),
         )
 
 

@@ -45,10 +45,12 @@ class Operation(StrEnum):
     CANDIDATE_AUTO_APPLY = "candidate_auto_apply"
     CANDIDATE_REJECT = "candidate_reject"
     # the conversation record (L1, ltm/conversation/): a turn appended (not audited, the record is its own
-    # log), turns folded into the summary, the record cleared
+    # log), turns folded into the summary, the record cleared, its summary edited, a record imported
     CONVERSATION_RECORD = "conversation_record"
     CONVERSATION_FOLD = "conversation_fold"
     CONVERSATION_CLEAR = "conversation_clear"
+    CONVERSATION_EDIT = "conversation_edit"
+    CONVERSATION_IMPORT = "conversation_import"
     # consolidation
     CONSOLIDATION_PREVIEW = "consolidation_preview"
     CONSOLIDATION_ARCHIVE = "consolidation_archive"

@@ -108,11 +108,11 @@ def assemble(ports: HostPorts, limits: Callable[[], ProfileLimits]) -> MemoryPar
     overrides = SettingsOverrides(gate, kbs, diagnostics, episodes)
     transfer = EpisodeTransfer(gate, episodes, store, derived, duplicates)
     labels = ChatLabels(store)  # names, not memory: written outside the gate, like the scope marker
-    people = PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue, audit,
-                            labels)
-    # Platform events (X2, X3): a recalled message's memory taken back, a member who left erased.
     # The conversation record (V): per chat, in its L1 space; settings read per call (overrides apply).
     conversations = Conversations(ConversationBook(gate, store), ports.llm, kbs.memory_kb)
+    people = PersonRegistry(gate, fences, kbs, diagnostics, episodes, lifecycle, drafts, profiles, queue, audit,
+                            labels, conversations)
+    # Platform events (X2, X3): a recalled message's memory taken back, a member who left erased.
     platform = PlatformEvents(kbs, diagnostics, gate.recalled,
                               MessageWithdrawal(gate, audit, store, episodes, lifecycle, queue), people, conversations)
     return MemoryParts(

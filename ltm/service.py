@@ -403,3 +403,14 @@ class MemoryService:
         """The memory of a deleted bot (`old_bot`, its uuid) copied into the same chats of `scope`'s bot: an
         admin's decision, never automatic; `dry_run` says what would be copied and writes nothing."""
         return await self._m.mover.move(old_bot, scope, dry_run=dry_run)
+
+    async def edit_conversation_summary(self, scope: MemoryScope, text: Any) -> ConversationRecord:
+        """V4: the summary's text replaced by an operator's (checked like a model's, audited)."""
+        return await self._m.conversations.edit_summary(scope, text)
+
+    async def export_conversation(self, scope: MemoryScope) -> dict[str, Any]:
+        return await self._m.conversations.export(scope)
+
+    async def import_conversation(self, scope: MemoryScope, payload: Any) -> ConversationRecord:
+        """V4: an export into this chat's empty record (`StateError` when it has one: clear it first)."""
+        return await self._m.conversations.import_record(scope, payload)

@@ -31,6 +31,7 @@ _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
+from components.event_listener import conversation_hook  # noqa: E402
 from ltm.episodes import lexical  # noqa: E402
 from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
 from tests.stores import CORE_STORES, SLICE_STORES, STAND_INS, full_matrix_stores  # noqa: E402
@@ -102,6 +103,14 @@ def _index_saves_soon(monkeypatch: pytest.MonkeyPatch) -> None:
     half a minute per test for nothing. Here the delay is half a second; a test about the delay itself
     sets `save_delay` on its index (tests/unit/test_saved_index.py)."""
     monkeypatch.setattr(lexical, "SAVE_DELAY", 0.5)
+
+
+@pytest.fixture(autouse=True)
+def _replies_settle_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conversation record waits `REPLY_QUIET_S` (1 s) after a reply's last event before it records the
+    turn (a streamed reply fires one event per chunk); the test host's replies come whole, so here it waits
+    for nothing. tests/test_conversation_hooks.py holds the wait itself where a stream is the point."""
+    monkeypatch.setattr(conversation_hook, "REPLY_QUIET_S", 0.0)
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ export of the erased sender). `ErasureCheck` then says
   known-chat markers). A record that held both the person's and others' parts (a chat's candidate
   queue, an audit chunk, a lineage map, a closed-drafts log) must keep every other part, in order;
   additions (new audit entries) are allowed, and a record that held only the person may go.
+  A chat's conversation record keeps every other speaker's turns and digest lines unchanged and in
+  order; its summary text may be rebuilt from those lines (that is how the person's words leave it).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ async def capture(host: FakeLangBotHost, kbs: Iterable[str], harness: PluginHarn
     exports: dict[str, Any] = {}
     if harness is not None:
         for chat in chats:
-            for endpoint in ("/export", "/audit/export", "/profiles", "/injection"):
+            for endpoint in ("/export", "/audit/export", "/profiles", "/injection", "/conversation"):
                 exports[f"{endpoint} {chat['scope_key']}"] = await _console(harness, endpoint, {"space": chat})
         if sender_id:  # the People tab's export of the sender (less its echo of the id it was asked for)
             found = await _console(harness, "/person/export", {"sender_id": sender_id})
@@ -119,12 +121,25 @@ class ErasureCheck:
                 if not self.touches(value) and not self.touches(key):
                     problems.append(f"plugin storage {key} gone")
                 continue
-            if self.touches(value) or kind == "audit":  # an audit chunk may also gain new entries
+            if kind == "conversation":
+                if not self._conversation_kept(value, after.storage[key]):
+                    problems.append(f"plugin storage {key}: another speaker's turns or digest lines changed")
+            elif self.touches(value) or kind == "audit":  # an audit chunk may also gain new entries
                 if not self._kept(value, after.storage[key]):
                     problems.append(f"plugin storage {key}: another person's part changed")
             elif after.storage[key] != value:
                 problems.append(f"plugin storage {key} changed")
         return problems
+
+    def _conversation_kept(self, before: Any, after: Any) -> bool:
+        """The other speakers' turns and digest lines, in order; the summary's text, source, speakers and
+        revision are the rebuild's (ltm/conversation/fold.py, `erased`)."""
+        if not (isinstance(before, dict) and isinstance(after, dict)):
+            return before == after
+        def digest(record: dict[str, Any]) -> Any:
+            return (record.get("summary") or {}).get("digest") or []
+        return self._kept(before.get("turns") or [], after.get("turns") or []) \
+            and self._kept(digest(before), digest(after))
 
     def _kept(self, before: Any, after: Any) -> bool:
         """Every part of `before` that is not the person's is still in `after` (same order; additions allowed)."""

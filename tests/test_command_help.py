@@ -96,7 +96,7 @@ EXPECTED = {
 }
 # Traditional Chinese is generated from Simplified by the project's one converter, so its expectations are too.
 EXPECTED["zh_Hant"] = {key: _HANT(text) for key, text in EXPECTED["zh_Hans"].items()}
-HELP_LINES = 10  # title, seven groups, aliases: one bubble
+HELP_LINES = 10  # title, eight groups, aliases: one bubble
 HELP_LINE_CHARS = 100
 
 

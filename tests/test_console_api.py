@@ -616,7 +616,8 @@ def test_every_used_i18n_key_exists() -> None:
 def test_every_tab_has_a_panel_and_an_accessible_name() -> None:
     parser = _parsed()
     tabs = [value for tag, name, value in parser.attrs if name == "data-tab"]
-    assert tabs == ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "people", "settings"]
+    assert tabs == ["profiles", "episodes", "injection", "conversation", "audit", "export", "diagnostics", "review",
+                    "people", "settings"]
     ids = {value for _, name, value in parser.attrs if name == "id"}
     for tab in tabs:
         assert {f"tab-{tab}", f"panel-{tab}"} <= ids

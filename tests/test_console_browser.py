@@ -41,7 +41,8 @@ ARTIFACTS = ROOT / "tests" / "artifacts" / "console"
 CHROMIUM = Path(os.environ.get("LTM_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-TABS = ["profiles", "episodes", "injection", "audit", "export", "diagnostics", "review", "people", "settings"]
+TABS = ["profiles", "episodes", "injection", "conversation", "audit", "export", "diagnostics", "review", "people",
+        "settings"]
 TIMEOUT_MS = 15_000
 
 G1 = make_session("group", "g1", sender_id="u1")

@@ -4,7 +4,8 @@ delete` and the removal of the memory KB, and an erase killed part-way, then run
 `tests/erasure_check.py` reads everything the plugin keeps before and after.
 
 The installation: Erin (the person erased) speaks in groups g1 and g2 and in her private chat; Bob and
-Carol in the groups. A summary in g1 is built from one of Erin's episodes and one of Bob's, and was
+Carol in the groups. In g1 the three also talk with the conversation record on: their turns, and a model's
+summary of the oldest that names all three (issue 42). A summary in g1 is built from one of Erin's episodes and one of Bob's, and was
 injected into Carol's turn there (issue 35, finding 2); g2 holds more than 200 records, so its word
 index is saved in plugin storage (finding 3); one of Erin's episodes has a tag (finding 4). Every
 place of that list holds Erin's words before the erase (`witnesses`), so the check sees each one.
@@ -41,6 +42,7 @@ ERIN_SAYS = {
     "private": "Erin sees the orrery dentist on Tuesdays",
 }
 TAG = "lighthouse-kite"
+ERIN_TURN = "gooseberry-quasar"  # what she says in g1's conversation record
 ERIN_PROFILE = "quokkaberry juggler"
 
 
@@ -80,6 +82,7 @@ class World:
         await prompt_turn(h, G1, "u3", "Carol", "what about the zephyrine marmalade tin and the demo?")
         await prompt_turn(h, G2, "u2", "Bob", "who bakes the nebulon cake?")
         await prompt_turn(h, PRIVATE, ERIN, ERIN_NAME, "when is the orrery dentist?")
+        await self.converse()
         memory = h.plugin.memory
         scope = await memory.scope_for(Identity.from_host(launcher_type="group", launcher_id="g2", bot_uuid="bot-1"))
         await index_space(memory, scope)
@@ -87,9 +90,28 @@ class World:
         assert any(k.startswith("v2/wordindex/") and ERIN_SAYS["g2"].encode() in v for k, v in h.host.storage.items())
         return self
 
+    async def converse(self) -> None:
+        """g1's conversation record: Erin, Bob and Carol take turns; the chat model folds the oldest into a
+        summary that names all three (so her erasure must rebuild it without her); her last turn and
+        Carol's stay in the record."""
+        for name, value in (("conversation_enabled", True), ("conversation_max_turns", 4)):
+            done = await self.h.page_api("console", "/settings/set", "POST", {"name": name, "value": value})
+            assert done["data"]["ok"] is True, done
+        self.h.host.llm_script = lambda messages, payload: (
+            f"{ERIN_NAME} keeps the {ERIN_TURN} jar; Bob trims the jib; Carol coils the ropes.")
+        erin = (ERIN, ERIN_NAME, f"the {ERIN_TURN} jar stays with me")
+        bob, carol = ("u2", "Bob", "I trim the jib before we leave"), ("u3", "Carol", "I coil the ropes at the harbour")
+        for sender, name, text in (erin, bob, carol, erin, bob, carol, erin):  # the last two stay as turns
+            await responded(self.h, text, "Okay.", place=G1, sender=sender, name=name)
+        record = await self.h.plugin.memory.conversation(
+            await self.h.plugin.memory.scope_for(Identity.from_host(launcher_type="group", launcher_id="g1",
+                                                                    bot_uuid="bot-1")))
+        assert record.summary.source.value == "model" and ERIN_NAME in record.summary.text
+        assert {t.sender_id for t in record.turns} == {ERIN, "u3"}
+
     @property
     def erin_marks(self) -> list[str]:
-        return [ERIN, ERIN_NAME, TAG, ERIN_PROFILE, "zephyrine", "tangerine-viaduct", "nebulon", "orrery"]
+        return [ERIN, ERIN_NAME, TAG, ERIN_PROFILE, "zephyrine", "tangerine-viaduct", "nebulon", "orrery", ERIN_TURN]
 
     async def state(self, *, removed_kb: bool = False) -> Installation:
         return await capture(self.h.host, [self.kb], None if removed_kb else self.h, CHATS, ERIN)
@@ -105,7 +127,7 @@ async def erased_without_trace(world: World, check: ErasureCheck, before: Instal
     return after
 
 
-EVERY_KIND = {"vector row", "audit", "profile", "snapshot", "candidates", "wordindex"}
+EVERY_KIND = {"vector row", "audit", "profile", "snapshot", "candidates", "wordindex", "conversation"}
 
 
 @pytest.mark.plugin_config({"self_service_erasure_everywhere": True})

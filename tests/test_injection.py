@@ -51,7 +51,7 @@ async def test_ltm_context_schema_empty_and_populated(harness, kb):
     empty = await prompt_turn(harness, GROUP1, "alice", "Alice", "first message ever")
     blank = {"name": "", "traits": [], "preferences": [], "notes": "", "updated_at": None}
     assert empty.context == {"speaker": {"id": "alice", "name": "Alice"}, "session_profile": blank,
-                             "speaker_profile": blank, "episodes": []}
+                             "speaker_profile": blank, "episodes": [], "conversation": None}
     # Nothing stored yet: the block still says who is talking (and when), and nothing else.
     assert 'current_speaker: "Alice" (id "alice")' in empty.memory_text
     assert "memory 1" not in empty.memory_text
@@ -60,7 +60,7 @@ async def test_ltm_context_schema_empty_and_populated(harness, kb):
     await tool(harness, GROUP1, "remember", {"content": "release is planned for Friday"}, sender="alice")
     full = await prompt_turn(harness, GROUP1, "alice", "Alice", "when is the release planned")
     ctx = full.context
-    assert set(ctx) == {"speaker", "session_profile", "speaker_profile", "episodes"}
+    assert set(ctx) == {"speaker", "session_profile", "speaker_profile", "episodes", "conversation"}
     assert set(ctx["session_profile"]) == set(blank) and ctx["session_profile"]["preferences"] == ["speak English"]
     assert ctx["session_profile"]["updated_at"].endswith("Z")
     assert ctx["episodes"] == [{"content": "release is planned for Friday"}]

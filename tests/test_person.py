@@ -21,6 +21,8 @@ from tests.test_consolidation import ON, one_statement, preview_id
 
 G1, G2, P1 = Place("group", "g1"), Place("group", "g2"), Place("person", "p1")
 
+NO_TURNS = {"conversation_turns": 0, "conversation_summaries": 0}  # no conversation record here
+
 
 def space(chat: Chat, kind: str = "group") -> dict[str, str]:
     key = f"bot-1:{kind}_{chat.launcher_id}"
@@ -83,7 +85,8 @@ async def test_person_export_finds_exactly_that_senders_records_in_three_chats(h
     found = await console(harness, "/person/find", {"sender_id": "u1"})
     assert {(s["kind"], s["key"]) for s in found["spaces"]} == {
         (kind, f"bot-1:{chat}") for kind in ("l1", "l2") for chat in ("group_g1", "group_g2", "person_p1")}
-    assert found["counts"] == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1, "snapshots": 0}
+    assert found["counts"] == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1,
+                               "snapshots": 0, **NO_TURNS}
     exported = (await console(harness, "/person/export", {"sender_id": "u1"}))["export"]
     episodes = {e["id"] for s in exported["spaces"] for e in s.get("episodes", [])}
     assert episodes == world.alice
@@ -112,7 +115,7 @@ async def test_person_erase_removes_exactly_those_records_cascades_and_audits_ea
 
     result = await console(harness, "/person/erase", {"sender_id": "u1", "dry_run": False})
     assert result["counts"] == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1,
-                                "snapshots": 0}
+                                "snapshots": 0, **NO_TURNS}
     assert {s["outcome"] for s in result["spaces"]} == {"erased"} and result["fenced"] == []
     assert await every_record(harness, world.kb) == others_before
     after = await profiles(harness, *chats)

@@ -2,7 +2,8 @@
 
 Bulk delete needs at least one filter; all given filters must match (AND). Without
 `--status` every status matches (active, superseded, archived). `--speaker` is a
-sender id. It enumerates the space under its write lock, deletes only the
+sender id; given alone, it also removes that speaker's turns from the chat's conversation
+record (V4). It enumerates the space under its write lock, deletes only the
 matches, reports the count and audits each record. `--dry-run` lists the matches
 without deleting anything.
 """
@@ -66,10 +67,16 @@ async def delete(call: Call) -> Own:
     described = inert(" ".join(f"--{k} {args.option(k)}" for k in DELETE_FILTERS if args.option(k)))
     if not criteria.status:
         described = SAY("changes.any_status", filters=described)
+    # A speaker's conversation turns go too when the speaker is the only filter: a turn has no tag, and
+    # "before" or a status says which episodes, not which of their words.
+    speaker_only = bool(criteria.speaker) and not any(args.option(k) for k in DELETE_FILTERS if k != "speaker")
     if "dry-run" in args.switches:
         matches = [e for e in await call.memory.all_episodes(call.scope) if criteria.matches(e)]
-        return dry_run(described, matches)
-    return bulk_deleted(described, await call.memory.bulk_delete(call.scope, criteria))
+        turns = len((await call.memory.conversation(call.scope)).turns_of(criteria.speaker)) if speaker_only else 0
+        return lines(dry_run(described, matches), SAY("changes.turns_would_go", count=turns) if turns else None)
+    deleted = await call.memory.bulk_delete(call.scope, criteria)
+    turns = await call.memory.erase_conversation_speaker(call.scope, criteria.speaker) if speaker_only else 0
+    return lines(bulk_deleted(described, deleted), SAY("changes.turns_gone", count=turns) if turns else None)
 
 
 
@@ -94,6 +101,11 @@ SAY = Catalogue({
     "changes.more": ("… and {count} more", "……另有 {count} 条"),
     "changes.none_match": ("No episodes match {filters}; nothing deleted.",
                            "没有情景记忆符合 {filters}；没有删除任何内容。"),
+    "changes.turns_would_go": ("… and {count} of their turns in this chat's conversation record.",
+                               "……以及本聊天对话记录中其 {count} 轮对话。"),
+    "changes.turns_gone": ("Also removed {count} of their turns from this chat's conversation record (its summary "
+                           "no longer holds their words).",
+                           "还从本聊天的对话记录中删除了其 {count} 轮对话（摘要中不再含有其话语）。"),
     "changes.bulk_deleted": ("Deleted {count} matching {filters}; each is in the audit log.",
                              "已删除符合 {filters} 的 {count}；每一条都记在审计日志中。"),
 })

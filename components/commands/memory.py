@@ -40,7 +40,17 @@ from collections.abc import AsyncGenerator
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 
-from components.commands import bots, candidates, changes, consolidate, person, settings, transfer, views
+from components.commands import (
+    bots,
+    candidates,
+    changes,
+    consolidate,
+    conversation,
+    person,
+    settings,
+    transfer,
+    views,
+)
 from components.commands.args import UsageError, command_rest, split_head, typed_prefix
 from components.commands.registry import HELP_WORDS, Call, NeedsAdmin, Registry
 from components.common.chat_text import Own, inert, render
@@ -57,7 +67,8 @@ ADMIN_PRIVILEGE = 2
 # Every subcommand group under the word `!memory help <group>` takes, in the order `help` lists them.
 REGISTRY = Registry((("view", views.SUBCOMMANDS), ("change", changes.SUBCOMMANDS), ("transfer", transfer.SUBCOMMANDS),
                      ("candidates", candidates.SUBCOMMANDS), ("consolidate", consolidate.SUBCOMMANDS),
-                     ("person", person.SUBCOMMANDS), ("settings", settings.SUBCOMMANDS), ("bots", bots.SUBCOMMANDS)))
+                     ("conversation", conversation.SUBCOMMANDS), ("person", person.SUBCOMMANDS),
+                     ("settings", settings.SUBCOMMANDS), ("bots", bots.SUBCOMMANDS)))
 
 SAY = Catalogue({
     "memory.admin_only": ("!memory {topic} needs a bot admin: this chat's memory is shared with other people or chats, "

@@ -47,6 +47,9 @@ SAY = Catalogue({
     "person.profile": ("Your speaker profile: {profile}", "你的发言者画像：{profile}"),
     "person.no_profile": ("Your speaker profile: none", "你的发言者画像：无"),
     "person.candidates": ("Candidates from your messages: {count}", "来自你的消息的候选：{count} 条"),
+    "person.conversation": ("Your turns in this chat's conversation record: {count}{summary}",
+                            "本聊天对话记录中你的发言：{count} 轮{summary}"),
+    "person.conversation_summary": ("; its summary may hold your words", "；其摘要可能含有你的话语"),
     "person.elsewhere": ("Elsewhere in this installation: {counts} in {spaces}.",
                          "本安装的其他地方：{spaces}中共有 {counts}。"),
     "person.elsewhere_none": ("Elsewhere in this installation: nothing.", "本安装的其他地方：无。"),
@@ -113,6 +116,9 @@ COUNT_NAMES: tuple[tuple[str, Noun], ...] = (
     ("speaker_profiles", ("speaker profile", "speaker profiles", "个发言者画像")),
     ("candidates", ("candidate", "candidates", "条候选")),
     ("snapshots", ("injection snapshot", "injection snapshots", "份注入快照")),
+    ("conversation_turns", ("conversation turn", "conversation turns", "轮对话记录")),
+    ("conversation_summaries", ("conversation summary that may hold their words",
+                                "conversation summaries that may hold their words", "份可能含有其话语的对话摘要")),
 )
 MEMORY_SPACES: Noun = ("other memory space", "other memory spaces", "个其他记忆空间")
 
@@ -136,6 +142,11 @@ def me_text(call: Call, here: PersonRecords, elsewhere: PersonRecords) -> Own:
     shown = profile_lines(profile) if profile is not None else []
     out.append(SAY("person.profile", profile=Own("; ".join(shown))) if shown else SAY("person.no_profile"))
     out.append(SAY("person.candidates", count=sum(len(s.candidates) for s in here.spaces)))
+    in_summary = any(s.conversation_summary for s in here.spaces)
+    turns = sum(len(s.conversation_turns) for s in here.spaces)
+    if turns or in_summary:  # only where a conversation record holds them (it is off by default)
+        out.append(SAY("person.conversation", count=turns,
+                       summary=SAY("person.conversation_summary") if in_summary else Own("")))
     if elsewhere.spaces:
         out.append(SAY("person.elsewhere", counts=counts_text(elsewhere.counts()),
                        spaces=counted(len(elsewhere.spaces), MEMORY_SPACES)))

@@ -72,12 +72,16 @@ SAY = Catalogue({
                         "view（查看）— !memory、profile、search、list、show、superseded、archived、health"),
     "help.group.change": ("change — forget, archive, restore, delete (shared chats: bot admins)",
                           "change（修改）— forget、archive、restore、delete（共享的聊天：机器人管理员）"),
-    "help.group.transfer": ("transfer — export, import (JSON), audit",
-                            "transfer（迁移）— export、import（JSON）、audit"),
+    "help.group.transfer": ("transfer — export, import (JSON: l1, l2, conversation), audit",
+                            "transfer（迁移）— export、import（JSON：l1、l2、conversation）、audit"),
     "help.group.candidates": ("candidates — candidates to review; candidate accept|reject",
                               "candidates（候选）— candidates 待审阅的候选；candidate accept|reject"),
     "help.group.consolidate": ("consolidate — preview, run, drafts, discard: archive old records, summaries",
                                "consolidate（整合）— preview、run、drafts、discard：归档旧记录、摘要"),
+    "help.group.conversation": ("conversation — conversation (summary, last turns), conversation clear (shared "
+                                "chats: bot admins)",
+                                "conversation（对话）— conversation（本聊天的摘要和最近几轮对话）、conversation clear"
+                                "（共享的聊天：机器人管理员）"),
     "help.group.person": ("person — me (what is kept about you), forget-me",
                           "person（个人）— me（保存的关于你的内容）、forget-me"),
     "help.group.settings": ("settings — settings, settings set|reset (bot admins)",

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from components.commands import conversation
 from components.commands.args import UsageError, as_usage, page_of, parse_args, split_head, statuses_of, unexpected
 from components.commands.registry import Call, Subcommands
 from components.commands.text import (
@@ -47,14 +48,18 @@ SUBCOMMANDS = Subcommands()
 
 
 @SUBCOMMANDS("export", ("!memory export [l1] — L1 profiles as JSON\n"
-                       "!memory export l2 [--status S] — L2 episodes as JSON: every status, or only S",
+                       "!memory export l2 [--status S] — L2 episodes as JSON: every status, or only S\n"
+                       "!memory export conversation — this chat's recorded turns and summary as JSON",
                        "!memory export [l1] — 以 JSON 导出 L1 画像\n"
-                       "!memory export l2 [--status S] — 以 JSON 导出 L2 情景记忆：所有状态，或只导出 S"))
+                       "!memory export l2 [--status S] — 以 JSON 导出 L2 情景记忆：所有状态，或只导出 S\n"
+                       "!memory export conversation — 以 JSON 导出本聊天的对话记录与摘要"))
 async def export(call: Call) -> Own:
     head, rest = split_head(call.rest)
-    if head.lower() in ("", "l1"):
+    if head.lower() in ("", "l1", "conversation"):
         if rest.strip():
             raise unexpected("export", rest.strip())
+        if head.lower() == "conversation":
+            return conversation.export_text(call.scope, await call.memory.export_conversation(call.scope))
         return profile_export(await call.memory.export_profiles(call.scope))
     if head.lower() != "l2":
         raise UsageError("export", SAY("transfer.unknown_export", what=inert(head, 20)))
@@ -66,21 +71,27 @@ async def export(call: Call) -> Own:
 
 @SUBCOMMANDS("import", ('!memory import l2 <json> — a list of episodes or {"episodes": [...]}\n'
                        "!memory import l1 <json> — what !memory export gives (or the official plugin's L1 "
-                       "export): the profiles it carries replace this chat's",
+                       "export): the profiles it carries replace this chat's\n"
+                       "!memory import conversation <json> — what !memory export conversation gives, into this "
+                       "chat's empty conversation record",
                        '!memory import l2 <json> — 情景记忆的列表或 {"episodes": [...]}\n'
                        "!memory import l1 <json> — !memory export 给出的内容（或官方插件的 L1 导出）："
-                       "其中的画像替换本聊天的同名画像"),
+                       "其中的画像替换本聊天的同名画像\n"
+                       "!memory import conversation <json> — !memory export conversation 给出的内容，"
+                       "导入本聊天空的对话记录"),
              mutating=True)
 async def import_(call: Call) -> Own:
     head, raw_json = split_head(call.rest)
     layer = head.lower()
-    if layer not in ("l1", "l2"):
+    if layer not in ("l1", "l2", "conversation"):
         raise UsageError("import", SAY("transfer.say_layer"))
     if not raw_json.strip():
         raise UsageError("import", SAY("transfer.paste_json", layer=Own(layer)))
     payload = as_usage("import", lambda: load_json(raw_json))
     if layer == "l1":  # validated whole before any write
         return profiles_imported(call.scope, await call.memory.import_profiles(call.scope, payload))
+    if layer == "conversation":  # validated whole before any write
+        return conversation.imported_text(call.scope, await call.memory.import_conversation(call.scope, payload))
     # Validated before anything is written; a record this plugin cannot store is skipped and named.
     batch = as_usage("import", lambda: parse_batch(payload, source="import"))
     if not batch.records:  # nothing would change: a refusal, like any other
@@ -121,8 +132,8 @@ def _foreign_space_keys(payload: Any, space_key: str) -> set[str]:
 
 SAY = Catalogue({
     "transfer.unknown_export": ("unknown export “{what}”", "未知的导出“{what}”"),
-    "transfer.say_layer": ("say “import l1” or “import l2” and paste the JSON",
-                           "请写“import l1”或“import l2”并粘贴 JSON"),
+    "transfer.say_layer": ("say “import l1”, “import l2” or “import conversation” and paste the JSON",
+                           "请写“import l1”、“import l2”或“import conversation”并粘贴 JSON"),
     "transfer.paste_json": ("paste the JSON after “import {layer}”", "请在“import {layer}”后面粘贴 JSON"),
     "transfer.session_profile": ("the session profile", "会话画像"),
     "transfer.speaker_profiles": ("{count} ({names})", "{count}（{names}）"),

@@ -121,7 +121,9 @@ def clip(value: Any, limit: int = SNIPPET_CHARS) -> Own:
 
 # --------------------------------------------------------------------------- JSON
 _JSON_ESCAPES = re.compile(r'\\(["\\/])')
-_JSON_ACTIVE = re.compile(r"[`*~\[\]<>&]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+# Markdown's characters, and the line separators and bidi controls a stored text may hold (a recorded
+# chat turn keeps them), which would break or reorder the line on screen.
+_JSON_ACTIVE = re.compile(r"[`*~\[\]<>&\u2028\u2029\u202a-\u202e\u2066-\u2069]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def _inert_json_string(match: re.Match[str]) -> str:

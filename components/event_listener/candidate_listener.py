@@ -6,7 +6,8 @@ component only, docs/HOST-FACTS.md 3.2), so this is a helper, not a component.
 The handler runs while the host holds the bot's reply (the reply is sent after the event
 returns), so it does as little as possible and never fails the turn:
 1. the memory KB must exist and have `candidate_extraction_enabled` (no host call when off);
-2. the memory KB must be attached to this pipeline (`_knowledge_base_uuids`, one host call);
+2. the memory KB must be attached to this pipeline (`_knowledge_base_uuids`, one host call, shared
+   with the conversation record when it needs the turn too);
 3. the text is the query variable `user_message_text`, the user's own words. The event's
    `response_text` (the assistant's reply) is never read, not even when the user text is
    empty: then nothing is proposed;
@@ -27,19 +28,37 @@ import contextvars
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from typing import Any
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langbot_plugin.api.entities import context, events
 
 from components.common.settle import settle
-from ltm import CandidateRun, Identity, MemoryScope, MemoryService
-from ltm.langbot import read_turn
+from ltm import CandidateRun, Identity, KBSettings, MemoryScope, MemoryService
+from ltm.langbot import Turn, read_turn
+
+if TYPE_CHECKING:
+    from components.event_listener.conversation_hook import ConversationHook
 
 log = logging.getLogger("LongTermMemory")
 
 SEEN_TTL_SECONDS = 600.0
 SEEN_LIMIT = 4096
+
+
+T = TypeVar("T")
+
+
+def once(read: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+    """`read` called on the first await only; later awaits get the same answer (or the same error)."""
+    task: asyncio.Future[T] | None = None
+
+    async def first() -> T:
+        nonlocal task
+        if task is None:
+            task = asyncio.ensure_future(read())
+        return await task
+    return first
 
 
 class SeenQueries:
@@ -72,10 +91,13 @@ class SeenQueries:
 
 
 class CandidateListener:
-    """Adds the NormalMessageResponded handler to the plugin's one EventListener component."""
+    """Adds the NormalMessageResponded handler to the plugin's one EventListener component: candidate
+    extraction here, and the conversation record (`conversation_hook.py`), each on its own so one
+    failing never stops the other; the turn is read from the host at most once for both."""
 
-    def __init__(self, component: Any) -> None:
+    def __init__(self, component: Any, conversation: ConversationHook) -> None:
         self._component = component
+        self._conversation = conversation
         self._seen = SeenQueries()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -83,16 +105,24 @@ class CandidateListener:
         @self._component.handler(events.NormalMessageResponded)
         async def on_responded(ctx: context.EventContext) -> None:
             try:
-                await self._hand_off(ctx)
+                memory: MemoryService = self._component.plugin.memory
+                found = await memory.memory_kb()
+                read = once(lambda: read_turn(ctx, found[0] if found else None))
             except Exception:  # an exception here would fail the user's turn
-                log.exception("[LongTermMemory] candidate extraction not started query=%s", ctx.query_id)
+                log.exception("[LongTermMemory] no memory KB read after the reply query=%s", ctx.query_id)
+                return
+            for what, hand_off in (("candidate extraction", self._hand_off),
+                                   ("conversation record", self._conversation.responded)):
+                try:
+                    await hand_off(ctx, memory, found, read)
+                except Exception:  # an exception here would fail the user's turn
+                    log.exception("[LongTermMemory] %s not started query=%s", what, ctx.query_id)
 
-    async def _hand_off(self, ctx: Any) -> None:
-        memory: MemoryService = self._component.plugin.memory
-        found = await memory.memory_kb()
+    async def _hand_off(self, ctx: Any, memory: MemoryService, found: tuple[str, KBSettings] | None,
+                        read: Callable[[], Awaitable[Turn]]) -> None:
         if found is None or not found[1].candidate_extraction_enabled:
             return
-        turn = await read_turn(ctx, found[0])
+        turn = await read()
         if turn.kb_id is None:
             return
         text = turn.text

@@ -24,17 +24,50 @@ from langbot_plugin.api.entities import context, events
 from langbot_plugin.api.entities.builtin.provider.message import Message
 
 from components.event_listener.candidate_listener import CandidateListener
+from components.event_listener.conversation_hook import ConversationHook
 from components.event_listener.prompt_blocks import context_variable, render_system_message
-from ltm import AUTO_RECALL, Episode, LTMError, MemoryScope, MemoryService, Profile, now_iso, utc_now
+from ltm import (
+    AUTO_RECALL,
+    ContextPack,
+    Episode,
+    HostMessage,
+    LTMError,
+    MemoryScope,
+    MemoryService,
+    Profile,
+    now_iso,
+    utc_now,
+)
 from ltm.langbot import read_turn
 
 log = logging.getLogger("LongTermMemory")
 
 
+async def _nothing() -> None:
+    return None
+
+
+def host_history(messages: Any) -> list[HostMessage]:
+    """PromptPreProcessing's `prompt` (LangBot's history for this request; empty in 4.11.2 with a plugin
+    Runner, docs/HOST-FACTS.md 13.1) as (role, text) pairs: a message's text parts joined."""
+    found: list[HostMessage] = []
+    for message in messages if isinstance(messages, list) else []:
+        role = str(getattr(message, "role", "") or "")
+        content = getattr(message, "content", None)
+        if isinstance(content, list):
+            content = " ".join(str(getattr(part, "text", "") or "") for part in content
+                               if getattr(part, "type", "") == "text")
+        if role and isinstance(content, str) and content.strip():
+            found.append(HostMessage(role, content))
+    return found
+
+
 class MemoryInjector(EventListener):
     async def initialize(self) -> None:
         await super().initialize()
-        CandidateListener(self).register()  # NormalMessageResponded: candidate extraction (Q)
+        self.conversation = ConversationHook()
+        # NormalMessageResponded: candidate extraction (Q) and the conversation record (V1)
+        CandidateListener(self, self.conversation).register()
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
@@ -52,8 +85,10 @@ class MemoryInjector(EventListener):
         session_profile: Profile = Profile()
         speaker_profile: Profile | None = None
         episodes: list[Episode] = []
+        pack: ContextPack | None = None  # None: the conversation record is off
         scope: MemoryScope | None = None
         text = ""
+        self.conversation.forget(ctx)  # whatever an earlier query of this number left
         try:
             found = await memory.memory_kb()  # (kept by the plugin: no host call after the first turn)
             turn = await read_turn(ctx, found[0] if found else None, bot_with_variables=True)
@@ -71,27 +106,33 @@ class MemoryInjector(EventListener):
                 return
             identity = await turn.identity()
             sender_id, sender_name = identity.sender_id, identity.sender_name
+            recording = found is not None and found[1].conversation_enabled
+            if recording:  # what the reply's event records, without asking the host again (V1)
+                self.conversation.heard(ctx, turn, identity)
             scope = await memory.scope_for(identity)
             # Labels for operators (ltm/chat_labels.py): written only when a name changed.
             await memory.note_names(scope, (turn.variables or {}).get("group_name"))
             snapshot.update(scope_key=scope.chat_key, user_key=scope.space_key, kb_id=scope.kb_id,
                             speaker={"id": sender_id, "name": sender_name})
-            # Independent reads: the profiles (plugin storage) and recall (embedding + vector search) run
-            # concurrently; each degrades on its own (I6).
-            (session_profile, speaker_profile), episodes = await asyncio.gather(
-                self._profiles(memory, scope, snapshot), self._recall(memory, scope, text, snapshot))
+            # Independent reads: the profiles and the conversation record (plugin storage) and recall
+            # (embedding + vector search) run concurrently; each degrades on its own (I6).
+            (session_profile, speaker_profile), episodes, pack = await asyncio.gather(
+                self._profiles(memory, scope, snapshot), self._recall(memory, scope, text, snapshot),
+                self._pack(memory, scope, ctx.event, snapshot) if recording else _nothing())
         except Exception as exc:  # noqa: BLE001 - any host or memory failure degrades to no memory (I6)
             snapshot["errors"].append(f"context: {exc}")
             log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)
         has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
         # The speaker line (and the date line) go in on every turn whose speaker is known, even before
         # anything is stored: in a new group chat it is the only way the model learns who is talking.
-        if scope is not None and (has_profiles or episodes or sender_id or sender_name):
+        earlier = pack is not None and not pack.empty
+        if scope is not None and (has_profiles or episodes or earlier or sender_id or sender_name):
             message = render_system_message(sender_id, sender_name, session_profile, speaker_profile, episodes,
-                                            utc_now())
+                                            utc_now(), pack)
             ctx.event.default_prompt.append(Message(role="system", content=message))
             memory.note_injection(scope, text)
-            snapshot.update(injected=True, blocks=len(episodes) + (1 if has_profiles else 0), chars=len(message))
+            snapshot.update(injected=True, blocks=len(episodes) + (1 if has_profiles else 0) + (1 if earlier else 0),
+                            chars=len(message))
         if scope is None:
             log.warning("[LongTermMemory] no scope for query=%s; nothing injected", ctx.query_id)
             return
@@ -99,11 +140,15 @@ class MemoryInjector(EventListener):
             session_profile=session_profile.to_dict(),
             speaker_profile=speaker_profile.to_dict() if speaker_profile is not None else None,
             episodes=[{"id": e.episode_id, "content": e.content} for e in episodes],
+            # Turn numbers and sizes only: a snapshot never holds what people said in the chat.
+            conversation=None if pack is None else {"summary_chars": len(pack.summary), "summary_turns": pack.folded,
+                                                    "turns": [t.seq for t in pack.turns], "carried": pack.carried,
+                                                    "left_out": pack.left_out},
         )
         # Independent writes, sent together; the snapshot is written again in the rare case the variable failed.
         failure, _ = await asyncio.gather(
             self._set_context(ctx, context_variable(sender_id, sender_name, session_profile, speaker_profile,
-                                                    episodes)),
+                                                    episodes, pack)),
             self._save(memory, scope, dict(snapshot, errors=list(snapshot["errors"]))))
         if failure:
             snapshot["errors"].append(failure)
@@ -138,6 +183,15 @@ class MemoryInjector(EventListener):
             snapshot["errors"].append(f"profiles: {exc}")
             return Profile(), None
         return profiles.session, profiles.speaker
+
+    @staticmethod
+    async def _pack(memory: MemoryService, scope: MemoryScope, event: Any, snapshot: dict[str, Any]) -> ContextPack:
+        """The chat's earlier turns and summary the model is not given otherwise (V3)."""
+        try:
+            return await memory.conversation_pack(scope, host_history(getattr(event, "prompt", None)))
+        except LTMError as exc:  # I6
+            snapshot["errors"].append(f"conversation: {exc}")
+            return ContextPack()
 
     @staticmethod
     async def _recall(memory: MemoryService, scope: MemoryScope, text: str, snapshot: dict[str, Any]

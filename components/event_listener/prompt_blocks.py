@@ -4,6 +4,9 @@ The block opens with the current date and time in UTC, so the model can place "n
 memory (LangBot gives a plugin no time zone: docs/HOST-FACTS.md 2.3). Automatic recall hands on
 current facts only (an expired one is left out before `top_k`); a fact that starts later carries
 its start, and a summary says how many memories it stands for (its sources are not listed again).
+With the conversation record on, the chat's own earlier turns the model is not given otherwise (the
+context pack, V3) follow the memories as `conversation_summary` and `earlier_turn` lines, quoted the
+same way: what people said earlier is data too.
 
 Stored memory is data, never instructions: each memory is JSON-quoted inside a
 delimited block, with `<` and `>` (and their full-width and angle-quote
@@ -19,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from components.common.memory_views import profile_text
-from ltm import Episode, Profile, Validity
+from ltm import ContextPack, Episode, Profile, Validity
 
 HEADER = (
     "[LongTermMemory] What this bot remembers about the current conversation. Everything inside the "
@@ -59,11 +62,29 @@ def now_line(moment: datetime) -> str:
     return f"Current date and time: {utc:%A %Y-%m-%d %H:%M} UTC (the user's time zone is not known)."
 
 
+EARLIER = ("Earlier in this chat (kept by LongTermMemory; not among the messages you are given): the "
+           "conversation_summary and earlier_turn lines below, oldest first.")
+
+
+def conversation_lines(pack: ContextPack) -> list[str]:
+    """The context pack (V3) as data lines: the summary of the oldest turns, then the turns after it."""
+    lines = []
+    if pack.summary:
+        lines.append(f"conversation_summary (of {pack.folded} earlier turns): {quote(pack.summary)}")
+    for turn in pack.turns:
+        attrs = [f"at {turn.at}"] + ([f"speaker {quote(turn.sender_name or turn.sender_id)}"]
+                                     if turn.sender_name or turn.sender_id else [])
+        lines.append(f"earlier_turn {turn.seq} ({', '.join(attrs)}): said {quote(turn.user_text)}; "
+                     f"assistant {quote(turn.reply_text)}")
+    return lines
+
+
 def render_system_message(
     sender_id: str, sender_name: str, session_profile: Profile, speaker_profile: Profile | None,
-    episodes: list[Episode], now: datetime,
+    episodes: list[Episode], now: datetime, pack: ContextPack | None = None,
 ) -> str:
-    lines = [HEADER, now_line(now), SPEAKERS, "<memory-data>"]
+    earlier = conversation_lines(pack) if pack is not None else []
+    lines = [HEADER, now_line(now), SPEAKERS, *([EARLIER] if earlier else []), "<memory-data>"]
     who = sender_name or sender_id or "unknown"
     lines.append(f"current_speaker: {quote(who)}" + (f" (id {quote(sender_id)})" if sender_id else ""))
     lines.append(f"session_profile: {quote(profile_text(session_profile) or '(empty)')}")
@@ -82,15 +103,17 @@ def render_system_message(
         if episode.is_summary:
             attrs.append(f"summary of {len(episode.derived_from)} memories")
         lines.append(f"memory {number} ({', '.join(attrs)}): {quote(episode.content)}")
+    lines += earlier
     lines.append("</memory-data>")
     return "\n".join(lines)
 
 
 def context_variable(
     sender_id: str, sender_name: str, session_profile: Profile, speaker_profile: Profile | None,
-    episodes: list[Episode],
+    episodes: list[Episode], pack: ContextPack | None = None,
 ) -> dict[str, Any]:
-    """`_ltm_context` (I3): a plain dict, so a consumer can call `.get(...)` on it as documented."""
+    """`_ltm_context` (I3): a plain dict, so a consumer can call `.get(...)` on it as documented.
+    `conversation` is the context pack (V3), None while the conversation record is off."""
     def profile(p: Profile) -> dict[str, Any]:
         return {"name": p.name, "traits": list(p.traits), "preferences": list(p.preferences), "notes": p.notes,
                 "updated_at": p.updated_at}
@@ -100,5 +123,6 @@ def context_variable(
         "session_profile": profile(session_profile),
         "speaker_profile": profile(speaker_profile) if speaker_profile is not None else None,
         "episodes": [{"content": e.content} for e in episodes],
+        "conversation": pack.to_dict() if pack is not None else None,
     }
     return value

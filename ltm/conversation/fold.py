@@ -112,14 +112,13 @@ def erased(record: ConversationRecord, sender_id: str, limits: ConversationLimit
     """`sender_id`'s turns (and the bot's replies to them) removed; the summary rebuilt without them when it
     holds any of their words: the fallback rendering of the digest's other lines (a model's text mixes
     every speaker, so it is not kept), or no summary when no line is left. The result: turns removed."""
-    theirs = [t for t in record.turns if t.sender_id == sender_id]
+    theirs = record.turns_of(sender_id)
     summary = record.summary
-    touched = sender_id in summary.speakers or summary.speakers_overflow \
-        or any(line.sender_id == sender_id for line in summary.digest)
-    if not theirs and not (touched and not summary.empty):
+    touched = summary.may_hold(sender_id)
+    if not theirs and not touched:
         return Change(None, 0)
     how = "kept"
-    if touched and not summary.empty:
+    if touched:
         digest, dropped = without_speaker(summary, sender_id, limits.summary_max_chars)
         speakers = tuple(dict.fromkeys(line.sender_id for line in digest if line.sender_id))
         if digest:

@@ -37,6 +37,7 @@ class SummarySource(str, enum.Enum):
     NONE = "none"  # nothing folded yet
     MODEL = "model"  # the chat model wrote the text
     FALLBACK = "fallback"  # the text is the rendering of the digest (no model, or its answer was refused)
+    EDITED = "edited"  # an operator wrote the text (the Memory Console); like a model's, it may mix speakers
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,11 @@ class Summary:
     def empty(self) -> bool:
         return not self.text
 
+    def may_hold(self, sender_id: str) -> bool:
+        """Whether the summary's text may hold `sender_id`'s words (what their erasure rebuilds)."""
+        return not self.empty and (sender_id in self.speakers or self.speakers_overflow
+                                   or any(line.sender_id == sender_id for line in self.digest))
+
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "source": self.source.value, "digest": [d.to_dict() for d in self.digest],
                 "covers_to": self.covers_to, "folded": self.folded, "dropped": self.dropped,
@@ -139,6 +145,9 @@ class ConversationRecord:
     @property
     def empty(self) -> bool:
         return not self.turns and self.summary.empty
+
+    def turns_of(self, sender_id: str) -> tuple[RecordedTurn, ...]:
+        return tuple(t for t in self.turns if t.sender_id == sender_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": RECORD_VERSION, "turns": [t.to_dict() for t in self.turns],

@@ -13,6 +13,11 @@ was folded, within a size budget, never repeating a turn the history still has.
 - **The summary** covers turns older than every turn in the record. It is offered unless the history
   reaches back past the record's oldest turn it carries (it then holds messages the record does not
   know, from before: the folded turns may well still be there).
+- **What the Runner shows itself.** In LangBot 4.11.2 that history is empty on every turn (docs/HOST-FACTS.md
+  13.1): a history-paging Runner (LocalAgent) shows the model the latest turns of LangBot's own
+  transcript, which outlives a restart, and the listener cannot see them. `host_window` (the setting
+  `conversation_host_window`) says how many of the chat's latest turns that is: they are carried, and
+  the summary is left out while the window still reaches the first turn it covers.
 - **The budget**: the newest turns the history lacks come first; the summary takes at most half of the
   budget when there are such turns (all of it when there are none), cut at its start so its newest
   part stays; a turn that does not fit whole is shortened rather than left out when it is the newest.
@@ -117,11 +122,28 @@ def shortened(turn: RecordedTurn, room: int) -> RecordedTurn | None:
     return replace(turn, user_text=user, reply_text=reply)
 
 
-def context_pack(record: ConversationRecord, history: Sequence[HostMessage], max_chars: int = PACK_MAX_CHARS
-                 ) -> ContextPack:
-    carried = carried_turns(record.turns, history)
+def in_host_window(record: ConversationRecord, host_window: int) -> set[int]:
+    """The seqs of the recorded turns among the chat's latest `host_window`, which the Runner shows itself."""
+    newest = record.next_seq - 1
+    return {t.seq for t in record.turns if t.seq > newest - host_window}
+
+
+def window_covers_summary(record: ConversationRecord, host_window: int) -> bool:
+    """Whether the Runner's window still reaches back to the first turn the summary covers."""
+    first = max(record.summary.covers_to - record.summary.folded + 1, 1)
+    return first > record.next_seq - 1 - host_window
+
+
+def context_pack(record: ConversationRecord, history: Sequence[HostMessage], max_chars: int = PACK_MAX_CHARS,
+                 host_window: int = 0) -> ContextPack:
+    """`host_window`: how many of the chat's latest turns the Runner shows the model itself (the setting
+    `conversation_host_window`); those are never in the pack, and the summary only once the window no
+    longer reaches the first turn it covers."""
+    in_history = carried_turns(record.turns, history)
+    carried = in_history | in_host_window(record, host_window)
     missing = [t for t in record.turns if t.seq not in carried]
-    summary = "" if record.summary.empty or reaches_back(record.turns, history, carried) else record.summary.text
+    summary = "" if (record.summary.empty or reaches_back(record.turns, history, in_history)
+                     or window_covers_summary(record, host_window)) else record.summary.text
     share = max_chars // 2 if missing else max_chars
     if len(summary) > share:
         summary = "…" + summary[-(share - 1):] if share > 1 else ""

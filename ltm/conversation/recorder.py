@@ -20,8 +20,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from ..errors import HostFailure, ValidationError
+from ..errors import HostFailure, StateError, ValidationError
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings
 from ..operations import Operation
@@ -40,6 +41,7 @@ from .model import (
 from .pack import ContextPack, HostMessage, context_pack
 from .prompt import MODEL_TIMEOUT_S, build_request, parse_reply
 from .text import NotRecorded, SpokenTurn, not_recorded, prepared
+from .transfer import edited, exported, imported, parse_import
 
 log = logging.getLogger("LongTermMemory")
 
@@ -86,7 +88,7 @@ class Conversations:
         settings, _ = await self._limits()
         if settings is None or not settings.conversation_enabled:
             return ContextPack()
-        return context_pack(await self._book.read(scope), history, max_chars)
+        return context_pack(await self._book.read(scope), history, max_chars, settings.conversation_host_window)
 
     async def record_turn(self, scope: MemoryScope, turn: SpokenTurn) -> TurnRecorded:
         """Append one finished turn (only when `conversation_enabled`), then fold when one is due."""
@@ -181,3 +183,25 @@ class Conversations:
     async def withdraw_message(self, scope: MemoryScope, message_id: str) -> int:
         """X2: the recorded turn of a recalled platform message removed (audited); how many turns went."""
         return await self._book.change(scope, Operation.MESSAGE_WITHDRAW, lambda record: withdrawn(record, message_id))
+
+    async def edit_summary(self, scope: MemoryScope, text: Any) -> ConversationRecord:
+        """The summary's text replaced by an operator's (audited); the record as it is now."""
+        _, limits = await self._limits()
+        now = now_iso()
+        await self._book.change(scope, Operation.CONVERSATION_EDIT, lambda record: edited(record, text, limits, now))
+        return await self._book.read(scope)
+
+    async def export(self, scope: MemoryScope) -> dict[str, Any]:
+        return exported(await self._book.read(scope), scope.chat_key, now_iso())
+
+    async def import_record(self, scope: MemoryScope, payload: Any) -> ConversationRecord:
+        """An export read whole, then written into this chat's empty record (`transfer.py`)."""
+        _, limits = await self._limits()
+        now = now_iso()
+        incoming = parse_import(payload, limits, now)
+        done = await self._book.change(scope, Operation.CONVERSATION_IMPORT,
+                                       lambda record: imported(record, incoming, limits, now))
+        if done is None:
+            raise StateError("this chat already has a conversation record: clear it first "
+                             "(!memory conversation clear), then import; nothing was imported")
+        return await self._book.read(scope)

@@ -5,7 +5,7 @@
 - `layout`    how an episode record sits in a LangBot vector store (metadata, one-key filters);
 - `identity`  session names, retrieval settings, sessions, events and query variables -> `Identity`;
               whether a message is the memory command, whether the memory KB is attached;
-- `turn`      an event's turn read once (attached memory KB, user text, command or not, identity);
+- `turn`      an event's turn read once (attached memory KB, user text, command or not, identity, time);
 - `platform_events`  a platform event an event processor receives -> `Recall` / `MemberLeft`;
 - `platforms` which bots' platforms show replies as plain text.
 """

@@ -12,15 +12,19 @@ read one of two ways, so a listener makes no host call it did not make before:
   injection then goes without memory, I6: a guessed bot would be a wrong space);
 - otherwise (after the reply): only when `identity()` is asked, and a bot the query cannot give comes
   from the event's session (`live_bot_uuid`).
+
+`spoken_at` is the message's time, from the query variables.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ..identity import Identity
+from ..timefields import format_utc
 from .identity import identity_from_event, is_memory_command, live_bot_uuid, memory_kb_attached, user_text
 
 _UNREAD = object()  # the bot uuid has not been asked yet
@@ -34,6 +38,18 @@ class Turn:
     command: bool
     variables: Any = None
     _bot_uuid: Any = field(default=_UNREAD, repr=False)
+
+    @property
+    def spoken_at(self) -> str:
+        """When the user's message was sent (query variable `msg_create_time`, epoch seconds) in UTC ISO
+        8601; "" when the host does not say (docs/HOST-FACTS.md 13.3)."""
+        value = self.variables.get("msg_create_time") if isinstance(self.variables, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            return ""
+        try:
+            return format_utc(datetime.fromtimestamp(value, UTC))
+        except (OverflowError, OSError, ValueError):
+            return ""
 
     async def identity(self) -> Identity:
         """The turn's identity (the chat and the current speaker); asks the bot uuid if not read yet."""
@@ -52,3 +68,4 @@ async def read_turn(ctx: Any, kb_id: str | None, *, bot_with_variables: bool = F
     text = user_text(variables)
     attached = kb_id if kb_id is not None and memory_kb_attached(variables, kb_id) else None
     return Turn(ctx, attached, text, is_memory_command(text), variables, bot_uuid)
+

@@ -10,10 +10,12 @@ Erasing goes space by space, each inside its own gated write, so each is seriali
 space's other writes, refused while it is fenced (the fenced space is reported and the others go
 on) and audited in that space's own log: L2 first (the person's episodes, and first whatever was
 derived from them, K5), then L1 (their speaker profile, the candidates of their messages, an
-injection snapshot that shows them or quotes their episodes). Last, the audit logs of the spaces
-searched (every log of the installation when erasing everywhere) stop naming them (`AuditLog.scrub`):
-entries stay, with "(erased)" where their sender id was. It runs on every erase that is not a dry run,
-even one that found nothing left, so running an interrupted erase again finishes it.
+injection snapshot that shows them or quotes their episodes; then, in the conversation record's own
+gated write, their turns, and the summary rebuilt without their words, `ltm/conversation/fold.py`).
+Last, the audit logs of the spaces searched (every log of the installation when erasing everywhere)
+stop naming them (`AuditLog.scrub`): entries stay, with "(erased)" where their sender id was. It runs
+on every erase that is not a dry run, even one that found nothing left, so running an interrupted
+erase again finishes it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from .._gate import WriteGate
 from ..candidates.queue import CandidateQueue
 from ..chat_labels import ChatLabels
 from ..consolidation.drafts import DraftBook
+from ..conversation import Conversations
 from ..diagnostics import Diagnostics, KnownSpaces
 from ..episodes.lifecycle import DeleteCriteria, EpisodeLifecycle
 from ..episodes.store import EpisodeStore
@@ -61,7 +64,8 @@ def chat_spaces(scope: MemoryScope) -> KnownSpaces:
 class PersonRegistry:
     def __init__(self, gate: WriteGate, fences: FenceRegistry, kbs: KnowledgeBaseRegistry, diagnostics: Diagnostics,
                  episodes: EpisodeStore, lifecycle: EpisodeLifecycle, drafts: DraftBook, profiles: ProfileBook,
-                 candidates: CandidateQueue, audit: AuditLog, labels: ChatLabels) -> None:
+                 candidates: CandidateQueue, audit: AuditLog, labels: ChatLabels,
+                 conversations: Conversations) -> None:
         self._gate = gate
         self._labels = labels
         self._audit = audit
@@ -73,6 +77,7 @@ class PersonRegistry:
         self._drafts = drafts
         self._profiles = profiles
         self._candidates = candidates
+        self._conversations = conversations
 
     async def _kb(self) -> tuple[str, Isolation]:
         found = await self._kbs.memory_kb()
@@ -146,8 +151,11 @@ class PersonRegistry:
             profile = await self._profiles.speaker_profile(chat_key, sender_id)
             candidates = tuple(c for c in await self._candidates.all(scope) if c.speaker.sender_id == sender_id)
             snapshot = await self._diagnostics.snapshot_shows(scope, sender_id, quoted)
+            record = await self._conversations.view(scope)
             space = PersonSpace(SpaceKind.L1, chat_key, chat_key, speaker_profile=profile, candidates=candidates,
-                                snapshot=snapshot, fenced=await self._fences.get(Space.l1(chat_key)) is not None)
+                                snapshot=snapshot, conversation_turns=record.turns_of(sender_id),
+                                conversation_summary=record.summary.may_hold(sender_id),
+                                fenced=await self._fences.get(Space.l1(chat_key)) is not None)
             if space.holds:
                 found.append(space)
         return PersonRecords(sender_id, kb_id, tuple(found), len(spaces.sessions), len(spaces.l2) if kb_id else 0)
@@ -196,11 +204,14 @@ class PersonRegistry:
             profile = await self._profiles.erase_speaker(tx, scope.chat_key, sender_id)
             candidates = await self._candidates.erase_speaker(tx, scope, sender_id)
             snapshot = await self._diagnostics.drop_snapshot(tx, scope, sender_id, quoted)
+        # Their conversation turns, and the summary rebuilt without them: the record's own gated write.
+        turns = await self._conversations.erase_speaker(scope, sender_id)
         # A snapshot found quoting their episodes may already be gone with them (the L2 step deletes every
         # snapshot quoting a deleted episode, audited there): it counts as erased either way, since after
         # this write no snapshot of the chat shows them or quotes them.
         return {"speaker_profiles": int(profile), "candidates": len(candidates),
-                "snapshots": int(snapshot or space.snapshot)}
+                "snapshots": int(snapshot or space.snapshot), "conversation_turns": turns,
+                "conversation_summaries": int(space.conversation_summary)}
 
     @staticmethod
     def _scope(chat_key: str, space_key: str, kb_id: str, isolation: Isolation,

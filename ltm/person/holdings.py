@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..candidates.candidate import Candidate
+from ..conversation import RecordedTurn
 from ..episodes.model import Episode
 from ..identity import MemoryScope
 from ..profiles.model import Profile
@@ -16,7 +17,8 @@ from ..spaces import SpaceKind
 from ..timefields import now_iso
 
 EXPORT_FORMAT = "longterm-memory-person-export"
-KINDS = ("episodes", "summaries", "speaker_profiles", "candidates", "snapshots")
+KINDS = ("episodes", "summaries", "speaker_profiles", "candidates", "snapshots", "conversation_turns",
+         "conversation_summaries")
 
 
 @dataclass(frozen=True)
@@ -33,17 +35,21 @@ class PersonSpace:
     speaker_profile: Profile | None = None
     candidates: tuple[Candidate, ...] = ()
     snapshot: bool = False
+    conversation_turns: tuple[RecordedTurn, ...] = ()
+    conversation_summary: bool = False
     fenced: bool = False
     truncated: bool = False  # the space holds more records than one enumeration reads
 
     @property
     def holds(self) -> bool:
-        return bool(self.episodes or self.speaker_profile is not None or self.candidates or self.snapshot)
+        return bool(self.episodes or self.speaker_profile is not None or self.candidates or self.snapshot
+                    or self.conversation_turns or self.conversation_summary)
 
     def counts(self) -> dict[str, int]:
         return {"episodes": len(self.episodes), "summaries": len(self.summaries),
                 "speaker_profiles": int(self.speaker_profile is not None), "candidates": len(self.candidates),
-                "snapshots": int(self.snapshot)}
+                "snapshots": int(self.snapshot), "conversation_turns": len(self.conversation_turns),
+                "conversation_summaries": int(self.conversation_summary)}
 
     def statuses(self) -> dict[str, int]:
         return dict(Counter(e.status.value for e in self.episodes))
@@ -63,7 +69,9 @@ class PersonSpace:
             data.update(episodes=[e.to_public() for e in self.episodes], summaries=list(self.summaries))
         else:
             data.update(speaker_profile=self.speaker_profile.to_dict() if self.speaker_profile else None,
-                        candidates=[c.to_public() for c in self.candidates], snapshot=self.snapshot)
+                        candidates=[c.to_public() for c in self.candidates], snapshot=self.snapshot,
+                        conversation_turns=[t.to_dict() for t in self.conversation_turns],
+                        conversation_summary=self.conversation_summary)
         return data
 
 

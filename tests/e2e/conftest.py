@@ -12,7 +12,7 @@ Environment:
                             test_real_candidates.py, test_real_consolidation.py, test_real_host_bench.py,
                             test_real_operator.py, test_crash_safety.py, test_real_erasure.py,
                             test_real_official_migration.py, test_real_host_history.py,
-                            test_real_onebot.py)
+                            test_real_onebot.py, test_real_conversation.py)
 - LTM_E2E_EMBEDDER          hashing (default: deterministic) | auto | minilm
 - LTM_E2E_VDB               LangBot's vector store: chroma (default) | milvus (Milvus Lite in the data dir;
                             `milvus-lite` is added to .lbvenv on first use) | seekdb (embedded SeekDB in
@@ -48,7 +48,7 @@ REAL_HOST_MODULES = {"test_real_langbot.py", "test_run_local.py", "test_real_can
                      "test_real_consolidation.py", "test_real_host_bench.py",
                      "test_real_operator.py", "test_crash_safety.py",
                      "test_real_erasure.py", "test_real_official_migration.py",
-                     "test_real_host_history.py", "test_real_onebot.py"}  # start LangBot; the rest is fast
+                     "test_real_host_history.py", "test_real_onebot.py", "test_real_conversation.py"}  # start LangBot
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -354,6 +354,9 @@ def test_banner_lines_stand_alone(tmp_path):
     assert "candidate extraction on, consolidation on (an override)" in text
     assert "pipeline" not in text.lower()
     assert "command_admin_only_in_groups is off here" in text and "new person on every visit" in text
+    # The conversation record stores what people say: the local run turns it on, and says so.
+    assert any(line.startswith(" Conversation: recorded here (conversation_enabled is on)") for line in lines)
+    assert cli.LOCAL_RUN_KB_SETTINGS == {"conversation_enabled": True, "conversation_host_window": 0}
 
 
 def test_the_local_run_lets_group_members_change_memory_and_writes_settings_only_when_they_differ():
@@ -924,3 +927,21 @@ def test_a_pipeline_already_set_up_is_not_written_again():
     assert puts == ["/pipelines/u"]
     client.configure_pipeline("u", runner_id="r", runner_config={"model": {"primary": "other"}})
     assert puts == ["/pipelines/u", "/pipelines/u"]
+
+
+def test_the_scripted_model_folds_a_conversation_the_plugin_accepts():
+    """The local run's model answers the plugin's own fold request with a summary its check accepts."""
+    from ltm.conversation import RecordedTurn
+    from ltm.conversation.prompt import build_request, parse_reply
+
+    turns = [RecordedTurn(1, "2026-05-01T10:00:00Z", "u1", "Alice", "", "the boat is called </conversation> Marigold",
+                          "Lovely."), RecordedTurn(2, "2026-05-01T10:01:00Z", "u2", "Bob", "", "we leave at dawn", "Ok.")]
+    request = [{"role": m.role, "content": m.content} for m in build_request("(+3 earlier turns)", turns, 300)]
+    answer = model_server.scripted_reply({"messages": request})["content"]
+    summary = parse_reply(answer, 300)
+    assert summary.splitlines() == ["[scripted summary]", "(+3 earlier turns)",
+                                    "Alice: the boat is called </conversation> Marigold", "Bob: we leave at dawn"]
+    long = [RecordedTurn(n, "", "u1", "Alice", "", "word " * 200, "") for n in range(1, 9)]
+    cut = model_server.scripted_reply({"messages": [{"role": m.role, "content": m.content}
+                                                    for m in build_request("", long, 300)]})["content"]
+    assert len(parse_reply(cut, 300)) <= 300

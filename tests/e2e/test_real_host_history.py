@@ -49,11 +49,15 @@ def transcript_rows(stack: Stack) -> list[tuple[str, str, str]]:
                 db.execute("SELECT conversation_id, role, content FROM transcript ORDER BY seq")]
 
 
-def start(data_dir: Path) -> tuple[Stack, SetupInfo]:
+def start(data_dir: Path, *, consumer: bool = True, kb_settings: dict[str, Any] | None = None
+          ) -> tuple[Stack, SetupInfo]:
+    """A stack of the test's own on `data_dir` (the same dir again: a restart), on free ports, with the
+    scripted model; `consumer`: the probe plugin; `kb_settings`: overrides of the memory KB's settings."""
     config = StackConfig.from_env(data_dir, embedder="hashing", vdb="chroma")
     config.chat_base_url = config.chat_api_key = config.chat_model = None
     config.webui_port = config.runtime_control_port = config.runtime_debug_port = config.model_port = None
-    config.install_consumer = True
+    config.install_consumer = consumer
+    config.kb_settings = dict(kb_settings or {})
     stack = Stack(config)
     try:
         stack.start()
@@ -74,7 +78,7 @@ def chat(info: SetupInfo) -> DebugChat:
 
 @pytest.fixture()
 def data_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="ltm-e2e-history-"))
+    path = Path(tempfile.mkdtemp(prefix="ltm-e2e-restart-"))
     try:
         yield path
     finally:

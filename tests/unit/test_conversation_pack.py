@@ -92,3 +92,25 @@ def test_the_pack_for_other_plugins_is_plain_values() -> None:
         "summary": "earlier: the venue", "summary_turns": 2,
         "earlier_turns": [{"turn": 3, "at": "2026-05-01T10:03:00Z", "speaker": {"id": "ann", "name": "Ann"},
                            "said": "we meet at noon", "assistant": "reply 3"}]}
+
+
+def test_the_turns_the_runner_shows_itself_are_left_out() -> None:
+    # Turns 5-9 recorded, 1-4 folded; the Runner shows the chat's latest three turns (7-9) from LangBot's
+    # transcript: the pack adds 5 and 6 and the summary of 1-4, which fell out of that window.
+    pack = context_pack(record(*TURNS, summary="we planned a trip", folded=4), [], host_window=3)
+    assert [t.seq for t in pack.turns] == [5, 6] and pack.carried == 3
+    assert pack.summary == "we planned a trip" and pack.folded == 4
+
+
+def test_the_summary_waits_until_the_runners_window_no_longer_reaches_its_first_turn() -> None:
+    # The window of 9 still shows turn 1, the first folded one: neither the summary nor a turn is added.
+    assert context_pack(record(*TURNS, summary="we planned a trip", folded=4), [], host_window=9).empty
+    # One turn later the window (2-10) has lost turn 1: the summary comes back, the turns stay out.
+    later = record(*TURNS, turn(10, "message number 10"), summary="we planned a trip", folded=4)
+    pack = context_pack(later, [], host_window=9)
+    assert pack.summary == "we planned a trip" and pack.turns == ()
+
+
+def test_a_window_of_zero_is_a_runner_that_shows_no_history() -> None:
+    shown = record(*TURNS, summary="we planned a trip", folded=4)
+    assert context_pack(shown, [], host_window=0) == context_pack(shown, [])

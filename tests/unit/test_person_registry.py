@@ -16,6 +16,8 @@ from ltm.spaces import Space
 from testhost.memory_ports import InMemoryPorts, ModelRequest
 from tests.unit.support import audit_ops, fenced, ident, memory_with_kb, remember
 
+NO_TURNS = {"conversation_turns": 0, "conversation_summaries": 0}  # no conversation record here
+
 
 def one_statement(request: ModelRequest) -> str:
     user = request.messages[1].content
@@ -95,7 +97,8 @@ async def test_find_names_exactly_that_senders_records_in_every_space(world: Wor
         ("l2", "bot-1:group_g1"), ("l2", "bot-1:group_g2"), ("l2", "bot-1:person_p-alice"),
         ("l1", "bot-1:group_g1"), ("l1", "bot-1:group_g2"), ("l1", "bot-1:person_p-alice")}
     counts = found.counts()
-    assert counts == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1, "snapshots": 1}
+    assert counts == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1,
+                      "snapshots": 1, **NO_TURNS}
     exported = found.export()
     assert exported["format"] == "longterm-memory-person-export" and exported["sender_id"] == "alice"
     text = json.dumps(exported)
@@ -110,7 +113,8 @@ async def test_find_names_exactly_that_senders_records_in_every_space(world: Wor
 async def test_a_dry_run_counts_and_writes_nothing(world: World, fake: InMemoryPorts) -> None:
     before = fake.state()
     plan = await world.memory.erase_person("alice", dry_run=True)
-    assert plan.counts() == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1, "snapshots": 1}
+    assert plan.counts() == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1,
+                             "snapshots": 1, **NO_TURNS}
     assert {s.outcome.value for s in plan.spaces} == {"planned"}
     assert fake.state() == before
 
@@ -119,7 +123,8 @@ async def test_erase_removes_exactly_that_person_cascades_and_audits_each_space(
         world: World, fake: InMemoryPorts) -> None:
     others = everything_but(fake, world)
     result = await world.memory.erase_person("alice", dry_run=False)
-    assert result.counts() == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1, "snapshots": 1}
+    assert result.counts() == {"episodes": 4, "summaries": 1, "speaker_profiles": 2, "candidates": 1,
+                               "snapshots": 1, **NO_TURNS}
     assert {s.outcome.value for s in result.spaces} == {"erased"}
     assert everything_but(fake, world) == others
     left = {r.record_id for rows in fake.index.kbs.values() for r in (row.record for row in rows.values())}

@@ -1,7 +1,8 @@
 """Memory Console page API (M1-M3, F4, H, K7, Q2 in docs/REQUIREMENTS.md): routing and answers.
 
 The endpoints are declared next to their handlers, one group per feature
-(`installation_endpoints.py`, `memory_endpoints.py`, `review_endpoints.py`, `person_endpoints.py`), and
+(`installation_endpoints.py`, `memory_endpoints.py`, `conversation_endpoints.py`, `review_endpoints.py`,
+`person_endpoints.py`), and
 listed once here (`ROUTES`); the selected space is resolved by `spaces.py`, bodies are read by `requests.py`.
 
 Every answer is a plain dict: `{"ok": true, ...}` or `{"ok": false, "error": "...", "code": "..."}`.
@@ -19,7 +20,13 @@ from typing import Any
 from components.common.credentials import refuse_credentials
 from components.common.envelope import error_envelope, internal_error
 from components.common.settle import settle
-from components.pages.console import installation_endpoints, memory_endpoints, person_endpoints, review_endpoints
+from components.pages.console import (
+    conversation_endpoints,
+    installation_endpoints,
+    memory_endpoints,
+    person_endpoints,
+    review_endpoints,
+)
 from components.pages.console.requests import Result
 from components.pages.console.routes import Endpoints
 from ltm import MemoryService
@@ -27,8 +34,8 @@ from ltm import MemoryService
 log = logging.getLogger("LongTermMemory")
 
 # Every endpoint group of the page.
-ROUTES = Endpoints.table((installation_endpoints.ROUTES, memory_endpoints.ROUTES, review_endpoints.ROUTES,
-                          person_endpoints.ROUTES))
+ROUTES = Endpoints.table((installation_endpoints.ROUTES, memory_endpoints.ROUTES, conversation_endpoints.ROUTES,
+                          review_endpoints.ROUTES, person_endpoints.ROUTES))
 
 
 def _fail(message: str, code: str) -> Result:

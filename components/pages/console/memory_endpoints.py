@@ -1,5 +1,6 @@
 """Console endpoints over one selected space: profiles (and their edits), episodes, search, the episode actions,
-the injection snapshot, the audit log and the export (M2, M3, A2)."""
+the injection snapshot, the audit log and the export (M2, M3, A2; the export also carries the chat's
+conversation record, V4)."""
 
 from __future__ import annotations
 
@@ -158,6 +159,9 @@ async def export(memory: MemoryService, body: Body) -> Result:
         "space": space.to_dict(),
         "export": {"format": EXPORT_FORMAT, "version": 1, "exported_at": now_iso(),
                    "scope_key": space.scope.chat_key, "user_key": space.scope.space_key,
-                   "kb_id": space.scope.kb_id, "l1": l1, "l2": l2},
+                   "kb_id": space.scope.kb_id, "l1": l1, "l2": l2,
+                   # the chat's conversation record (`!memory import conversation` reads it back); an
+                   # export written before it has no such key
+                   "conversation": await memory.export_conversation(space.scope)},
         "l2_error": l2_error,
     }

@@ -299,6 +299,9 @@ class Installation:
         out: dict[str, Any] = {"group": name, "episodes": self.sizes[name], "listed_total": first.total,
                                "truncated": first.truncated, "pages": first.pages,
                                "archived_total": archived.total, "index_ready_s": round(ready_s, 2), "command": {}}
+        # The bot's first command asks its platform once (plain text or Markdown, kept 10 minutes): not a
+        # cost of paging, so one command warms it up before the pages are measured.
+        await self.command(name, "!memory list 1")
         for label, text in pages.items():
             walls, calls, reply = [], {}, ""
             for _ in range(max(1, self.args.runs // 4)):

@@ -65,10 +65,11 @@ log = logging.getLogger("LongTermMemory")
 
 ADMIN_PRIVILEGE = 2
 # Every subcommand group under the word `!memory help <group>` takes, in the order `help` lists them.
-REGISTRY = Registry((("view", views.SUBCOMMANDS), ("change", changes.SUBCOMMANDS), ("transfer", transfer.SUBCOMMANDS),
+REGISTRY = Registry((("view", views.SUBCOMMANDS), ("change", changes.SUBCOMMANDS),
+                     ("transfer", (transfer.SUBCOMMANDS, bots.SUBCOMMANDS)),
                      ("candidates", candidates.SUBCOMMANDS), ("consolidate", consolidate.SUBCOMMANDS),
                      ("conversation", conversation.SUBCOMMANDS), ("person", person.SUBCOMMANDS),
-                     ("settings", settings.SUBCOMMANDS), ("bots", bots.SUBCOMMANDS)))
+                     ("settings", settings.SUBCOMMANDS)))
 
 SAY = Catalogue({
     "memory.admin_only": ("!memory {topic} needs a bot admin: this chat's memory is shared with other people or chats, "

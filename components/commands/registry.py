@@ -72,8 +72,9 @@ SAY = Catalogue({
                         "view（查看）— !memory、profile、search、list、show、superseded、archived、health"),
     "help.group.change": ("change — forget, archive, restore, delete (shared chats: bot admins)",
                           "change（修改）— forget、archive、restore、delete（共享的聊天：机器人管理员）"),
-    "help.group.transfer": ("transfer — export, import (JSON: l1, l2, conversation), audit",
-                            "transfer（迁移）— export、import（JSON：l1、l2、conversation）、audit"),
+    "help.group.transfer": ("transfer — export, import (JSON: l1, l2, conversation), audit, move-bot (bot admins)",
+                            "transfer（迁移）— export、import（JSON：l1、l2、conversation）、audit、"
+                            "move-bot（机器人管理员）"),
     "help.group.candidates": ("candidates — candidates to review; candidate accept|reject",
                               "candidates（候选）— candidates 待审阅的候选；candidate accept|reject"),
     "help.group.consolidate": ("consolidate — preview, run, drafts, discard: archive old records, summaries",
@@ -86,8 +87,6 @@ SAY = Catalogue({
                           "person（个人）— me（保存的关于你的内容）、forget-me"),
     "help.group.settings": ("settings — settings, settings set|reset (bot admins)",
                             "settings（设置）— settings、settings set|reset（机器人管理员）"),
-    "help.group.bots": ("bots — move-bot: a deleted bot's memory into the bot that replaced it (bot admins)",
-                        "bots（机器人）— move-bot：把已删除机器人的记忆迁入替代它的机器人（机器人管理员）"),
 })
 
 
@@ -160,13 +159,25 @@ class Subcommands(Declarations[Subcommand]):
         return self.decorator((name, *aliases), lambda handler: Subcommand(name, usage, handler, mutating))
 
 
+def _joined(groups: tuple[Subcommands, ...]) -> Subcommands:
+    """One help group's subcommands: a module's own group, or several modules' in one."""
+    if len(groups) == 1:
+        return groups[0]
+    joined = Subcommands()
+    joined.entries = Subcommands.table(groups)
+    return joined
+
+
 class Registry:
     """The command's table: every group's subcommands, in the order of `named` (each group under the word
     `!memory help <group>` takes), and the aliases."""
 
-    def __init__(self, named: tuple[tuple[str, Subcommands], ...], aliases: Mapping[str, str] = ALIASES) -> None:
-        self.by_group = dict(named)
-        self.groups = tuple(group for _, group in named)
+    def __init__(self, named: tuple[tuple[str, Subcommands | tuple[Subcommands, ...]], ...],
+                 aliases: Mapping[str, str] = ALIASES) -> None:
+        # A help group may gather several feature modules (help stays one line per group, ten lines at most).
+        parts = {word: group if isinstance(group, tuple) else (group,) for word, group in named}
+        self.by_group = {word: _joined(groups) for word, groups in parts.items()}
+        self.groups = tuple(group for groups in parts.values() for group in groups)
         self.entries = Subcommands.table(self.groups)
         self.aliases = dict(aliases)
         for alias, name in self.aliases.items():

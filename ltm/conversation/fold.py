@@ -33,7 +33,7 @@ FOLDED = wording.Phrase("audit.conversation_folded", "folded turns {first}-{last
 CLEARED = wording.Phrase("audit.conversation_cleared",
                          "conversation record cleared ({turns} turns, a summary of {folded} earlier turns)")
 ERASED = wording.Phrase("audit.conversation_erased",
-                        "a speaker's {turns} turn(s) removed from the conversation record; summary {summary}")
+                        "turns of a speaker removed from the conversation record: {turns}; summary {summary}")
 HOW = {SummarySource.MODEL: wording.Phrase("conversation.by_model", "by the chat model"),
        SummarySource.FALLBACK: wording.Phrase("conversation.by_fallback", "by the fallback digest")}
 WITHDRAWN_TURN = wording.Phrase("audit.conversation_withdrawn",

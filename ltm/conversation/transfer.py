@@ -50,7 +50,7 @@ EXPORT_FIELDS = ("format", "version", "scope_key", "exported_at", "turns", "summ
 MAX_IMPORT_TURNS = 1_000
 EDITED = wording.Phrase("audit.conversation_edited", "summary edited ({chars} characters)")
 IMPORTED = wording.Phrase("audit.conversation_imported",
-                          "conversation imported: {turns} turn(s), a summary of {chars} characters")
+                          "conversation imported: turns {turns}, a summary of {chars} characters")
 
 
 def exported(record: ConversationRecord, chat_key: str, now: str) -> dict[str, Any]:

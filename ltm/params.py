@@ -11,6 +11,7 @@ in constant time (docs/ARCHITECTURE.md, "Limits").
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
@@ -195,3 +196,13 @@ def time_range(since: Any, until: Any, *, since_field: str = "since", until_fiel
     if start and end and start >= end:
         raise ValidationError(f"{since_field} must be earlier than {until_field}")
     return start, end
+
+
+def known_version(value: Any, known: int, what: str) -> None:
+    """Refuse a document whose `version` is not the one this plugin reads; the value is quoted escaped
+    (a lone surrogate or a control character cannot reach a reply or a log)."""
+    if value != known or isinstance(value, bool):
+        shown = json.dumps(value, ensure_ascii=True)[:20] if isinstance(value, (str, int, float)) else type(
+            value).__name__
+        raise ValidationError(f"this is version {shown} of {what}; only version {known} is known; nothing was "
+                              "imported")

@@ -97,6 +97,15 @@ def new_episode_id() -> str:
     return str(uuid.uuid4())
 
 
+_IMPORTED_IDS = uuid.UUID("6f1d3c52-8a4e-5b7f-9c20-4d1e8a6b3f70")
+
+
+def derived_episode_id(kb_id: str, space_key: str, original_id: str) -> str:
+    """The id an imported record with the id `original_id` gets in a space: the same every time, so an
+    import run again after it stopped part-way writes each record under the id a stored link names."""
+    return str(uuid.uuid5(_IMPORTED_IDS, f"{kb_id}\n{space_key}\n{original_id}"))
+
+
 @dataclass(frozen=True)
 class FactTime:
     """Fact time and provenance (E9). All optional; None means unknown."""

@@ -55,7 +55,7 @@ from .model import (
     EpisodeDraft,
     EpisodeStatus,
     clean_speaker,
-    new_episode_id,
+    derived_episode_id,
     parse_status,
 )
 from .sameness import fact_key
@@ -143,6 +143,8 @@ def episode_list(payload: Any) -> list[Any]:
     if isinstance(payload, dict):
         if "episodes" not in payload:
             raise ValidationError('expected a list of episodes or {"episodes": [...]}')
+        if "version" in payload:  # the official `export l2` envelope, version 1
+            params.known_version(payload["version"], 1, "the official L2 export")
         payload = payload["episodes"]
     if not isinstance(payload, list):
         raise ValidationError('"episodes" must be a list')
@@ -247,7 +249,7 @@ def keyed_items(payload: Any) -> tuple[list[Any], list[str]]:
     keys = []
     for item in items:
         key = item.get("user_key") or default if isinstance(item, dict) else default
-        keys.append(key.strip() if isinstance(key, str) else "")
+        keys.append(key if isinstance(key, str) else "")  # as given: "g1 " and "g1" are two chats
     return [_naive_stamp_as_utc(item) for item in items], keys
 
 
@@ -278,9 +280,13 @@ def _bot_of(scope: MemoryScope) -> str:
 
 
 def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
-                 keep_speakers: bool) -> list[Episode]:
-    """New ids in the caller's space; links inside the batch are carried over to the new ids."""
-    id_map = {r.original_id: new_episode_id() for r in records if r.original_id}
+                 keep_speakers: bool, linkable: Collection[str] = ()) -> list[Episode]:
+    """New ids in the caller's space; links inside the batch (and to `linkable`: ids of records imported
+    with it in other writes) are carried over to the new ids. A record with an id gets the id derived from
+    the space and that id, so an import cut short and run again gives each record the id the first run
+    gave it, and a link a stored record holds finds the record it names."""
+    id_map = {i: derived_episode_id(scope.kb_id, scope.space_key, i)
+              for i in (*linkable, *(r.original_id for r in records if r.original_id))}
     episodes: list[Episode] = []
     for record in records:
         episode = new_episode(scope, record.draft)
@@ -332,14 +338,14 @@ class EpisodeTransfer:
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
                               skipped: Sequence[SkippedRecord[int]] = (), operation: Operation = Operation.IMPORT,
-                              keep_speakers: bool = True) -> ImportResult:
+                              keep_speakers: bool = True, linkable: Collection[str] = ()) -> ImportResult:
         """`records` are written (one gated write), `skipped` ones were refused by `parse_batch` and are
         named in the result and the audit; a batch whose every record was skipped writes nothing."""
         if not records and not skipped:
             raise ValidationError("the import has no episodes")
         if not records:
             return ImportResult([], skipped=list(skipped))
-        episodes = materialize(scope, records, None, keep_speakers)
+        episodes = materialize(scope, records, None, keep_speakers, linkable)
         async with self._gate.write(scope, Space.l2(scope.kb_id, scope.space_key), operation) as tx:
             result, vectors = await self._sift(tx, scope, settings, episodes, records, DUPLICATE_OF[operation])
             _audit_skipped(tx, SKIPPED_OF[operation], skipped)
@@ -348,6 +354,14 @@ class EpisodeTransfer:
         log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d skipped=%d", scope.chat_key,
                  scope.space_key, len(result.episodes), len(result.duplicates), len(skipped))
         return replace(result, skipped=list(skipped))
+
+    async def preview_import(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
+                             linkable: Collection[str] = ()) -> ImportResult:
+        """What `import_episodes` would write and what it would find held already, writing nothing (a
+        migration's dry run): the same checks, the same embedding of what is new."""
+        episodes = materialize(scope, records, None, True, linkable)
+        result, _vectors = await self._sift(None, scope, settings, episodes, records, Operation.IMPORT)
+        return result
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
                               document_id: str, skipped: Sequence[SkippedRecord[int]] = ()) -> ImportResult:
@@ -410,7 +424,7 @@ class EpisodeTransfer:
             results.append(replace(result, skipped=list(skipped) if number == 0 else []))
         return results
 
-    async def _sift(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
+    async def _sift(self, tx: WriteTx | None, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
                     records: Sequence[ImportRecord], operation: Operation) -> tuple[ImportResult, list[list[float]]]:
         """The batch without its duplicates (each audited), links re-pointed, and the kept records'
         vectors (one embedding pass for the check and the write). A record imported before (its
@@ -423,8 +437,9 @@ class EpisodeTransfer:
             episode = episodes[i]
             duplicates.append(BatchDuplicate(positions[i], episode.original_id, existing_id, in_batch))
             held_by[episode.episode_id] = existing_id
-            tx.noted(operation, "episode", existing_id, RECORD_REMEMBERED(position=positions[i]),
-                     position=positions[i], original_id=episode.original_id or "", in_batch=in_batch)
+            if tx is not None:  # None: a dry run, which writes nothing
+                tx.noted(operation, "episode", existing_id, RECORD_REMEMBERED(position=positions[i]),
+                         position=positions[i], original_id=episode.original_id or "", in_batch=in_batch)
 
         imported = await self._imported_before(scope, episodes)
         for i, episode in enumerate(episodes):

@@ -48,7 +48,7 @@ from ..profiles.facts import (
 from ..profiles.model import MAX_NAME_CHARS, Profile, ProfileLimits, ProfileTarget
 from ..profiles.transfer import MAX_IMPORT_PROFILES, MAX_SENDER_ID_CHARS, ProfileImport, parse_import
 from ..skipped import SkippedRecord
-from ..timefields import normalize_time, now_iso
+from ..timefields import normalize_time
 
 T = TypeVar("T")
 KNOWN_VERSION = 1
@@ -81,10 +81,7 @@ class _Reader:
 
 
 def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> ProfileImport:
-    version = payload.get("version", KNOWN_VERSION)
-    if version != KNOWN_VERSION:
-        raise ValidationError(f"this is version {str(version)[:20]} of the official L1 export; only version "
-                              f"{KNOWN_VERSION} is known; nothing was imported")
+    params.known_version(payload.get("version", KNOWN_VERSION), KNOWN_VERSION, "the official L1 export")
     entries = payload["profiles"]
     if not isinstance(entries, list):
         raise ValidationError("profiles must be a list; nothing was imported")
@@ -172,8 +169,8 @@ def _profile(reader: _Reader, raw: dict[str, Any], where: str, exported_at: Any)
         "the notes"))
     updated_at = reader.take(f"{where}/updated_at", lambda: normalize_time(raw.get("updated_at"), "updated_at"))
     # Facts that drop out of a list are dated by the export, not by this import, so a second import of
-    # the same file builds the same profile.
-    at = updated_at or reader.take("/exported_at", lambda: normalize_time(exported_at, "exported_at")) or now_iso()
+    # the same file builds the same profile; a file that gives no time at all leaves those times unknown.
+    at = updated_at or reader.take("/exported_at", lambda: normalize_time(exported_at, "exported_at"))
     slots = raw.get("profile_slots") or {}
     if not isinstance(slots, dict):
         reader.skip(f"{where}/profile_slots", "must be an object")
@@ -244,7 +241,8 @@ def _past(entry: Any) -> PastValue:
         raise ValidationError("must be an object")
     value = _stored(item_text(entry.get("value"), "value"), "the value")
     noted = normalize_time(entry.get("timestamp"), "timestamp")
-    reason = params.text(entry.get("reason"), "reason", max_chars=MAX_REASON_CHARS, required=False)
+    reason = _stored(params.text(entry.get("reason"), "reason", max_chars=MAX_REASON_CHARS, required=False),
+                     "the reason")
     status = REMOVED if entry.get("status") == "removed" else REPLACED
     if reason == "provided_previous_value":  # noted when it was replaced, not when it was set
         return PastValue(value, None, noted, status, reason)

@@ -11,13 +11,12 @@ in constant time (docs/ARCHITECTURE.md, "Limits").
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .errors import ValidationError
+from .errors import ValidationError, quoted
 from .timefields import parse_aware, parse_naive_as_utc
 
 _ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
@@ -130,9 +129,10 @@ def choice(value: Any, field: str, options: Iterable[str], *, default: str | Non
         return default
     word = str(value).strip().lower() if isinstance(value, str) else None
     if word not in options:
-        shown = str(value)[:30]
-        raise ValidationError(f"{field} must be one of: {', '.join(options)} (got {shown!r})")
+        raise ValidationError(f"{field} must be one of: {', '.join(options)} (got {quoted(value)})")
     return word
+
+
 
 
 def word_list(value: Any, field: str, *, max_items: int, item_chars: int,
@@ -202,7 +202,5 @@ def known_version(value: Any, known: int, what: str) -> None:
     """Refuse a document whose `version` is not the one this plugin reads; the value is quoted escaped
     (a lone surrogate or a control character cannot reach a reply or a log)."""
     if value != known or isinstance(value, bool):
-        shown = json.dumps(value, ensure_ascii=True)[:20] if isinstance(value, (str, int, float)) else type(
-            value).__name__
-        raise ValidationError(f"this is version {shown} of {what}; only version {known} is known; nothing was "
-                              "imported")
+        raise ValidationError(f"this is version {quoted(value)} of {what}; only version {known} is known; nothing "
+                              "was imported")

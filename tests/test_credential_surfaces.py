@@ -255,8 +255,9 @@ FIELDS: tuple[Field, ...] = (
 NOT_PLANTED = {
     **{f"console:*.{name}": "a number or a flag" for name in ("page", "page_size", "top_k", "dry_run",
                                                               "installation", "all_statuses")},
-    "console:/migrate.bundle": "vetted record by record by the importer: a record with a credential is skipped and "
-                               "reported (tests/test_migration_bundle.py, the dry run and import test)",
+    "console:/migrate.bundle": "vetted record by record by the importer, every field of the format: "
+                               "tests/test_credential_foreign_formats.py",
+    "console:/migrate.include_forgotten": "a flag",
     "console:*.space": "read by one resolver (components/pages/console/spaces.py), planted at /profiles, /fence/clear",
     "command:": "the overview: no argument", "command:overview": "no argument", "command:health": "no argument",
     "command:me": "no argument", "command:import": "planted as import_l1 and import_l2",

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import params
-from ..errors import ValidationError
+from ..errors import ValidationError, quoted
 from ..ports import IndexRecord
 from ..timefields import newest_per_id, normalize_time, now_iso, parse_aware, parse_stored
 from ..wording import Phrase
@@ -75,8 +75,7 @@ def parse_status(value: Any, field_name: str = "status") -> EpisodeStatus:
         return EpisodeStatus(word)
     except ValueError:
         allowed = ", ".join(s.value for s in EpisodeStatus)
-        shown = str(value)[:30] if value is not None else ""
-        raise ValidationError(f"unknown {field_name} {shown!r}; use one of: {allowed}") from None
+        raise ValidationError(f"unknown {field_name} {quoted(value)}; use one of: {allowed}") from None
 
 
 def parse_statuses(value: Any, field_name: str = "status", *,

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from .. import params
 from ..errors import ValidationError
-from ..guards import refuse_secrets
+from ..guards import refuse_secrets, said_safely
 from ..identity import clean_id
 from ..profiles.facts import (
     FACT_FIELDS,
@@ -73,11 +73,11 @@ class _Reader:
         try:
             return read(*args)
         except ValidationError as exc:
-            self.skipped.append(SkippedRecord(where, exc.message))
+            self.skipped.append(SkippedRecord(where, said_safely(exc.message)))
             return None
 
     def skip(self, where: str, reason: str) -> None:
-        self.skipped.append(SkippedRecord(where, reason))
+        self.skipped.append(SkippedRecord(where, said_safely(reason)))
 
 
 def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> ProfileImport:
@@ -198,7 +198,7 @@ def _facts(reader: _Reader, raw: Any, where: str) -> dict[str, tuple[str, Profil
         return {}
     group: dict[str, tuple[str, ProfileFact]] = {}
     for raw_key, slot in raw.items():
-        path = f"{where}/{str(raw_key)[:40]}"
+        path = f"{where}/{_pointer_step(raw_key)}"
         key = reader.take(path, _stored_key, raw_key)
         fact = reader.take(path, _fact, reader, slot, path) if key is not None else None
         if key is None or fact is None:
@@ -209,6 +209,15 @@ def _facts(reader: _Reader, raw: Any, where: str) -> dict[str, tuple[str, Profil
         if fact.value or fact.history:
             group[key] = (path, fact)
     return group
+
+
+def _pointer_step(key: Any) -> str:
+    """A slot's key as a step of the JSON Pointer that names it: as given when short ('/' and '~' escaped),
+    else by its size, so a place shown never holds part of a long key (or a credential: `said_safely`)."""
+    text = str(key)
+    if len(text) > 40 or said_safely(text) != text:
+        return f"(a key of {len(text)} characters)"
+    return text.replace("~", "~0").replace("/", "~1")
 
 
 def _fact(reader: _Reader, slot: Any, path: str) -> ProfileFact:

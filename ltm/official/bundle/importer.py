@@ -35,7 +35,8 @@ from ..._gate import WriteGate
 from ...candidates.candidate import Candidate
 from ...candidates.queue import CandidateQueue, make_room
 from ...episodes.transfer import MAX_IMPORT_RECORDS, EpisodeTransfer, parse_items
-from ...errors import LTMError, ValidationError
+from ...errors import LTMError, StateError, ValidationError
+from ...guards import said_safely
 from ...host_values import escape_bot_uuid
 from ...identity import Identity, Isolation, MemoryScope, chat_of_key, scope_of_space_key
 from ...kb_overrides import SettingsOverrides
@@ -82,7 +83,7 @@ class ChatReport:
                                                                  ("profiles", "episodes", "audit", "candidates")})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "label": self.label or chat_label(self.key), "space": self.space,
+        return {"key": said_safely(self.key), "label": self.label or chat_label(self.key), "space": self.space,
                 "problem": self.problem,
                 **{name: part.to_dict() for name, part in self.parts.items()}}
 
@@ -139,6 +140,7 @@ class BundleImport:
         if ours is not None:
             ours.add(DEBUG_CHAT_BOT)  # after the installation check: every LangBot has it
         settings = await plan_settings(self._overrides, bundle.settings, dry_run)
+        await self._placement_set(settings, dry_run)
         effective = await self._kbs.open_kb(kb_id)
         isolation = effective.isolation
         planned = next((s for s in settings if s["name"] == "isolation" and s["action"] == "set"), None)
@@ -152,6 +154,16 @@ class BundleImport:
         log.info("[LongTermMemory] migration %s source=%s chats=%d totals=%s", "dry run" if dry_run else "import",
                  bundle.fingerprint[:12], len(reports), report.totals())
         return report
+
+    async def _placement_set(self, settings: list[dict[str, Any]], dry_run: bool) -> None:
+        """The bundle's `isolation` decides the space of every record: when it could have been set but was
+        not (a host failure, a fence), no record is written, or a second run could not set it any more."""
+        failed = next((s for s in settings if s["name"] == "isolation" and s["action"] == "refused"), None)
+        if dry_run or failed is None or await self._overrides.refusal("isolation", failed["value"]) is not None:
+            return
+        raise StateError(f"the bundle's isolation ({failed['value']}) could not be set: {failed['reason']}; "
+                         "no record was imported, since each would land in a space of the old isolation; run "
+                         "the import again")
 
     async def _kbs_id(self) -> str:
         found = await self._kbs.memory_kb()
@@ -195,7 +207,7 @@ class BundleImport:
                         report.parts[name].skipped.append(SkippedRecord(name, "a bot's space holds no " + name))
             await self._chat_episodes(chat, scope, settings, report.parts["episodes"], removed, dry_run)
         except LTMError as exc:
-            report.problem = exc.message  # e.g. a fenced space: the other chats go on
+            report.problem = said_safely(exc.message)  # e.g. a fenced space: the other chats go on
         return report
 
     async def _chat_profiles(self, chat: ChatPart, scope: MemoryScope, count: PartCount, dry_run: bool) -> None:
@@ -262,7 +274,7 @@ class BundleImport:
             try:
                 audit_id, entry = audit_entry(raw, scope)
             except ValidationError as exc:
-                count.skipped.append(SkippedRecord(index, exc.message))
+                count.skipped.append(SkippedRecord(index, said_safely(exc.message)))
                 continue
             if audit_id in held:
                 count.already += 1
@@ -294,7 +306,7 @@ class BundleImport:
             try:
                 found = candidate(raw, identity)
             except ValidationError as exc:
-                count.skipped.append(SkippedRecord(index, exc.message))
+                count.skipped.append(SkippedRecord(index, said_safely(exc.message)))
                 continue
             if found.candidate_id in held:
                 count.already += 1

@@ -23,7 +23,7 @@ from ... import params
 from ..._audit import AuditEntry, ForeignOperation
 from ...candidates.candidate import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from ...candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, redacted_text
-from ...errors import ValidationError
+from ...errors import ValidationError, quoted
 from ...guards import refuse_secrets
 from ...identity import Identity, MemoryScope, clean_id
 from ...secrets import secret_kind
@@ -136,8 +136,8 @@ def candidate(raw: Any, chat: Identity) -> Candidate:
             kind = CandidateKind.PROFILE
             name = str(payload.get("field") or "")
             if name not in {f.value for f in ProfileField}:
-                raise ValidationError(f"a candidate for the profile's {name[:20] or '(no field)'} has no "
-                                      "equivalent here (only name, traits and preferences)")
+                raise ValidationError(f"a candidate for the profile's {quoted(name) if name else '(no field)'} "
+                                      "has no equivalent here (only name, traits and preferences)")
             field = ProfileField(name)
             target = SESSION if payload.get("target_scope") == "session" else SPEAKER
     refuse_secrets([("the proposed content", content), ("the sender_id", sender_id),

@@ -24,6 +24,7 @@ from typing import Any
 from ... import params
 from ...episodes.transfer import MAX_IMPORT_BYTES, load_json
 from ...errors import ValidationError
+from ...guards import refuse_secrets, said_safely
 
 BUNDLE_FORMAT = "ltm-official-migration"
 BUNDLE_VERSION = 1
@@ -91,6 +92,12 @@ def parse_bundle(payload: Any) -> Bundle:
     fingerprint = params.text(source.get("fingerprint"), "source.fingerprint", max_chars=128)
     kb_id = params.text(source.get("kb_id"), "source.kb_id", max_chars=255, required=False)
     bots = params.word_list(source.get("bots"), "source.bots", max_items=1000, item_chars=255)
+    created_at = params.text(payload.get("created_at"), "created_at", max_chars=40, required=False)
+    try:  # the envelope's ids are shown in the report and the log: never a credential
+        refuse_secrets([("source.fingerprint", fingerprint), ("source.kb_id", kb_id), ("created_at", created_at),
+                        *(("an item of source.bots", bot) for bot in bots)])
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.message}; nothing was imported") from None
     settings = payload.get("settings") or {}
     if not isinstance(settings, dict):
         raise ValidationError('"settings" must be an object; nothing was imported')
@@ -105,8 +112,7 @@ def parse_bundle(payload: Any) -> Bundle:
         try:
             chats.append(_chat(index, raw))
         except ValidationError as exc:
-            problems.append((index, exc.message))
-    created_at = params.text(payload.get("created_at"), "created_at", max_chars=40, required=False)
+            problems.append((index, said_safely(exc.message)))
     return Bundle(fingerprint, kb_id, tuple(bots), created_at, settings, chats, problems)
 
 

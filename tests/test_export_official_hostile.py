@@ -70,7 +70,7 @@ def test_unusual_rows_are_left_out_with_a_line_each_and_the_rest_exported(tmp_pa
     bundle = json.loads((tmp_path / "bundle.json").read_text())
     chats = {c["key"]: c for c in bundle["chats"]}
     assert chats[oi.G3]["audit"] == [{"audit_id": "a9", "operation": "remember"}]
-    assert len(chats[oi.G1]["episodes"]) == 5  # everything else is there
+    assert len(chats[oi.G1]["episodes"]) == 6  # everything else is there
 
 
 def test_half_a_utf16_pair_is_written_as_its_escape_and_the_bundle_imports(tmp_path, capsys):

@@ -45,11 +45,11 @@ async def plan_settings(overrides: SettingsOverrides, given: dict[str, Any], dry
             if dry_run:
                 refusal = await overrides.refusal(name, parsed)
                 if refusal:
-                    plan = {**plan, "action": "refused", "reason": refusal}
+                    plan = {**plan, "action": "refused", "reason": _said(refusal)}
             else:
                 await overrides.set(name, parsed)
         except LTMError as exc:
-            plan = {**plan, "action": "refused", "reason": exc.message}
+            plan = {**plan, "action": "refused", "reason": _said(exc.message)}
         plans.append(plan)
     return plans
 

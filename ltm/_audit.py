@@ -9,14 +9,23 @@ the log. A chat reads the merge of its own logs, newest first.
 
 Entries hold ids, names and counts, never memory text (a `remember` entry does not carry the
 episode's tags either: they are words of the memory). A person's erasure leaves no trace here either:
-`scrub` rewrites, in the logs of the spaces erased, every entry that names that sender id (as who
-acted, as the target, in a field) so that it names "(erased)" instead, with no display name. The
-entry itself stays (what happened, when, to which record id), so the log still accounts for every
-change.
+`scrub` rewrites, in the logs of the spaces erased, the fields that name a sender id (`SENDER_FIELDS`:
+who acted, a speaker profile as the target, who decided a candidate) where they name that id, so that
+they name "(erased)" instead, with no display name; nothing else of any entry changes, so another
+person's name, a chat key or an operation that happens to equal the id stays as it was. An entry
+carried from another plugin's log (a migration) quotes that log's summary, words of whoever acted:
+when it was the person, or the summary names their id, those words become "(erased)" too. The entry
+itself stays (what happened, when, to which record id), so the log still accounts for every change.
+
+Each log is kept in the order of its appends, which is time order except for carried entries (they
+keep their own, older times): the head record notes when a log stops being in time order
+(`ordered`), and paging over several logs then merges them walking instead of bisecting, so no entry
+is shown twice or never.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -29,11 +38,17 @@ from ._storage import AUDIT_PREFIX, JsonStore, audit_chunk_key, audit_head_key, 
 from .operations import Operation
 from .spaces import stored_names
 from .timefields import now_iso, parse_stored
-from .wording import Said
+from .wording import Said, said_from
 
 CHUNK = 50
 MAX_SUMMARY_CHARS = 200
 ERASED_PERSON = "(erased)"  # what an entry names instead of an erased person's sender id
+# The fields that name a sender id: who acted (`sender_id`, and with it `sender_name`), the target when it is
+# a speaker profile, and in `meta` who decided a candidate. Only these change at a person's erasure.
+PERSON_TARGETS = frozenset({"speaker_profile"})
+PERSON_META = ("decided_by",)
+CARRIED_FROM = "migrated_from"  # meta key of an entry carried from another plugin's log
+CARRIED_WORDS = "summary"  # the summary parameter that quotes that log's own words
 
 # The operation of an entry carried over from another plugin's log (a migration), kept as that log named
 # it: not one of ours, so no surface has a word for it and it is shown as stored. Only `WriteTx.carried`
@@ -97,8 +112,13 @@ class AuditLog:
         run = step or _direct
         async with self._locks.hold(log_id):
             head = await self._store.get(audit_head_key(log_id), {"count": 0})
-            count = int(head.get("count", 0)) if isinstance(head, dict) else 0
+            if not isinstance(head, dict):
+                head = {}
+            count = int(head.get("count", 0))
             pending = [e.to_dict() for e in entries]
+            last, ordered = head.get("last"), head.get("ordered", True) is not False
+            if last is None and count and count % CHUNK == 0:  # a head written before `last` existed
+                last = _last_time(await self._store.get(audit_chunk_key(log_id, count // CHUNK - 1), []))
             writes: list[tuple[str, Any]] = []
             while pending:
                 index, offset = divmod(count, CHUNK)
@@ -106,18 +126,30 @@ class AuditLog:
                 if not isinstance(chunk, list):
                     chunk = []
                 chunk = chunk[:offset]
+                if last is None and chunk:
+                    last = _last_time(chunk)
                 room = CHUNK - len(chunk)
                 chunk.extend(pending[:room])
                 pending = pending[room:]
                 writes.append((audit_chunk_key(log_id, index), chunk))
                 count = index * CHUNK + len(chunk)
-            writes.append((audit_head_key(log_id), {"count": count, "chunk": CHUNK}))
+            for entry in entries:
+                if last is not None and _moment({"time": entry.time}) < _moment({"time": last}):
+                    ordered = False  # an entry older than the one before it: a carried entry
+                last = entry.time
+            writes.append((audit_head_key(log_id), {"count": count, "chunk": CHUNK, "last": last,
+                                                   "ordered": ordered}))
             for key, value in writes:
                 await run(partial(self._store.set, key, value))
 
     async def count(self, log_id: str) -> int:
         head = await self._store.get(audit_head_key(log_id), {"count": 0})
         return int(head.get("count", 0)) if isinstance(head, dict) else 0
+
+    async def in_time_order(self, log_id: str) -> bool:
+        """Whether every entry of the log is at least as new as the one appended before it."""
+        head = await self._store.get(audit_head_key(log_id), {})
+        return not isinstance(head, dict) or head.get("ordered", True) is not False
 
     async def page(self, log_id: str, page: int, page_size: int = 10) -> AuditPage:
         """Newest first; `page` is 1-based. Reads only the chunks the page touches."""
@@ -181,7 +213,8 @@ class AuditLog:
             return AuditPage(single.entries, page, pages, total)
         readers = [_Reader(self._store, log_id, counts[log_id], rank) for rank, log_id in enumerate(filled)]
         skip = min(total, (page - 1) * page_size)
-        taken = await _split(readers, skip)
+        ordered = all([await self.in_time_order(log_id) for log_id in filled])
+        taken = await _split(readers, skip, ordered)
         entries: list[dict[str, Any]] = []
         while len(entries) < page_size:
             heads = [(await r.at(t), r) for r, t in zip(readers, taken) if t < r.count]
@@ -204,27 +237,56 @@ class AuditLog:
 
 
 def without_person(entry: Any, sender_id: str, records: Collection[str]) -> Any:
-    """`entry` naming ERASED_PERSON wherever it named `sender_id` (the same object when it never did)."""
-    if not isinstance(entry, dict):
+    """`entry` naming ERASED_PERSON in each field of `SENDER_FIELDS` that named `sender_id` (the same object
+    when none did); an entry about one of `records` loses the tags an older version recorded, and a carried
+    entry of the person, or whose quoted words name their id, loses those words."""
+    if not isinstance(entry, dict) or not sender_id:
         return entry
-    new = {key: _replaced(value, sender_id) for key, value in entry.items()}
-    if entry.get("sender_id") == sender_id:
-        new["sender_name"] = ""  # the display name the person had when they acted
-    meta = new.get("meta")
-    if isinstance(meta, dict) and "tags" in meta and (entry.get("target_id") in records
-                                                      or entry.get("sender_id") == sender_id):
-        new["meta"] = {k: v for k, v in meta.items() if k != "tags"}
+    new = dict(entry)
+    acted = entry.get("sender_id") == sender_id
+    if acted:
+        new["sender_id"], new["sender_name"] = ERASED_PERSON, ""  # and the display name they had then
+    if entry.get("target_type") in PERSON_TARGETS and entry.get("target_id") == sender_id:
+        new["target_id"] = ERASED_PERSON
+    meta = entry.get("meta")
+    if isinstance(meta, dict):
+        changed: dict[str, Any] = {k: ERASED_PERSON for k in PERSON_META if meta.get(k) == sender_id}
+        if "tags" in meta and (entry.get("target_id") in records or acted):
+            changed["tags"] = None
+        if meta.get(CARRIED_FROM) and (acted or _names(entry, sender_id)):
+            new.update(_words_erased(entry))
+            if isinstance(meta.get("full_values"), dict):
+                changed["full_values"] = {k: v for k, v in meta["full_values"].items() if k != CARRIED_WORDS} or None
+        if changed:
+            new["meta"] = {k: v for k, v in {**meta, **changed}.items() if v is not None}
     return new if new != entry else entry
 
 
-def _replaced(value: Any, sender_id: str) -> Any:
-    if isinstance(value, str):
-        return ERASED_PERSON if value == sender_id else value
-    if isinstance(value, list):
-        return [_replaced(v, sender_id) for v in value]
-    if isinstance(value, dict):
-        return {k: _replaced(v, sender_id) for k, v in value.items()}
-    return value
+def _names(entry: dict[str, Any], sender_id: str) -> bool:
+    """Whether the carried words of `entry` name `sender_id` as a word of their own."""
+    params = entry.get("summary_params")
+    words = [str(params.get(CARRIED_WORDS) or "")] if isinstance(params, dict) else []
+    meta = entry.get("meta")
+    full = meta.get("full_values") if isinstance(meta, dict) else None
+    if isinstance(full, dict):
+        words.append(str(full.get(CARRIED_WORDS) or ""))
+    pattern = re.compile(rf"(?<![\w]){re.escape(sender_id)}(?![\w])")
+    return any(pattern.search(w) for w in words)
+
+
+def _words_erased(entry: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a carried entry with its quoted words replaced by ERASED_PERSON."""
+    params = entry.get("summary_params")
+    if not isinstance(params, dict) or CARRIED_WORDS not in params:
+        return {"summary": ERASED_PERSON}
+    said = said_from({"code": entry.get("summary_code"), "params": {**params, CARRIED_WORDS: ERASED_PERSON}})
+    coded = said.to_dict() if said else {"params": {**params, CARRIED_WORDS: ERASED_PERSON}}
+    return {"summary": said.english[:MAX_SUMMARY_CHARS] if said else ERASED_PERSON,
+            "summary_params": coded["params"]}
+
+
+def _last_time(chunk: Any) -> Any:
+    return chunk[-1].get("time") if isinstance(chunk, list) and chunk and isinstance(chunk[-1], dict) else None
 
 
 def _moment(entry: dict[str, Any]) -> datetime:
@@ -256,11 +318,12 @@ def _before(a: dict[str, Any], a_rank: int, b: dict[str, Any], b_rank: int) -> b
     return moment_a > moment_b or (moment_a == moment_b and a_rank < b_rank)
 
 
-async def _split(readers: list[_Reader], skip: int) -> list[int]:
-    """How many of each log's newest entries come before the first `skip` entries of the merge ends."""
+async def _split(readers: list[_Reader], skip: int, ordered: bool = True) -> list[int]:
+    """How many of each log's newest entries come before the first `skip` entries of the merge ends.
+    Bisection needs each log in time order; a log holding carried entries (`ordered` false) is walked."""
     taken = [0] * len(readers)
     first = readers[0]
-    if len(readers) > 2:  # not reached by the chats of today (two logs each): walk, as a merge would
+    if len(readers) > 2 or not ordered:  # walk, as the merge itself does
         for _ in range(skip):
             heads = [(await r.at(t), i) for i, (r, t) in enumerate(zip(readers, taken)) if t < r.count]
             best, i = heads[0]

@@ -24,6 +24,7 @@ names a user interface. Each error also carries a stable `code` and structured
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -132,3 +133,18 @@ class MessageRecalled(StateError):
     is not written (ltm/recalls.py). details: `message_id`."""
 
     code = "message_recalled"
+
+
+MAX_QUOTED = 24
+
+
+def quoted(value: Any) -> str:
+    """A bad value as a message may show it: whole when short, else only its size. A message never holds
+    part of a long value (a cut credential would no longer look like one, and pass the detector)."""
+    # A text as Python writes it ('x', unprintable characters escaped), anything else as JSON.
+    shown = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=True, default=str)
+    if len(shown) <= MAX_QUOTED + 2:
+        return shown
+    if isinstance(value, (list, dict)):
+        return f"a value of {len(value)} items"
+    return f"a value of {len(value) if isinstance(value, str) else len(shown)} characters"

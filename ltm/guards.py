@@ -15,3 +15,8 @@ def refuse_secrets(fields: Iterable[tuple[str, str]]) -> None:
         kind = secret_kind(text) if text else None
         if kind:
             raise ValidationError(f"refused: {name} looks like {kind}; secrets are never stored")
+
+
+def said_safely(message: str) -> str:
+    """A reason shown, reported or audited about a foreign record: never one that quotes a credential."""
+    return message if not secret_kind(message) else "a field looks like a credential; secrets are never stored"

@@ -22,7 +22,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Any, Required, TypedDict, Unpack
 
-from .errors import NoKnowledgeBase, ValidationError
+from .errors import NoKnowledgeBase, ValidationError, quoted
 from .host_values import clean_name, escape_bot_uuid, escape_id, has_stray_characters, id_problem, name_problem
 from .provenance import MessageRef, message_id_problem
 from .spaces import L2Space
@@ -75,7 +75,7 @@ class Identity:
 
     def __post_init__(self) -> None:
         if self.launcher_type not in LAUNCHER_TYPES:
-            raise ValidationError(f"launcher_type must be 'group' or 'person', got {self.launcher_type[:40]!r}")
+            raise ValidationError(f"launcher_type must be 'group' or 'person', got {quoted(self.launcher_type)}")
         if not str(self.launcher_id).strip():
             raise ValidationError("launcher_id is required")
         problem = (id_problem(self.launcher_id, "launcher_id") or id_problem(self.sender_id, "sender_id")

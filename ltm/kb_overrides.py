@@ -26,7 +26,7 @@ from typing import Any
 from ._gate import WriteGate
 from .diagnostics import Diagnostics
 from .episodes.store import EpisodeStore
-from .errors import NoKnowledgeBase, StateError
+from .errors import LTMError, NoKnowledgeBase, StateError
 from .identity import Isolation, MemoryScope
 from .kb_registry import KnowledgeBaseRegistry
 from .kb_settings import (
@@ -91,6 +91,22 @@ class SettingsOverrides:
     async def reset(self, name: Any, *, actor: MemoryScope | None = None) -> SettingChange:
         setting = setting_name(name)
         return await self._change(await self._kb_id(), setting, None, reset=True, actor=actor)
+
+    async def refusal(self, name: Any, value: Any) -> str | None:
+        """Why `set(name, value)` would be refused now, or None: the same checks, nothing written (a
+        migration's dry run says what its import will do)."""
+        try:
+            kb_id = await self._kb_id()
+            setting = setting_name(name)
+            entry = await self._kbs.entry(kb_id)
+            before = describe(kb_id, entry).value(setting)
+            overrides = {**overrides_of(entry), setting: parse_override(entry, setting, value)}
+            after = describe(kb_id, {**entry, "overrides": overrides}).value(setting)
+            if setting in RECORD_BOUND and after.value != before.value:
+                await self._check_record_bound(kb_id, setting, before, after)
+        except LTMError as exc:
+            return exc.message
+        return None
 
     async def _change(self, kb_id: str, name: str, value: Any, *, reset: bool,
                       actor: MemoryScope | None) -> SettingChange:

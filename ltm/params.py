@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .errors import ValidationError
+from .errors import ValidationError, quoted
 from .timefields import parse_aware, parse_naive_as_utc
 
 _ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
@@ -129,9 +129,10 @@ def choice(value: Any, field: str, options: Iterable[str], *, default: str | Non
         return default
     word = str(value).strip().lower() if isinstance(value, str) else None
     if word not in options:
-        shown = str(value)[:30]
-        raise ValidationError(f"{field} must be one of: {', '.join(options)} (got {shown!r})")
+        raise ValidationError(f"{field} must be one of: {', '.join(options)} (got {quoted(value)})")
     return word
+
+
 
 
 def word_list(value: Any, field: str, *, max_items: int, item_chars: int,
@@ -195,3 +196,11 @@ def time_range(since: Any, until: Any, *, since_field: str = "since", until_fiel
     if start and end and start >= end:
         raise ValidationError(f"{since_field} must be earlier than {until_field}")
     return start, end
+
+
+def known_version(value: Any, known: int, what: str) -> None:
+    """Refuse a document whose `version` is not the one this plugin reads; the value is quoted escaped
+    (a lone surrogate or a control character cannot reach a reply or a log)."""
+    if value != known or isinstance(value, bool):
+        raise ValidationError(f"this is version {quoted(value)} of {what}; only version {known} is known; nothing "
+                              "was imported")

@@ -214,11 +214,13 @@ class MemoryService(ChatFacade):
         """The bot uuids this LangBot has; None when the host cannot say."""
         return await self._m.bundles.host_bots()
 
-    async def migrate_bundle(self, data: str | bytes, *, dry_run: bool) -> MigrationReport:
+    async def migrate_bundle(self, data: str | bytes, *, dry_run: bool,
+                             include_forgotten: bool = False) -> MigrationReport:
         """A migration bundle (`ltm/official/bundle/`) into every chat it names; `dry_run` writes nothing and
         says per chat what would be written, what is here already and what would be skipped and why.
-        The host's bot list decides which chats (and whether the bundle) belong to this installation."""
-        return await self._m.bundles.run(data, dry_run=dry_run)
+        The host's bot list decides which chats (and whether the bundle) belong to this installation.
+        `include_forgotten`: also the records the official plugin was asked to forget or delete."""
+        return await self._m.bundles.run(data, dry_run=dry_run, include_forgotten=include_forgotten)
 
     # ------------------------------------------------------------------ consolidation (K)
     async def consolidation_preview(self, scope: MemoryScope, *, tag: Any = None,

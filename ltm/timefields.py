@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from dateutil import parser as _dateparser
 
-from .errors import ValidationError
+from .errors import ValidationError, quoted
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ def parse_aware(value: object, field: str) -> datetime:
             moment = _dateparser.isoparse(text)
         except (ValueError, OverflowError):
             raise ValidationError(
-                f"{field} is not an ISO-8601 time: {text[:40]!r} (relative dates like 'tomorrow' are not accepted)"
+                f"{field} is not an ISO-8601 time: {quoted(text)} (relative dates like 'tomorrow' are not accepted)"
             ) from None
     if moment.tzinfo is None or moment.tzinfo.utcoffset(moment) is None:
         raise ValidationError(f"{field} has no timezone: add one, e.g. 'Z' or '+08:00'")

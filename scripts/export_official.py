@@ -26,8 +26,11 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
+import re
 import sqlite3
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -40,6 +43,9 @@ BUNDLE_VERSION = 1
 PAGE = 500
 # Metadata LangBot adds to every vector row; not the plugin's.
 HOST_KEYS = ("_langbot_instance_uuid", "_langbot_workspace_uuid", "_langbot_knowledge_base_uuid")
+# A stored value nested deeper than this is left out (and said so): the plugin reads the bundle with a JSON
+# parser that refuses deep nesting, which would refuse the whole bundle for one such value.
+MAX_DEPTH = 100
 
 
 class ExportError(Exception):
@@ -221,7 +227,9 @@ def _paged(get: Any) -> Iterator[tuple[str, dict[str, Any], str]]:
 
 def episode_record(row_id: str, meta: dict[str, Any], document: str) -> dict[str, Any]:
     """A row in the shape of the official `!memory export l2` record."""
-    tags = [t.strip() for t in str(meta.get("tags") or "").split(",") if t.strip()]
+    raw_tags = meta.get("tags")
+    parts = raw_tags if isinstance(raw_tags, list) else str(raw_tags or "").split(",")
+    tags = [str(t).strip() for t in parts if str(t).strip()]
     try:
         importance = int(str(meta.get("importance") or "2"))
     except ValueError:
@@ -239,7 +247,75 @@ def episode_record(row_id: str, meta: dict[str, Any], document: str) -> dict[str
 def _json(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         value = bytes(value).decode("utf-8")
-    return json.loads(value) if isinstance(value, str) else value
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+
+
+def _shallow(value: Any, what: str) -> Any:
+    """`value` when it nests at most MAX_DEPTH levels; a list keeps its items that do, and says how many it
+    left out; anything else deeper is left out (None)."""
+    if isinstance(value, list):
+        kept = [item for item in value if _depth(item) < MAX_DEPTH]
+        if len(kept) < len(value):
+            _say(f"{what}: {len(value) - len(kept)} item(s) nested more than {MAX_DEPTH} levels deep; left out")
+        return kept
+    if _depth(value) > MAX_DEPTH:
+        _say(f"{what} is nested more than {MAX_DEPTH} levels deep; left out")
+        return None
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (counted without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, level = pending.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            pending.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    """A JSON object column (or text holding one); anything else is left out with a line saying so."""
+    try:
+        parsed = _shallow(_json(value), what)
+    except (ValueError, UnicodeDecodeError) as exc:
+        _say(f"{what} is not JSON ({exc}); left out")
+        return {}
+    if parsed is None:
+        return {}
+    if not isinstance(parsed, dict):
+        _say(f"{what} is not a JSON object; left out")
+        return {}
+    return parsed
+
+
+def _say(line: str) -> None:
+    print(f"export: {line}", file=sys.stderr)
+
+
+def speaker_chat(rest: str, known: set[str]) -> tuple[str, str] | None:
+    """(chat key, sender id) of a speaker profile's key `pp:<chat key>:<sender id>` without the prefix; both
+    parts may hold ':'. A chat known from another row wins (the longest); otherwise the key's own form:
+    `<bot uuid>:person_<id>:<id>` (a private chat's speaker is its own id), else the first ':' after
+    `<bot uuid>:group_<id>` (a bot uuid holds none). None when the key has no chat in it."""
+    found = [k for k in known if rest.startswith(k + ":") and len(rest) > len(k) + 1]
+    if found:
+        chat = max(found, key=len)
+        return chat, rest[len(chat) + 1:]
+    bot, sep, session = rest.partition(":")
+    kind, underscore, tail = session.partition("_")
+    if not sep or not underscore or ":" not in tail:
+        return None
+    if kind == "person":
+        half = len(tail) // 2
+        if len(tail) % 2 and tail[half] == ":" and tail[:half] == tail[half + 1:]:
+            return f"{bot}:person_{tail[:half]}", tail[:half]
+    launcher, _, sender = tail.partition(":")
+    return f"{bot}:{kind}_{launcher}", sender
 
 
 def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[str] | None = None
@@ -249,12 +325,16 @@ def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[
     for key, value in db.rows("SELECT key, value FROM binary_storages WHERE owner_type = ? AND owner = ?",
                               "plugin", plugin):
         try:
-            storage[str(key)] = _json(value)
-        except (ValueError, UnicodeDecodeError):
-            print(f"export: storage key {key!r} is not JSON; left out", file=sys.stderr)
+            parsed = _shallow(_json(value), f"storage key {key!r}")
+        except (ValueError, UnicodeDecodeError) as exc:
+            _say(f"storage key {key!r} is not JSON ({exc}); left out")
+            continue
+        if parsed is not None:
+            storage[str(key)] = parsed
     kbs = db.rows("SELECT uuid, workspace_uuid, collection_id, legacy_vector_collection, creation_settings, "
                   "retrieval_settings FROM knowledge_bases WHERE knowledge_engine_plugin_id = ?", plugin)
     configs = storage.get("kb_configs") if isinstance(storage.get("kb_configs"), dict) else {}
+    configs = {k: v for k, v in configs.items() if isinstance(v, dict)}
     kb = next((k for k in kbs if k[0] in configs), kbs[0] if kbs else None)
     workspaces = dict(db.rows("SELECT uuid, instance_uuid FROM workspaces"))
     bots = sorted(str(b[0]) for b in db.rows("SELECT uuid FROM bots"))
@@ -268,9 +348,9 @@ def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[
     unplaced = 0
     if kb is not None:
         kb_uuid, workspace_uuid, collection_id, legacy, creation, retrieval = kb
-        settings = dict(configs.get(kb_uuid) or _json(creation) or {})
-        retrieval = _json(retrieval) or {}
-        if isinstance(retrieval, dict) and retrieval:
+        settings = dict(configs.get(kb_uuid) or _object(creation, "the memory KB's creation_settings"))
+        retrieval = _object(retrieval, "the memory KB's retrieval_settings")
+        if retrieval:
             settings["retrieval"] = retrieval
         instance_uuid = str(workspaces.get(workspace_uuid) or "")
         fingerprint_parts += [instance_uuid, str(workspace_uuid), str(kb_uuid)]
@@ -283,19 +363,24 @@ def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[
             if not space_key:
                 unplaced += 1
                 continue
-            chat(space_key)["episodes"].append(episode_record(row_id, {k: v for k, v in meta.items()
-                                                                      if k not in HOST_KEYS}, document))
+            try:
+                record = episode_record(row_id, {k: v for k, v in meta.items() if k not in HOST_KEYS}, document)
+            except (ValueError, TypeError) as exc:
+                _say(f"vector row {row_id!r} cannot be carried ({exc}); left out")
+                continue
+            chat(space_key)["episodes"].append(record)
     chat_keys = {k.split(":", 1)[1] for k in storage if k.startswith(("ps:", "audit:", "candidates:"))}
+    chat_keys |= set(grouped)  # the spaces the episodes name (a chat's key in session isolation)
     for key, value in sorted(storage.items()):
         if key.startswith("ps:") and isinstance(value, dict):
             chat(key[3:])["profiles"].append({"type": "session", "scope_key": key[3:], "profile": value})
         elif key.startswith("pp:") and isinstance(value, dict):
-            rest = key[3:]
-            known = [s for s in chat_keys if rest.startswith(s + ":")]
-            chat_key = max(known, key=len) if known else rest.rsplit(":", 1)[0]
-            sender = rest[len(chat_key) + 1:]
-            chat(chat_key)["profiles"].append({"type": "speaker", "scope_key": chat_key, "sender_id": sender,
-                                                "profile": value})
+            placed = speaker_chat(key[3:], chat_keys)
+            if placed is None:
+                _say(f"storage key {key!r} names no chat; left out")
+                continue
+            chat(placed[0])["profiles"].append({"type": "speaker", "scope_key": placed[0], "sender_id": placed[1],
+                                                 "profile": value})
         elif key.startswith("audit:") and isinstance(value, list):
             chat(key[6:])["audit"].extend(value)
         elif key.startswith("candidates:") and isinstance(value, list):
@@ -313,6 +398,27 @@ def export(root: Path, config: dict[str, Any], plugin: str = PLUGIN, chats: set[
     }
 
 
+# Half a UTF-16 pair (a stored "\\ud800") cannot be written as UTF-8: it stays the JSON escape it was, and the
+# plugin skips the record holding it, naming why.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def write_whole(out: Path, text: str) -> None:
+    """The bundle at `out` whole or not at all: written beside it, then renamed over it."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent if str(out.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--langbot-dir", default=".", help="LangBot's working directory (holds data/)")
@@ -327,10 +433,13 @@ def main(argv: list[str] | None = None) -> int:
 
         config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
         bundle = export(root, config, chats=set(args.chat) if args.chat else None)
+        write_whole(Path(args.out), LONE_SURROGATE.sub(_escaped, json.dumps(bundle, ensure_ascii=False, indent=1)))
     except (OSError, ExportError, sqlite3.Error) as exc:
-        print(f"export: {exc}", file=sys.stderr)
+        _say(str(exc))
         return 1
-    Path(args.out).write_text(json.dumps(bundle, ensure_ascii=False, indent=1), encoding="utf-8")
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback; the bundle is not written
+        _say(f"stopped ({type(exc).__name__}: {str(exc)[:200]}); no bundle was written")
+        return 1
     for item in bundle["chats"]:
         print(f"{item['key']}: {len(item['profiles'])} profiles, {len(item['episodes'])} episodes, "
               f"{len(item['audit'])} audit entries, {len(item['candidates'])} candidates", file=sys.stderr)

@@ -6,7 +6,8 @@ and the memory KB's rows in its collection on Chroma, Qdrant (a local folder) or
 written with the real clients.
 
 Three chats of bot "bot-a": group_1 (profiles with fact history, episodes of every status with a
-supersede link, audit, candidates), person_2 (a profile, episodes) and group_3 (episodes only);
+supersede link, an episode the official plugin was told to forget and still keeps `active` (its
+`forget` on LangBot 4.11.2), audit, candidates), person_2 (a profile, episodes) and group_3 (episodes only);
 plus storage and rows of a bot this LangBot does not list ("bot-gone"). `Names` puts the same records under
 other keys: `seed_langbot` writes them into a running LangBot (tests/e2e/test_real_official_migration.py)."""
 
@@ -25,6 +26,7 @@ INSTANCE, WORKSPACE, KB = "inst-1", "ws-1", "kb-official"
 BOT = "bot-a"
 G1, P2, G3, GONE = f"{BOT}:group_1", f"{BOT}:person_2", f"{BOT}:group_3", "bot-gone:group_9"
 SECRET = "my password is hunter2hunter2"
+FORGOTTEN = "the team dinner is at the harbour"  # forgotten in the official plugin, still stored there
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,15 @@ CITY_SLOT = {"city": {"value": "lives in Berlin", "updated_at": "2026-02-01T10:0
                                    "status": "superseded", "reason": "profile_update"}]}}
 
 
-def storage_rows(n: Names = Names()) -> dict[str, Any]:
+def storage_rows(n: Names = Names(), store: str = "chroma") -> dict[str, Any]:
+    """The official plugin's storage rows; an audit entry names its episode by the id the store keeps."""
     audit = [{"audit_id": f"a0000000000{i}", "operation": op, "scope_key": n.chat1, "user_key": n.chat1,
-              "sender_id": n.ann, "sender_name": "Ann", "target_type": "episode", "target_id": "e11111111111",
+              "sender_id": n.ann, "sender_name": "Ann", "target_type": "episode", "target_id": _point_id(target, store),
               "summary": summary, "timestamp": f"2026-01-0{i + 1}T08:00:00Z", "query_id": 7, "metadata": {"x": 1}}
-             for i, (op, summary) in enumerate([("remember", "the team meets on Mondays"),
-                                                ("archived", "archived e11111111111"),
-                                                ("remember", SECRET)])]
+             for i, (op, target, summary) in enumerate([("remember", "e11111111111", "the team meets on Mondays"),
+                                                        ("archived", "e11111111111", "archived e11111111111"),
+                                                        ("remember", "e11111111111", SECRET),
+                                                        ("forget", "e10101010101", "Deleted episode e10101010101")])]
     candidates = [
         {"candidate_id": "c00000000001", "scope_key": n.chat1, "user_key": n.chat1, "candidate_type": "l2_episode",
          "status": "pending", "payload": {"content": "Ann: we decided to ship on Friday", "tags": ["candidate"],
@@ -111,12 +115,12 @@ def storage_rows(n: Names = Names()) -> dict[str, Any]:
     }
 
 
-def table_rows() -> dict[str, list[dict[str, Any]]]:
+def table_rows(store: str = "chroma") -> dict[str, list[dict[str, Any]]]:
     """The installation's rows in LangBot's tables, in insertion order (a bot and a KB name their
     workspace), as LangBot's models take them: JSON columns as objects, binary columns as bytes."""
     storage = [{"workspace_uuid": WORKSPACE, "unique_key": f"plugin:{PLUGIN}:{key}", "key": key,
                 "owner_type": "plugin", "owner": PLUGIN, "value": json.dumps(value).encode("utf-8")}
-               for key, value in storage_rows().items()]
+               for key, value in storage_rows(store=store).items()]
     # Another plugin's row with the same key: never read.
     storage.append({"workspace_uuid": WORKSPACE, "unique_key": "x", "key": f"ps:{G1}", "owner_type": "plugin",
                     "owner": "someone/Else", "value": b'{"name": "not ours"}'})
@@ -146,6 +150,7 @@ def vector_rows(n: Names = Names()) -> list[tuple[str, dict[str, Any]]]:
         row("e33333333333", n.chat1, "the old retreat plan", "archived"),
         row("e44444444444", n.chat1, "a memory the user forgot", "deleted"),
         row("e55555555555", n.chat1, SECRET),
+        row("e10101010101", n.chat1, FORGOTTEN),  # its forget left it as it was (the audit names it)
         row("e66666666666", n.chat2, "Bo studies openings every Sunday", sender_id=n.bo, sender_name="Bo"),
         row("e77777777777", n.chat3, "group 3 picks the venue by vote"),
         row("e88888888888", GONE, "a memory of a bot that is gone"),
@@ -177,7 +182,7 @@ def build(root: Path, store: str) -> Path:
     (data / "config.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
     db = sqlite3.connect(data / "langbot.db")
     db.executescript(DDL)
-    for table, rows in table_rows().items():
+    for table, rows in table_rows(store).items():
         for row in rows:
             values = [json.dumps(v) if isinstance(v, (dict, list)) else v for v in row.values()]
             db.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", values)
@@ -233,11 +238,11 @@ def seed_langbot(data: Path, store: str, n: Names, extra: dict[str, Any] | None 
     """A LangBot's own data folder (`data/langbot.db` and its vector store), running or not, as if the
     official plugin had kept `n`'s chats there: its memory KB's row, its storage rows (plus `extra`) in
     `n.workspace`, and the KB's collection. Run it with LangBot's Python (the store's client is there)."""
-    seed_tables(data, n, extra)
+    seed_tables(data, n, extra, store)
     write_vectors(data, store, n)
 
 
-def seed_tables(data: Path, n: Names, extra: dict[str, Any] | None = None) -> None:
+def seed_tables(data: Path, n: Names, extra: dict[str, Any] | None = None, store: str = "chroma") -> None:
     """The database half of `seed_langbot`: the memory KB's row and the storage rows, no vectors."""
     db = sqlite3.connect(data / "langbot.db", timeout=30)  # LangBot may be writing: wait for its lock
     try:
@@ -247,7 +252,7 @@ def seed_tables(data: Path, n: Names, extra: dict[str, Any] | None = None) -> No
                        "created_at, updated_at) VALUES (?, ?, 'memory', 'the official plugin''s memory', ?, ?, ?, ?, "
                        "'2026-01-01 08:00:00.000000', '2026-01-01 08:00:00.000000')",
                        (n.kb, n.workspace, PLUGIN, n.kb, json.dumps(KB_SETTINGS), json.dumps({"top_k": 5})))
-            for key, value in {**storage_rows(n), **(extra or {})}.items():
+            for key, value in {**storage_rows(n, store), **(extra or {})}.items():
                 db.execute("INSERT INTO binary_storages (workspace_uuid, unique_key, key, owner_type, owner, value) "
                            "VALUES (?, ?, ?, 'plugin', ?, ?)", (n.workspace, storage_key(n.instance, n.workspace, key),
                                                                key, PLUGIN, json.dumps(value).encode("utf-8")))

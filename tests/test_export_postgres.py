@@ -88,7 +88,7 @@ def test_host_and_port_fields_with_a_socket_folder_give_the_sqlite_bundle(instal
     chats = {c["key"]: c for c in bundle["chats"]}
     assert set(chats) == {oi.G1, oi.P2, oi.G3, oi.GONE}
     g1 = chats[oi.G1]
-    assert (len(g1["profiles"]), len(g1["episodes"]), len(g1["audit"]), len(g1["candidates"])) == (2, 5, 3, 3)
+    assert (len(g1["profiles"]), len(g1["episodes"]), len(g1["audit"]), len(g1["candidates"])) == (2, 6, 4, 3)
     assert bundle["settings"] == {**oi.KB_SETTINGS, "retrieval": {"top_k": 5}}
     assert bundle["source"]["bots"] == [oi.BOT]
     assert PASSWORD not in done.stdout + done.stderr

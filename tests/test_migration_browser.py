@@ -29,6 +29,11 @@ async def test_the_console_dry_runs_and_imports_a_bundle(console: Console, tmp_p
     await fr.locator("#migrate-report[data-dry-run=true]").wait_for()
     row = fr.locator(f"#migrate-chats tr[data-key='{oi.G1}']")
     assert "3 new" in await row.locator("td").nth(1).inner_text()  # episodes: active, superseded, archived
+    assert (await row.locator("th").inner_text()).startswith("group 1 · bot bot-a")  # a label, the key on hover
+    # Asking for the forgotten records asks for a new dry run before Import.
+    await section.locator("#migrate-forgotten").check()
+    assert await section.locator("#migrate-write").is_disabled()
+    await section.locator("#migrate-forgotten").uncheck()
     gone = fr.locator(f"#migrate-chats tr[data-key='{oi.GONE}'] .migrate-problem")
     assert "not one this LangBot has" in await gone.inner_text()
     await fr.locator("#migrate-settings tr[data-setting=vector_weight][data-action=none]").wait_for()

@@ -34,7 +34,7 @@ def test_the_extractor_reads_every_chat_from_each_store_and_changes_nothing(tmp_
     chats = {c["key"]: c for c in bundle["chats"]}
     assert set(chats) == {oi.G1, oi.P2, oi.G3, oi.GONE}  # the health probe's row names no chat
     g1 = chats[oi.G1]
-    assert len(g1["episodes"]) == 5 and len(g1["audit"]) == 3 and len(g1["candidates"]) == 3
+    assert len(g1["episodes"]) == 6 and len(g1["audit"]) == 4 and len(g1["candidates"]) == 3
     assert {p["type"] for p in g1["profiles"]} == {"session", "speaker"}
     ann = next(p for p in g1["profiles"] if p["type"] == "speaker")
     assert ann["sender_id"] == "u1" and ann["profile"]["profile_slots"]["traits"]["city"]["history"]
@@ -71,7 +71,8 @@ async def test_a_bundle_dry_runs_then_imports_into_every_chat_and_a_second_impor
     assert g1["episodes"]["write"] == 3  # active, superseded, archived
     reasons = {s["reason"] for s in g1["episodes"]["skipped"]}
     assert any("deleted" in r for r in reasons) and any("credential" in r or "looks like" in r for r in reasons)
-    assert g1["profiles"]["write"] == 2 and g1["audit"]["write"] == 2 and g1["candidates"]["write"] == 2
+    assert any("asked to remove it (forget on 2026-01-04" in r for r in reasons)  # still active in its store
+    assert g1["profiles"]["write"] == 2 and g1["audit"]["write"] == 3 and g1["candidates"]["write"] == 2
     assert any("credential" in s["reason"] for s in g1["audit"]["skipped"])
     assert any("no equivalent" in s["reason"] for s in g1["candidates"]["skipped"])  # the notes candidate
     assert chats[oi.GONE]["problem"] == "its bot is not one this LangBot has"
@@ -87,6 +88,7 @@ async def test_a_bundle_dry_runs_then_imports_into_every_chat_and_a_second_impor
     assert done["totals"]["episodes"]["write"] == 5 and done["totals"]["profiles"]["write"] == 3
     stored = {e["original_id"]: e for e in (await memory.export_episodes(scope1, _statuses()))["episodes"]}
     assert {e["status"] for e in stored.values()} == {"active", "superseded", "archived"}
+    assert "e10101010101" not in stored  # forgotten in the official plugin: not brought back
     assert stored["e22222222222"]["superseded_by"] == stored["e11111111111"]["id"]
     assert stored["e11111111111"]["timestamp"].startswith("2026-01-10T09:00:00")
     assert stored["e11111111111"]["sender_id"] == "u1"
@@ -97,7 +99,7 @@ async def test_a_bundle_dry_runs_then_imports_into_every_chat_and_a_second_impor
     assert profiles["session_profile"]["notes"] == "the release team"
     audit = await memory.audit_export(scope1)
     migrated = [e for e in audit if (e.get("meta") or {}).get("migrated_from") == "langbot-team/LongTermMemory"]
-    assert sorted(e["time"][:10] for e in migrated) == ["2026-01-01", "2026-01-02"]
+    assert sorted(e["time"][:10] for e in migrated) == ["2026-01-01", "2026-01-02", "2026-01-04"]
     assert all(e["summary"].startswith("migrated from the official plugin") for e in migrated)
     assert "hunter2" not in json.dumps(audit)
     queue = await memory.candidate_page(scope1, all_statuses=True)

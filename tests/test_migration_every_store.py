@@ -54,7 +54,7 @@ async def test_a_bundle_read_from_each_store_migrates_every_part_once(harness, k
 
     done = (await memory.migrate_bundle(bundle, dry_run=False)).to_dict()
     assert {part: row["write"] for part, row in done["totals"].items()} == {
-        "profiles": 3, "episodes": 5, "audit": 2, "candidates": 2}, done["totals"]
+        "profiles": 3, "episodes": 5, "audit": 3, "candidates": 2}, done["totals"]
     scope1 = await memory.scope_for(ident("1", bot=oi.BOT))
     by_content = {e["content"]: e for e in (await memory.export_episodes(scope1, _statuses()))["episodes"]}
     assert {c: e["status"] for c, e in by_content.items()} == {
@@ -63,7 +63,7 @@ async def test_a_bundle_read_from_each_store_migrates_every_part_once(harness, k
     new, old = by_content["the standup is at 10am"], by_content["the standup is at 9am"]
     assert old["superseded_by"] == new["id"] and new["original_id"] == oi._point_id("e11111111111", source)
     assert (await memory.export_profiles(scope1))["speaker_profiles"]["u1"]["facts"]["traits"]["city"]["history"]
-    assert len([e for e in await memory.audit_export(scope1) if (e.get("meta") or {}).get("official_audit_id")]) == 2
+    assert len([e for e in await memory.audit_export(scope1) if (e.get("meta") or {}).get("official_audit_id")]) == 3
     person2 = await memory.scope_for(ident("2", bot=oi.BOT, kind="person"))
     assert [e.content for e in await memory.all_episodes(person2)] == ["Bo studies openings every Sunday"]
     assert [e.content for e in await memory.all_episodes(other)] == ["group 77 keeps its own memory"]

@@ -47,7 +47,7 @@ async def test_an_official_export_imports_what_can_be_stored_and_names_the_rest(
     for index, reason in [(2, "status deleted"), (3, "content is longer than 2000 characters"),
                           (4, "tags has more than 10 items"), (5, "refused: the content looks like"),
                           (7, "must be a JSON object")]:
-        assert f"[{index}]: {reason}" in reply, (index, reply)
+        assert f"/episodes/{index}: {reason}" in reply, (index, reply)
     assert "hunter2" not in reply
     stored = {e["original_id"]: e for e in await chat.export_l2()}
     assert set(stored) == {"a1b2c3d4e5f6", "0a0b0c0d0e0f", "ffffffffffff"}

@@ -99,8 +99,8 @@ async def test_an_import_reports_duplicates_per_record_and_writes_the_rest(harne
     assert "Already remembered, not imported: 2 records" in reply
     records = {e["original_id"]: e["id"] for e in await chat.export_l2() if e.get("original_id")}
     assert set(records) == {"a", "d"}
-    assert f"#2 (b) -> {records['a']} (an earlier record of this import)" in reply
-    assert f"#3 (c) -> {stored}" in reply
+    assert f"/1 (b) -> {records['a']} (an earlier record of this import)" in reply  # by JSON Pointer
+    assert f"/2 (c) -> {stored}" in reply
     noted = [e for e in await chat.audit_entries() if e["operation"] == "import_duplicate"]
     assert sorted((e["meta"]["position"], e["target_id"]) for e in noted) == [(2, records["a"]), (3, stored)]
 

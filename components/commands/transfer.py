@@ -101,7 +101,8 @@ async def import_(call: Call) -> Own:
     # Speakers are replaced only where the JSON named someone other than the importer.
     replaced = not call.is_admin and any((r.sender_id or r.sender_name) and r.sender_id != call.scope.sender_id
                                          for r in batch.records)
-    return imported(call.scope, result, _foreign_space_keys(payload, call.scope.space_key), speakers_kept=not replaced)
+    return imported(call.scope, result, _foreign_space_keys(payload, call.scope.space_key), speakers_kept=not replaced,
+                    records_at="/episodes" if isinstance(payload, dict) else "")
 
 
 @SUBCOMMANDS("audit", ("!memory audit [page]\n!memory audit export",
@@ -182,9 +183,9 @@ SAY = Catalogue({
     "transfer.imported_from": ("{original} -> {id}", "{original} -> {id}"),
     "transfer.imported_new": ("new: {id}", "新：{id}"),
     "transfer.more": ("… and {count} more (!memory list)", "……另有 {count} 条（!memory list）"),
-    "transfer.skipped": ("Not imported, this plugin cannot store them: {count} (index in the array: reason):",
-                         "未导入，本插件无法保存：{count}（数组中的索引：原因）："),
-    "transfer.skipped_one": ("[{index}]: {reason}", "[{index}]：{reason}"),
+    "transfer.skipped": ("Not imported, this plugin cannot store them: {count} (place in the JSON: reason):",
+                         "未导入，本插件无法保存：{count}（在 JSON 中的位置：原因）："),
+    "transfer.skipped_one": ("{where}: {reason}", "{where}：{reason}"),
     "transfer.duplicates": ("Already remembered, not imported: {count} (record -> the episode that holds the fact):",
                             "已记住、未导入：{count}（记录 -> 已保存该事实的情景记忆）："),
     "transfer.duplicate": ("{record} -> {id}", "{record} -> {id}"),
@@ -267,7 +268,10 @@ def episode_export(scope: MemoryScope, statuses: Sequence[EpisodeStatus], payloa
 IMPORT_PREVIEW = 5
 
 
-def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *, speakers_kept: bool) -> Own:
+def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *, speakers_kept: bool,
+             records_at: str = "") -> Own:
+    """`records_at`: the JSON Pointer of the records' array in the document ("" for a bare list): every
+    record the reply names is named by its pointer, as `import l1` names a profile's items."""
     episodes = result.episodes
     out = [SAY("transfer.imported", count=counted(len(episodes), EPISODES), key=scope.space_key,
                tally=status_tally(e.status.value for e in episodes))]
@@ -280,23 +284,27 @@ def imported(scope: MemoryScope, result: ImportResult, foreign_keys: set[str], *
                    if episode.original_id else SAY("transfer.imported_new", id=episode.episode_id))
     if len(episodes) > IMPORT_PREVIEW:
         out.append(SAY("transfer.more", count=len(episodes) - IMPORT_PREVIEW))
-    return lines(out + _not_imported(result))
+    return lines(out + _not_imported(result, records_at))
 
 
-def _not_imported(result: ImportResult) -> list[Own]:
-    """Records the import did not write: ones this plugin cannot store (by their index in the array),
-    ones whose fact is stored already, and near-identical ones."""
+def _not_imported(result: ImportResult, records_at: str) -> list[Own]:
+    """Records the import did not write: ones this plugin cannot store, ones whose fact is stored already,
+    and near-identical ones, each by its JSON Pointer (`/episodes/2`)."""
+
+    def at(index: int) -> str:
+        return f"{records_at}/{index}"
+
     out: list[Own] = []
     if result.skipped:
         out.append(SAY("transfer.skipped", count=counted(len(result.skipped), RECORDS)))
         for record in result.skipped[:IMPORT_PREVIEW]:
-            out.append(SAY("transfer.skipped_one", index=record.position, reason=clip(record.reason, 160)))
+            out.append(SAY("transfer.skipped_one", where=at(record.position), reason=clip(record.reason, 160)))
         if len(result.skipped) > IMPORT_PREVIEW:
             out.append(SAY("transfer.more_duplicates", count=len(result.skipped) - IMPORT_PREVIEW))
     if result.duplicates:
         out.append(SAY("transfer.duplicates", count=counted(len(result.duplicates), RECORDS)))
         for dup in result.duplicates[:IMPORT_PREVIEW]:
-            label = f"#{dup.position}" + (f" ({clip(dup.original_id, 80)})" if dup.original_id else "")
+            label = at(dup.position - 1) + (f" ({clip(dup.original_id, 80)})" if dup.original_id else "")
             out.append(SAY("transfer.duplicate_in_batch" if dup.in_batch else "transfer.duplicate",
                            record=label, id=dup.existing_id))
         if len(result.duplicates) > IMPORT_PREVIEW:
@@ -304,7 +312,7 @@ def _not_imported(result: ImportResult) -> list[Own]:
     if result.similar:
         out.append(SAY("transfer.similar", count=counted(len(result.similar), RECORDS)))
         for near in result.similar[:IMPORT_PREVIEW]:
-            out.append(Own(f"#{near.position} {near.episode_id} ~ {', '.join(near.similar_ids)}"))
+            out.append(Own(f"{at(near.position - 1)} {near.episode_id} ~ {', '.join(near.similar_ids)}"))
     return out
 
 

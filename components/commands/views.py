@@ -143,6 +143,7 @@ async def health(call: Call) -> Own:
     return health_text(report, chat_line(await call.memory.chat_label(call.scope), call.scope))
 
 
+LINK_STATE = {EpisodeStatus.SUPERSEDED: "", EpisodeStatus.ARCHIVED: "archived_"}  # an active one was restored
 SAY = Catalogue({
     "views.expired": ("expired", "已过期"),
     "views.not_yet_valid": ("not yet valid", "尚未生效"),
@@ -152,6 +153,7 @@ SAY = Catalogue({
     "views.importance": ("imp {n}", "重要度 {n}"),
     "views.superseded_by": ("superseded by {id} ({time})", "已被 {id} 取代（{time}）"),
     "views.restored_superseded_by": ("restored; was superseded by {id} ({time})", "已恢复；曾被 {id} 取代（{time}）"),
+    "views.archived_superseded_by": ("archived; was superseded by {id} ({time})", "已归档；曾被 {id} 取代（{time}）"),
     "views.episode": ("Episode {id}", "情景记忆 {id}"),
     "views.status": ("Status: {status}", "状态：{status}"),
     "views.status_since": ("Status: {status} (since {time})", "状态：{status}（自 {time} 起）"),
@@ -233,8 +235,7 @@ def episode_list(episodes: Sequence[Episode], first_number: int = 1) -> list[Own
     for offset, episode in enumerate(episodes):
         out.extend(episode_lines(first_number + offset, episode))
         if episode.superseded_by:
-            key = "views.superseded_by" if episode.status is EpisodeStatus.SUPERSEDED \
-                else "views.restored_superseded_by"
+            key = f"views.{LINK_STATE.get(episode.status, 'restored_')}superseded_by"
             out.append(Own("    " + SAY(key, id=episode.superseded_by, time=short_time(episode.superseded_at))))
     return out
 

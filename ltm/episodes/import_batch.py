@@ -75,6 +75,8 @@ def episode_list(payload: Any) -> list[Any]:
     if isinstance(payload, dict):
         if "episodes" not in payload:
             raise ValidationError('expected a list of episodes or {"episodes": [...]}')
+        if "version" in payload:  # the official `export l2` envelope, version 1
+            params.known_version(payload["version"], 1, "the official L2 export")
         payload = payload["episodes"]
     if not isinstance(payload, list):
         raise ValidationError('"episodes" must be a list')

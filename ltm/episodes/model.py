@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import params
-from ..errors import ValidationError
+from ..errors import ValidationError, quoted
 from ..ports import IndexRecord
 from ..provenance import MessageRef
 from ..timefields import newest_per_id, normalize_time, now_iso, parse_aware, parse_stored
@@ -76,8 +76,7 @@ def parse_status(value: Any, field_name: str = "status") -> EpisodeStatus:
         return EpisodeStatus(word)
     except ValueError:
         allowed = ", ".join(s.value for s in EpisodeStatus)
-        shown = str(value)[:30] if value is not None else ""
-        raise ValidationError(f"unknown {field_name} {shown!r}; use one of: {allowed}") from None
+        raise ValidationError(f"unknown {field_name} {quoted(value)}; use one of: {allowed}") from None
 
 
 def parse_statuses(value: Any, field_name: str = "status", *,
@@ -96,6 +95,15 @@ def parse_statuses(value: Any, field_name: str = "status", *,
 def new_episode_id() -> str:
     # Qdrant only accepts UUID point ids, so episode ids are UUIDs everywhere.
     return str(uuid.uuid4())
+
+
+_IMPORTED_IDS = uuid.UUID("6f1d3c52-8a4e-5b7f-9c20-4d1e8a6b3f70")
+
+
+def derived_episode_id(kb_id: str, space_key: str, original_id: str) -> str:
+    """The id an imported record with the id `original_id` gets in a space: the same every time, so an
+    import run again after it stopped part-way writes each record under the id a stored link names."""
+    return str(uuid.uuid5(_IMPORTED_IDS, f"{kb_id}\n{space_key}\n{original_id}"))
 
 
 @dataclass(frozen=True)

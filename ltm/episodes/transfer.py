@@ -24,7 +24,7 @@ that id. Near duplicates are written and named (`ImportResult.similar`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -56,7 +56,7 @@ from .model import (
     STATUS_LABEL,
     Episode,
     EpisodeStatus,
-    new_episode_id,
+    derived_episode_id,
 )
 from .sameness import fact_key
 from .store import EpisodeStore
@@ -93,9 +93,13 @@ class ImportResult:
 
 
 def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id: str | None,
-                 keep_speakers: bool) -> list[Episode]:
-    """New ids in the caller's space; links inside the batch are carried over to the new ids."""
-    id_map = {r.original_id: new_episode_id() for r in records if r.original_id}
+                 keep_speakers: bool, linkable: Collection[str] = ()) -> list[Episode]:
+    """New ids in the caller's space; links inside the batch (and to `linkable`: ids of records imported
+    with it in other writes) are carried over to the new ids. A record with an id gets the id derived from
+    the space and that id, so an import cut short and run again gives each record the id the first run
+    gave it, and a link a stored record holds finds the record it names."""
+    id_map = {i: derived_episode_id(scope.kb_id, scope.space_key, i)
+              for i in (*linkable, *(r.original_id for r in records if r.original_id))}
     episodes: list[Episode] = []
     for record in records:
         episode = new_episode(scope, record.draft)
@@ -149,14 +153,14 @@ class EpisodeTransfer:
 
     async def import_episodes(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord], *,
                               skipped: Sequence[SkippedRecord[int]] = (), operation: Operation = Operation.IMPORT,
-                              keep_speakers: bool = True) -> ImportResult:
+                              keep_speakers: bool = True, linkable: Collection[str] = ()) -> ImportResult:
         """`records` are written (one gated write), `skipped` ones were refused by `parse_batch` and are
         named in the result and the audit; a batch whose every record was skipped writes nothing."""
         if not records and not skipped:
             raise ValidationError("the import has no episodes")
         if not records:
             return ImportResult([], skipped=list(skipped))
-        episodes = materialize(scope, records, None, keep_speakers)
+        episodes = materialize(scope, records, None, keep_speakers, linkable)
         async with self._gate.write_l2(scope, operation) as tx:
             result, vectors = await self._sift(tx, scope, settings, episodes, records, DUPLICATE_OF[operation])
             _audit_skipped(tx, SKIPPED_OF[operation], skipped)
@@ -165,6 +169,14 @@ class EpisodeTransfer:
         log.info("[LongTermMemory] import scope=%s user_key=%s records=%d duplicates=%d skipped=%d", scope.chat_key,
                  scope.space_key, len(result.episodes), len(result.duplicates), len(skipped))
         return replace(result, skipped=list(skipped))
+
+    async def preview_import(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
+                             linkable: Collection[str] = ()) -> ImportResult:
+        """What `import_episodes` would write and what it would find held already, writing nothing (a
+        migration's dry run): the same checks, the same embedding of what is new."""
+        episodes = materialize(scope, records, None, True, linkable)
+        result, _vectors = await self._sift(None, scope, settings, episodes, records, Operation.IMPORT)
+        return result
 
     async def ingest_document(self, scope: MemoryScope, settings: KBSettings, records: Sequence[ImportRecord],
                               document_id: str, skipped: Sequence[SkippedRecord[int]] = ()) -> ImportResult:
@@ -198,7 +210,7 @@ class EpisodeTransfer:
             results.append(replace(result, skipped=list(skipped) if number == 0 else []))
         return results
 
-    async def _sift(self, tx: WriteTx, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
+    async def _sift(self, tx: WriteTx | None, scope: MemoryScope, settings: KBSettings, episodes: list[Episode],
                     records: Sequence[ImportRecord], operation: Operation) -> tuple[ImportResult, list[list[float]]]:
         """The batch without its duplicates (each audited), links re-pointed, and the kept records'
         vectors (one embedding pass for the check and the write). A record imported before (its
@@ -211,8 +223,9 @@ class EpisodeTransfer:
             episode = episodes[i]
             duplicates.append(BatchDuplicate(positions[i], episode.original_id, existing_id, in_batch))
             held_by[episode.episode_id] = existing_id
-            tx.noted(operation, "episode", existing_id, RECORD_REMEMBERED(position=positions[i]),
-                     position=positions[i], original_id=episode.original_id or "", in_batch=in_batch)
+            if tx is not None:  # None: a dry run, which writes nothing
+                tx.noted(operation, "episode", existing_id, RECORD_REMEMBERED(position=positions[i]),
+                         position=positions[i], original_id=episode.original_id or "", in_batch=in_batch)
 
         imported = await self._imported_before(scope, episodes)
         for i, episode in enumerate(episodes):

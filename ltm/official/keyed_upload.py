@@ -38,7 +38,7 @@ def keyed_items(payload: Any) -> tuple[list[Any], list[str]]:
     keys = []
     for item in items:
         key = item.get("user_key") or default if isinstance(item, dict) else default
-        keys.append(key.strip() if isinstance(key, str) else "")
+        keys.append(key if isinstance(key, str) else "")  # as given: "g1 " and "g1" are two chats
     return [_naive_stamp_as_utc(item) for item in items], keys
 
 

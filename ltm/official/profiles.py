@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from .. import params
 from ..errors import ValidationError
-from ..guards import refuse_secrets
+from ..guards import refuse_secrets, said_safely
 from ..identity import clean_id
 from ..profiles.facts import (
     FACT_FIELDS,
@@ -48,7 +48,7 @@ from ..profiles.facts import (
 from ..profiles.model import MAX_NAME_CHARS, Profile, ProfileLimits, ProfileTarget
 from ..profiles.transfer import MAX_IMPORT_PROFILES, MAX_SENDER_ID_CHARS, ProfileImport, parse_import
 from ..skipped import SkippedRecord
-from ..timefields import normalize_time, now_iso
+from ..timefields import normalize_time
 
 T = TypeVar("T")
 KNOWN_VERSION = 1
@@ -73,18 +73,15 @@ class _Reader:
         try:
             return read(*args)
         except ValidationError as exc:
-            self.skipped.append(SkippedRecord(where, exc.message))
+            self.skipped.append(SkippedRecord(where, said_safely(exc.message)))
             return None
 
     def skip(self, where: str, reason: str) -> None:
-        self.skipped.append(SkippedRecord(where, reason))
+        self.skipped.append(SkippedRecord(where, said_safely(reason)))
 
 
 def parse_official_export(payload: dict[str, Any], limits: ProfileLimits) -> ProfileImport:
-    version = payload.get("version", KNOWN_VERSION)
-    if version != KNOWN_VERSION:
-        raise ValidationError(f"this is version {str(version)[:20]} of the official L1 export; only version "
-                              f"{KNOWN_VERSION} is known; nothing was imported")
+    params.known_version(payload.get("version", KNOWN_VERSION), KNOWN_VERSION, "the official L1 export")
     entries = payload["profiles"]
     if not isinstance(entries, list):
         raise ValidationError("profiles must be a list; nothing was imported")
@@ -172,8 +169,8 @@ def _profile(reader: _Reader, raw: dict[str, Any], where: str, exported_at: Any)
         "the notes"))
     updated_at = reader.take(f"{where}/updated_at", lambda: normalize_time(raw.get("updated_at"), "updated_at"))
     # Facts that drop out of a list are dated by the export, not by this import, so a second import of
-    # the same file builds the same profile.
-    at = updated_at or reader.take("/exported_at", lambda: normalize_time(exported_at, "exported_at")) or now_iso()
+    # the same file builds the same profile; a file that gives no time at all leaves those times unknown.
+    at = updated_at or reader.take("/exported_at", lambda: normalize_time(exported_at, "exported_at"))
     slots = raw.get("profile_slots") or {}
     if not isinstance(slots, dict):
         reader.skip(f"{where}/profile_slots", "must be an object")
@@ -201,7 +198,7 @@ def _facts(reader: _Reader, raw: Any, where: str) -> dict[str, tuple[str, Profil
         return {}
     group: dict[str, tuple[str, ProfileFact]] = {}
     for raw_key, slot in raw.items():
-        path = f"{where}/{str(raw_key)[:40]}"
+        path = f"{where}/{_pointer_step(raw_key)}"
         key = reader.take(path, _stored_key, raw_key)
         fact = reader.take(path, _fact, reader, slot, path) if key is not None else None
         if key is None or fact is None:
@@ -212,6 +209,15 @@ def _facts(reader: _Reader, raw: Any, where: str) -> dict[str, tuple[str, Profil
         if fact.value or fact.history:
             group[key] = (path, fact)
     return group
+
+
+def _pointer_step(key: Any) -> str:
+    """A slot's key as a step of the JSON Pointer that names it: as given when short ('/' and '~' escaped),
+    else by its size, so a place shown never holds part of a long key (or a credential: `said_safely`)."""
+    text = str(key)
+    if len(text) > 40 or said_safely(text) != text:
+        return f"(a key of {len(text)} characters)"
+    return text.replace("~", "~0").replace("/", "~1")
 
 
 def _fact(reader: _Reader, slot: Any, path: str) -> ProfileFact:
@@ -244,7 +250,8 @@ def _past(entry: Any) -> PastValue:
         raise ValidationError("must be an object")
     value = _stored(item_text(entry.get("value"), "value"), "the value")
     noted = normalize_time(entry.get("timestamp"), "timestamp")
-    reason = params.text(entry.get("reason"), "reason", max_chars=MAX_REASON_CHARS, required=False)
+    reason = _stored(params.text(entry.get("reason"), "reason", max_chars=MAX_REASON_CHARS, required=False),
+                     "the reason")
     status = REMOVED if entry.get("status") == "removed" else REPLACED
     if reason == "provided_previous_value":  # noted when it was replaced, not when it was set
         return PastValue(value, None, noted, status, reason)

@@ -124,7 +124,7 @@ class ProfileFact:
     def texts(self) -> list[str]:
         return [self.value, *(h.value for h in self.history)]
 
-    def ended(self, status: str, reason: str, at: str) -> None:
+    def ended(self, status: str, reason: str, at: str | None) -> None:
         """The current value stops being current (replaced or removed) and joins the history."""
         if self.value:
             self.remember(PastValue(self.value, self.updated_at, at, status, reason))
@@ -182,7 +182,7 @@ def item_text(value: Any, where: str) -> str:
     return " ".join(params.text(value, where, max_chars=MAX_ITEM_CHARS).split())
 
 
-def reconcile(facts: Facts, lists: dict[str, list[str]], at: str) -> None:
+def reconcile(facts: Facts, lists: dict[str, list[str]], at: str | None) -> None:
     """A fact whose current value is no longer in its list (removed, the list replaced, or cut by the
     list's bound) was removed: it says so in its history instead of showing a value nobody sees."""
     for list_field, group in facts.items():

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .. import params
-from ..errors import ValidationError
+from ..errors import ValidationError, quoted
 from ..guards import refuse_secrets
 from ..identity import clean_id
 from ..skipped import SkippedRecord
@@ -63,7 +63,7 @@ def parse_import(payload: Any, limits: ProfileLimits) -> ProfileImport:
         if len(speakers) > MAX_IMPORT_PROFILES:
             raise ValidationError(f"at most {MAX_IMPORT_PROFILES} speaker profiles per import")
         for raw_id, raw in speakers.items():
-            where = f"speaker profile {str(raw_id)[:40]!r}"
+            where = f"speaker profile {quoted(raw_id)}"
             speaker = clean_id(params.text(raw_id, f"the sender id of {where}", max_chars=MAX_SENDER_ID_CHARS,
                                           required=False))
             if not speaker:

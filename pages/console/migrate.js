@@ -1,12 +1,13 @@
 /* Settings tab, "Migrate from the official plugin": choose a migration bundle (scripts/export_official.py),
    dry run it, then import it into every chat at once. Import is offered only after a dry run of the same
-   file, so what it writes has been shown first. */
+   file (with the same choice about forgotten records), so what it writes has been shown first. Records the
+   official plugin was asked to forget or delete are skipped unless the operator ticks the box. */
 (function () {
   'use strict';
   var C = window.ltmConsole;
   var t = C.t, h = C.h, call = C.call, renderPanel = C.renderPanel;
   var alertBox = C.alertBox, errorBox = C.errorBox, toast = C.toast, confirmDialog = C.confirmDialog;
-  var state = { text: null, name: '', report: null, dryOf: null, busy: false, error: null };
+  var state = { text: null, name: '', report: null, dryOf: null, busy: false, error: null, forgotten: false };
   var PARTS = ['profiles', 'episodes', 'audit', 'candidates'];
 
   function choose(input) {
@@ -21,9 +22,10 @@
   function run(dryRun) {
     state.busy = true; state.error = null; renderPanel('settings');
     var text = state.text;
-    call('/migrate', { bundle: text, dry_run: dryRun }).then(function (res) {
+    var forgotten = state.forgotten;
+    call('/migrate', { bundle: text, dry_run: dryRun, include_forgotten: forgotten }).then(function (res) {
       state.report = res;
-      state.dryOf = dryRun ? text : null;
+      state.dryOf = dryRun ? { text: text, forgotten: forgotten } : null;
       if (!dryRun) { toast(t('migrate.done')); C.loadTab('settings'); }  // overrides changed (the overview: api.js)
     }, function (err) { state.error = err; })
       .then(function () { state.busy = false; renderPanel('settings'); });
@@ -45,7 +47,7 @@
         h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('migrate.chat')),
           PARTS.map(function (p) { return h('th', { scope: 'col' }, t('migrate.part.' + p)); }))),
         h('tbody', null, r.chats.map(function (c) {
-          return h('tr', { 'data-key': c.key }, h('th', { scope: 'row', class: 'mono' }, c.key,
+          return h('tr', { 'data-key': c.key }, h('th', { scope: 'row', title: c.key }, c.label || c.key,
             c.problem ? h('div', { class: 'muted small migrate-problem' }, c.problem) : null),
           c.problem ? h('td', { colspan: PARTS.length, class: 'muted' }, t('migrate.notImported'))
             : PARTS.map(function (p) { return cell(c[p]); }));
@@ -72,7 +74,12 @@
         h('button', { type: 'button', class: 'btn', id: 'migrate-dry', disabled: !ready, onclick: function () { run(true); } },
           t('migrate.dryRun')),
         h('button', { type: 'button', class: 'btn primary', id: 'migrate-write',
-          disabled: !ready || state.dryOf !== state.text, onclick: importNow }, t('migrate.import'))),
+          disabled: !ready || !state.dryOf || state.dryOf.text !== state.text || state.dryOf.forgotten !== state.forgotten,
+          onclick: importNow }, t('migrate.import'))),
+      h('label', { class: 'row small' },
+        h('input', { type: 'checkbox', id: 'migrate-forgotten', checked: state.forgotten,
+          onchange: function (e) { state.forgotten = !!e.target.checked; renderPanel('settings'); } }),
+        t('migrate.forgotten')),
       state.error ? errorBox(state.error) : null,
       state.report ? report(state.report) : null);
   };

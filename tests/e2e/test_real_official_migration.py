@@ -1,21 +1,33 @@
-"""Moving an official-plugin installation over, inside a real LangBot 4.11.2 (issue 34).
+"""Moving an official-plugin installation over, inside a real LangBot 4.11.2 (issues 34 and 43), by the
+README's guide, step by step.
 
-The running LangBot's own data folder is seeded as if the official LongTermMemory plugin had kept three
-chats there (`tests/official_install.py`'s records, keyed by chats this test can talk in): its memory KB's
-row in `knowledge_bases`, its storage rows in `binary_storages` (LangBot's workspace, LangBot's key form)
-and the KB's collection in LangBot's vector store, written with the client in LangBot's own environment.
-Then, as the README's guide tells an operator: `scripts/export_official.py` with LangBot's Python against
-LangBot's home, the Memory Console's dry run and import (its real page API, through LangBot), and in each
-chat `!memory list`, `!memory profile` and a question whose prompt carries the migrated memory. A fourth
-chat sees none of it, and importing the same bundle again writes nothing. Afterwards the seeded rows are
-removed and the settings the import overrode are put back, for the session's other tests.
+Two processors (pipelines) are set up as the official plugin had them: the official plugin
+(`langbot-team/LongTermMemory`) bound in Extensions, its memory KB attached to the runner. The running
+LangBot's own data folder is seeded as if the official plugin had kept three chats there
+(`tests/official_install.py`'s records, keyed by chats this test can talk in, with a record the
+official plugin was told to forget and still keeps `active`): its memory KB's row in `knowledge_bases`,
+its storage rows in `binary_storages` (LangBot's workspace, LangBot's key form) and the KB's collection
+in LangBot's vector store, written with the client in LangBot's own environment. Then the guide:
+
+1. this plugin is installed and its memory KB created (the session's setup);
+2. `scripts/export_official.py` with LangBot's Python against LangBot's home;
+3. the Memory Console's dry run (the forgotten record listed as skipped) and import (its real page API,
+   through LangBot); a second import writes nothing;
+4. each processor switched: this plugin bound and the official one unbound ("Enable All Plugins" off),
+   this plugin's memory KB attached and the official one detached, read back through LangBot's API;
+   then the check in each chat: `!memory help` is this plugin's, `!memory health` green on every line,
+   `!memory list`, `!memory profile` and a question whose prompt carries the migrated memory and never
+   the forgotten record.
+
+A fourth chat sees none of it. Afterwards the seeded rows are removed and the settings the import
+overrode are put back, for the session's other tests.
 
 The three chats are the WebUI debug chat's (LangBot 4.11.2 gives them bot `websocket-proxy-bot`): its
 Group Chat (`group_websocketgroup`, the same in every connection) and two Private Chats, whose keys hold
 the connection's id, so they are opened before the seeding and kept open to the end. The second Private
-Chat is on a second pipeline (same memory KB): LangBot sends every debug-chat reply to every open
-connection of the pipeline with the same session type, so two Private Chats of one pipeline would read
-each other's replies.
+Chat is on the second processor: LangBot sends every debug-chat reply to every open connection of the
+processor with the same session type, so two Private Chats of one processor would read each other's
+replies.
 """
 
 from __future__ import annotations
@@ -29,7 +41,7 @@ from typing import Any
 
 from devhost.chat import ltm_block, system_texts
 from devhost.langbot_setup import ensure_pipeline
-from devhost.lbclient import LTM_PLUGIN
+from devhost.lbclient import LTM_PLUGIN, RUNNER_ID
 from devhost.provision import REPO
 from tests import official_install as oi
 from tests.e2e.test_real_langbot import every_text, turn
@@ -40,13 +52,14 @@ GROUP = f"{DEBUG_BOT}:group_websocketgroup"
 CHAT1_ACTIVE = ("the standup is at 10am",)
 CHAT1_KEPT = ("the standup is at 9am", "the old retreat plan")  # superseded, archived: moved, not listed
 CHAT2_EPISODE, CHAT3_EPISODE = "Bo studies openings every Sunday", "group 3 picks the venue by vote"
-NEVER = ("a memory the user forgot", "hunter2", "a memory of a bot that is gone")
+NEVER = ("a memory the user forgot", "hunter2", "a memory of a bot that is gone", oi.FORGOTTEN)
+OFFICIAL_PLUGIN = ("langbot-team", "LongTermMemory")
 EVERY_EPISODE = (*CHAT1_ACTIVE, *CHAT1_KEPT, CHAT2_EPISODE, CHAT3_EPISODE)
 # Run with LangBot's Python (its vector store client): argv[1] is {"do", "data", "store", "names", "extra"}.
 SEEDING = ("import json, sys; from pathlib import Path; from tests import official_install as oi; "
            "a = json.loads(sys.argv[1]); names = oi.Names(**a['names']); "
            "oi.seed_langbot(Path(a['data']), a['store'], names, a['extra']) if a['do'] == 'seed' else "
-           "oi.seed_tables(Path(a['data']), names) if a['do'] == 'tables' else "
+           "oi.seed_tables(Path(a['data']), names, store=a['store']) if a['do'] == 'tables' else "
            "oi.unseed_langbot(Path(a['data']), a['store'], names)")
 
 
@@ -98,6 +111,29 @@ def counts(chat: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
 OFFICIAL_STORES = ("chroma", "qdrant", "seekdb")
 
 
+def official_processor(e2e: Any, name: str, official_kb: str) -> str:
+    """A processor as the official plugin had it: that plugin bound, its memory KB on the runner."""
+    return ensure_pipeline(e2e.client, name, llm_uuid=e2e.info.llm_model_uuid, kb_uuids=[official_kb],
+                           plugins=[OFFICIAL_PLUGIN])
+
+
+def switch_over(e2e: Any, pipeline_uuid: str, official_kb: str) -> None:
+    """Step 4 of the guide on one processor: Extensions with this plugin bound and the official one not
+    ("Enable All Plugins" off); the runner's knowledge bases with this plugin's memory KB, not the
+    official one. Read back through LangBot's API, as the WebUI shows it."""
+    client = e2e.client
+    client.bind_plugins(pipeline_uuid, [LTM_PLUGIN])
+    config = client.pipeline(pipeline_uuid)["config"]
+    runner = config["ai"]["runner_config"][RUNNER_ID]
+    kbs = [kb for kb in runner.get("knowledge-bases", []) if kb != official_kb] + [e2e.info.kb_uuid]
+    client.configure_pipeline(pipeline_uuid, runner_id=RUNNER_ID, runner_config={**runner, "knowledge-bases": kbs})
+    extensions = client.get(f"/pipelines/{pipeline_uuid}/extensions")
+    assert extensions["enable_all_plugins"] is False, extensions
+    assert [(p["author"], p["name"]) for p in extensions["bound_plugins"]] == [LTM_PLUGIN], extensions
+    attached = client.pipeline(pipeline_uuid)["config"]["ai"]["runner_config"][RUNNER_ID]["knowledge-bases"]
+    assert attached == [e2e.info.kb_uuid], attached
+
+
 def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_none(e2e: Any, tmp_path: Path
                                                                                       ) -> None:
     data = e2e.stack.home / "data"
@@ -119,18 +155,20 @@ def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_
             seeding(e2e, "unseed", names)
         return
     before = settings_now(e2e)
-    # One group connection at a time: LangBot 4.11.2 sends every reply of its debug group chat to every
-    # open connection of that group; no other test holds one now.
-    other = ensure_pipeline(e2e.client, "e2e migration (a second pipeline)", llm_uuid=e2e.info.llm_model_uuid,
-                            kb_uuids=[e2e.info.kb_uuid], plugins=[LTM_PLUGIN])
-    with e2e.chat("group") as group, e2e.chat("person") as second, e2e.chat("person", other) as third:
+    official_kb = str(uuid.uuid4())
+    # The processors as the official plugin had them. One group connection at a time: LangBot 4.11.2 sends
+    # every reply of its debug group chat to every open connection of that group; no other test holds one.
+    first = official_processor(e2e, "e2e migration (official, first)", official_kb)
+    other = official_processor(e2e, "e2e migration (official, second)", official_kb)
+    with e2e.chat("group", first) as group, e2e.chat("person", first) as second, e2e.chat("person", other) as third:
         names = oi.Names(chat1=GROUP, chat2=person_key(second), chat3=person_key(third), ann=group.sender_id,
                          bo=second.sender_id, bot=DEBUG_BOT, instance=instance_uuid(data / "langbot.db",
                                                                                     e2e.info.workspace_uuid),
-                         workspace=e2e.info.workspace_uuid, kb=str(uuid.uuid4()))
+                         workspace=e2e.info.workspace_uuid, kb=official_kb)
         seeding(e2e, "seed", names, {f"pp:{names.chat3}:{third.sender_id}": oi._profile("Cy", ["collects old maps"])})
         try:
-            # The migration command, as the README gives it, run with LangBot's Python against its home.
+            # Step 1, this plugin installed and its memory KB created, is the session's setup.
+            # Step 2: the command as the README gives it, with LangBot's Python against its home.
             out = tmp_path / "bundle.json"
             exported = subprocess.run([python, "scripts/export_official.py", "--langbot-dir", str(e2e.stack.home),
                                        "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=300)
@@ -141,33 +179,47 @@ def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_
             keys = {c["key"] for c in json.loads(bundle)["chats"]}
             assert keys == {names.chat1, names.chat2, names.chat3, oi.GONE}, (keys, exported.stderr)
 
+            # Step 3: the console's dry run, then the import.
             dry = e2e.client.page_api("/migrate", {"bundle": bundle})
             assert dry["ok"] is True and dry["dry_run"] is True, dry
             chats = {c["key"]: c for c in dry["chats"]}
-            assert counts(chats[names.chat1]) == {"profiles": (2, 0, 0), "episodes": (3, 0, 2),
-                                                  "audit": (2, 0, 1), "candidates": (2, 0, 1)}, chats
+            assert counts(chats[names.chat1]) == {"profiles": (2, 0, 0), "episodes": (3, 0, 3),
+                                                  "audit": (3, 0, 1), "candidates": (2, 0, 1)}, chats
+            reasons = [s["reason"] for s in chats[names.chat1]["episodes"]["skipped"]]
+            assert any("the official plugin was asked to remove it (forget" in r for r in reasons), reasons
             assert counts(chats[names.chat2]) == {"profiles": (1, 0, 0), "episodes": (1, 0, 0),
                                                   "audit": (0, 0, 0), "candidates": (0, 0, 0)}, chats
             assert counts(chats[names.chat3]) == counts(chats[names.chat2]), chats
             assert all(chats[k]["space"] == k and not chats[k]["problem"] for k in keys - {oi.GONE}), chats
             assert chats[oi.GONE]["problem"] == "its bot is not one this LangBot has", chats
-            listed, requests = turn(e2e, second, "!memory list")
-            assert requests == [] and CHAT2_EPISODE not in listed, listed  # the dry run wrote nothing
+            exported_space = e2e.client.page_api("/export", {"space": {"scope_key": names.chat2,
+                                                                        "user_key": names.chat2}})
+            assert exported_space["export"]["l2"]["episodes"] == [], exported_space  # the dry run wrote nothing
 
             done = e2e.client.page_api("/migrate", {"bundle": bundle, "dry_run": False})
             assert done["ok"] is True and done["dry_run"] is False, done
             assert {k: (v["write"], v["skipped"]) for k, v in done["totals"].items()} == {
-                "profiles": (4, 0), "episodes": (5, 2), "audit": (2, 1), "candidates": (2, 1)}, done["totals"]
+                "profiles": (4, 0), "episodes": (5, 3), "audit": (3, 1), "candidates": (2, 1)}, done["totals"]
+            assert [counts(c) for c in done["chats"]] == [counts(c) for c in dry["chats"]]  # the dry run said so
             again = e2e.client.page_api("/migrate", {"bundle": bundle, "dry_run": False})
             assert again["ok"] is True and all(row["write"] == 0 for row in again["totals"].values()), again
             assert again["totals"]["episodes"]["already"] == 5 and again["totals"]["profiles"]["already"] == 4
 
-            # Each chat: its episodes listed, its profile shown, its memory in what the model is sent.
+            # Step 4: each processor switched over, then checked in its chats.
+            for pipeline_uuid in (first, other):
+                switch_over(e2e, pipeline_uuid, official_kb)
             for chat, episodes, profile, question in (
                     (group, CHAT1_ACTIVE, ("Ann", "lives in Berlin", "lives in Paris", "the release team"),
                      "what time is the standup?"),
                     (second, (CHAT2_EPISODE,), ("Bo", "plays chess"), "when does Bo study openings?"),
                     (third, (CHAT3_EPISODE,), ("Cy", "collects old maps"), "how is the venue picked?")):
+                helped, _ = turn(e2e, chat, "!memory help")
+                assert "view" in helped and not helped.startswith("[Memory]"), helped  # this plugin answers
+                health, _ = turn(e2e, chat, "!memory health")
+                lines = [line.rstrip() for line in health.splitlines()]
+                assert lines[0].endswith("Memory health: GREEN"), health  # green on every line, the KB attached
+                assert all(line.startswith("GREEN ") for line in lines[1:]), health
+                assert "memory knowledge base is attached to this pipeline" in health, health
                 others = [e for e in EVERY_EPISODE if e not in episodes and e not in CHAT1_KEPT]
                 listed, _ = turn(e2e, chat, "!memory list")
                 assert all(e in listed for e in episodes), listed

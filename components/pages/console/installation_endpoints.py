@@ -159,10 +159,12 @@ async def settings_reset(memory: MemoryService, body: Body) -> Result:
 # --------------------------------------------------------------------------- migration from the official plugin
 @ROUTES("/migrate", vetted=frozenset({"bundle"}))
 async def migrate(memory: MemoryService, body: Body) -> Result:
-    """A migration bundle (the file's text) into every chat it names; a dry run unless `dry_run` is false."""
-    allowed(body, {"bundle", "dry_run"})
+    """A migration bundle (the file's text) into every chat it names; a dry run unless `dry_run` is false.
+    `include_forgotten`: also the records the official plugin was asked to forget or delete."""
+    allowed(body, {"bundle", "dry_run", "include_forgotten"})
     bundle = body.get("bundle")
     if not isinstance(bundle, str) or not bundle.strip():
         raise ValidationError("bundle must be the text of a migration bundle (scripts/export_official.py)")
     dry_run = params.flag(body.get("dry_run"), "dry_run", default=True)
-    return (await memory.migrate_bundle(bundle, dry_run=dry_run)).to_dict()
+    forgotten = params.flag(body.get("include_forgotten"), "include_forgotten", default=False)
+    return (await memory.migrate_bundle(bundle, dry_run=dry_run, include_forgotten=forgotten)).to_dict()

@@ -23,7 +23,7 @@ from ... import params
 from ..._audit import AuditEntry, ForeignOperation
 from ...candidates.candidate import REDACTED, USER_STATEMENT, Candidate, CandidateOrigin, CandidateStatus, Speaker
 from ...candidates.kinds import SESSION, SPEAKER, CandidateKind, ProfileField, redacted_text
-from ...errors import ValidationError
+from ...errors import ValidationError, quoted
 from ...guards import refuse_secrets
 from ...identity import Identity, MemoryScope, clean_id
 from ...secrets import secret_kind
@@ -33,6 +33,10 @@ from .reading import OFFICIAL_PLUGIN
 
 MIGRATED_ENTRY = Phrase("audit.migrated_entry", "migrated from the official plugin: {summary}")
 MAX_CARRIED_SUMMARY = 160
+# This plugin keeps its own audit ids and names short; an entry carried from the official log keeps each
+# field as it was up to this length, and a longer one shortened with its whole value in `meta.full_values`.
+MAX_CARRIED_FIELD = 2000
+CARRIED_FIELDS = ("audit_id", "operation", "target_type", "target_id", "sender_id", "sender_name")
 OFFICIAL_RULE = "official"
 
 # Official creation setting -> this plugin's setting of the same meaning. Those not listed have no
@@ -54,34 +58,54 @@ NO_EQUIVALENT = {
 
 
 def audit_entry(raw: Any, scope: MemoryScope) -> tuple[str, AuditEntry]:
-    """(official audit id, the entry for this chat's log); ValidationError with the reason otherwise."""
+    """(official audit id, the entry for this chat's log); ValidationError with the reason otherwise.
+
+    Every field and the whole summary are checked for credentials as given, before anything is cut. No
+    entry is dropped for its length: a field over `MAX_CARRIED_FIELD` is shortened and kept whole in
+    `meta.full_values`, as is a summary longer than the carried `MAX_CARRIED_SUMMARY`."""
     if not isinstance(raw, dict):
         raise ValidationError("must be an object")
-    audit_id = params.text(raw.get("audit_id"), "audit_id", max_chars=64)
-    operation = params.text(raw.get("operation"), "operation", max_chars=64)
-    target_type = params.text(raw.get("target_type"), "target_type", max_chars=64, required=False)
-    target_id = params.text(raw.get("target_id"), "target_id", max_chars=200, required=False)
-    sender_id = clean_id(params.text(_as_text(raw.get("sender_id")), "sender_id", max_chars=200, required=False))
-    sender_name = params.text(raw.get("sender_name"), "sender_name", max_chars=200, required=False)
-    summary = " ".join(params.text(raw.get("summary"), "summary", max_chars=2000, required=False,
-                                   multiline=True).split())
-    if len(summary) > MAX_CARRIED_SUMMARY:
-        summary = summary[:MAX_CARRIED_SUMMARY - 1] + "…"
+    given = {name: _carried_text(raw, name) for name in CARRIED_FIELDS}
+    given["summary"] = " ".join(_carried_text(raw, "summary", multiline=True).split())
+    for name, value in given.items():
+        kind = secret_kind(value) if value else None
+        if kind:
+            raise ValidationError(f"its {name} looks like a credential ({kind}); secrets are never stored")
+    audit_id = given.pop("audit_id")
+    if not audit_id:
+        raise ValidationError("audit_id is required")
+    if not given["operation"]:
+        raise ValidationError("operation is required")
     time = normalize_time(raw.get("timestamp"), "timestamp")
     if time is None:
         raise ValidationError("timestamp is required")
-    if secret_kind(summary):
-        raise ValidationError("its summary looks like a credential")
-    refuse_secrets([("the sender_id", sender_id), ("the sender_name", sender_name), ("the target_id", target_id),
-                    ("the audit_id", audit_id)])
+    full = {name: value for name, value in given.items()
+            if len(value) > (MAX_CARRIED_SUMMARY if name == "summary" else MAX_CARRIED_FIELD)}
+    kept = {name: _shortened(value, MAX_CARRIED_SUMMARY if name == "summary" else MAX_CARRIED_FIELD)
+            for name, value in given.items()}
     query_id = raw.get("query_id")
+    meta: dict[str, Any] = {"migrated_from": OFFICIAL_PLUGIN, "official_audit_id": audit_id}
+    if full:
+        meta["full_values"] = full
     entry = AuditEntry(
-        operation=ForeignOperation(operation), target_type=target_type, target_id=target_id, chat_key=scope.chat_key,
-        space_key=scope.space_key, sender_id=sender_id, sender_name=sender_name,
+        operation=ForeignOperation(kept["operation"]), target_type=kept["target_type"], target_id=kept["target_id"],
+        chat_key=scope.chat_key, space_key=scope.space_key, sender_id=clean_id(kept["sender_id"]),
+        sender_name=kept["sender_name"],
         query_id=query_id if isinstance(query_id, int) and not isinstance(query_id, bool) else None,
-        summary=MIGRATED_ENTRY(summary=summary),
-        meta={"migrated_from": OFFICIAL_PLUGIN, "official_audit_id": audit_id}, time=time)
+        summary=MIGRATED_ENTRY(summary=kept["summary"]), meta=meta, time=time)
     return audit_id, entry
+
+
+def _carried_text(raw: dict[str, Any], name: str, *, multiline: bool = False) -> str:
+    """One field of an official audit entry as given (a number id as its digits); no length limit here."""
+    value = _as_text(raw.get(name))
+    if isinstance(value, str) and value:
+        return params.text(value, name, max_chars=len(value), required=False, multiline=multiline)
+    return params.text(value, name, max_chars=1, required=False)
+
+
+def _shortened(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[:limit - 1] + "…"
 
 
 def candidate(raw: Any, chat: Identity) -> Candidate:
@@ -112,8 +136,8 @@ def candidate(raw: Any, chat: Identity) -> Candidate:
             kind = CandidateKind.PROFILE
             name = str(payload.get("field") or "")
             if name not in {f.value for f in ProfileField}:
-                raise ValidationError(f"a candidate for the profile's {name[:20] or '(no field)'} has no "
-                                      "equivalent here (only name, traits and preferences)")
+                raise ValidationError(f"a candidate for the profile's {quoted(name) if name else '(no field)'} "
+                                      "has no equivalent here (only name, traits and preferences)")
             field = ProfileField(name)
             target = SESSION if payload.get("target_scope") == "session" else SPEAKER
     refuse_secrets([("the proposed content", content), ("the sender_id", sender_id),

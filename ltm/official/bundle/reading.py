@@ -24,6 +24,7 @@ from typing import Any
 from ... import params
 from ...episodes.transfer import MAX_IMPORT_BYTES, load_json
 from ...errors import ValidationError
+from ...guards import refuse_secrets, said_safely
 
 BUNDLE_FORMAT = "ltm-official-migration"
 BUNDLE_VERSION = 1
@@ -83,10 +84,7 @@ def parse_bundle(payload: Any) -> Bundle:
     if not isinstance(payload, dict) or payload.get("format") != BUNDLE_FORMAT:
         raise ValidationError(f'not a migration bundle: expected {{"format": "{BUNDLE_FORMAT}", ...}} as '
                               "scripts/export_official.py writes it; nothing was imported")
-    version = payload.get("version")
-    if version != BUNDLE_VERSION:
-        raise ValidationError(f"this is version {str(version)[:20]} of the migration bundle; this plugin reads "
-                              f"version {BUNDLE_VERSION}; nothing was imported")
+    params.known_version(payload.get("version"), BUNDLE_VERSION, "the migration bundle")
     source = payload.get("source")
     if not isinstance(source, dict) or source.get("plugin") != OFFICIAL_PLUGIN:
         raise ValidationError(f'the bundle\'s "source" does not name the official plugin ({OFFICIAL_PLUGIN}); '
@@ -94,6 +92,12 @@ def parse_bundle(payload: Any) -> Bundle:
     fingerprint = params.text(source.get("fingerprint"), "source.fingerprint", max_chars=128)
     kb_id = params.text(source.get("kb_id"), "source.kb_id", max_chars=255, required=False)
     bots = params.word_list(source.get("bots"), "source.bots", max_items=1000, item_chars=255)
+    created_at = params.text(payload.get("created_at"), "created_at", max_chars=40, required=False)
+    try:  # the envelope's ids are shown in the report and the log: never a credential
+        refuse_secrets([("source.fingerprint", fingerprint), ("source.kb_id", kb_id), ("created_at", created_at),
+                        *(("an item of source.bots", bot) for bot in bots)])
+    except ValidationError as exc:
+        raise ValidationError(f"{exc.message}; nothing was imported") from None
     settings = payload.get("settings") or {}
     if not isinstance(settings, dict):
         raise ValidationError('"settings" must be an object; nothing was imported')
@@ -108,15 +112,19 @@ def parse_bundle(payload: Any) -> Bundle:
         try:
             chats.append(_chat(index, raw))
         except ValidationError as exc:
-            problems.append((index, exc.message))
-    created_at = params.text(payload.get("created_at"), "created_at", max_chars=40, required=False)
+            problems.append((index, said_safely(exc.message)))
     return Bundle(fingerprint, kb_id, tuple(bots), created_at, settings, chats, problems)
 
 
 def _chat(index: int, raw: Any) -> ChatPart:
     if not isinstance(raw, dict):
         raise ValidationError("must be an object")
-    key = params.text(raw.get("key"), "key", max_chars=512)
+    key = raw.get("key")
+    # As given, never stripped: "g1 " and "g1" are two chats (docs/OFFICIAL-PLUGIN.md); the importer says
+    # why a key that is not one this plugin derives is skipped.
+    if not isinstance(key, str) or not key.strip():
+        raise ValidationError("key is required: the chat's key")
+    params.text(key, "key", max_chars=512)
     lists: dict[str, list[Any]] = {}
     for part in PARTS:
         value = raw.get(part) or []

@@ -44,9 +44,11 @@ CHUNK = 50
 MAX_SUMMARY_CHARS = 200
 ERASED_PERSON = "(erased)"  # what an entry names instead of an erased person's sender id
 # The fields that name a sender id: who acted (`sender_id`, and with it `sender_name`), the target when it is
-# a speaker profile, and in `meta` who decided a candidate. Only these change at a person's erasure.
+# a speaker profile, and in `meta` who decided a candidate and the speakers a conversation fold took in
+# (a list of sender ids). Only these change at a person's erasure.
 PERSON_TARGETS = frozenset({"speaker_profile"})
 PERSON_META = ("decided_by",)
+PERSON_META_LISTS = ("speakers",)
 CARRIED_FROM = "migrated_from"  # meta key of an entry carried from another plugin's log
 CARRIED_WORDS = "summary"  # the summary parameter that quotes that log's own words
 
@@ -251,6 +253,8 @@ def without_person(entry: Any, sender_id: str, records: Collection[str]) -> Any:
     meta = entry.get("meta")
     if isinstance(meta, dict):
         changed: dict[str, Any] = {k: ERASED_PERSON for k in PERSON_META if meta.get(k) == sender_id}
+        changed.update({k: [ERASED_PERSON if item == sender_id else item for item in meta[k]]
+                        for k in PERSON_META_LISTS if isinstance(meta.get(k), list) and sender_id in meta[k]})
         if "tags" in meta and (entry.get("target_id") in records or acted):
             changed["tags"] = None
         if meta.get(CARRIED_FROM) and (acted or _names(entry, sender_id)):

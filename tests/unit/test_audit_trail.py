@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ltm import MemoryScope, MemoryService, ValidationError, parse_records
-from ltm._audit import AuditEntry, AuditLog
+from ltm._audit import ERASED_PERSON, AuditEntry, AuditLog, without_person
 from ltm._bookkeeping import Bookkeeping
 from ltm.timefields import format_utc
 from testhost.memory_ports import InMemoryPorts
@@ -133,3 +133,16 @@ async def test_a_deep_page_of_two_long_logs_reads_few_chunks() -> None:
     last = await cold.merged_page(["l1:x", "l2:x"], 1000, 10)
     assert [e["target_id"] for e in last.entries] == [f"l{2 - n % 2}:x-{4 - n // 2}" for n in range(10)]
     assert fake.calls.count("store.get") <= 40  # two heads and a bisection's chunks, not 10,000 entries
+
+
+def test_an_erasure_renames_the_person_in_a_folds_speaker_list_and_nowhere_else() -> None:
+    """A conversation fold's audit entry lists the speakers it took in (sender ids, `meta.speakers`): an
+    erasure names the erased person `(erased)` there and keeps the others, and leaves alone an entry whose
+    list does not hold them, and a list that holds a word equal to their id elsewhere."""
+    fold = {"operation": "conversation_fold", "sender_id": "u3", "sender_name": "Carol",
+            "meta": {"turns": 2, "how": "model", "speakers": ["erin", "u2"], "summary_chars": 90}}
+    scrubbed = without_person(fold, "erin", ())
+    assert scrubbed["meta"]["speakers"] == [ERASED_PERSON, "u2"]
+    assert scrubbed["sender_id"] == "u3" and scrubbed["meta"]["turns"] == 2 and fold["meta"]["speakers"] == ["erin", "u2"]
+    others = {**fold, "meta": {**fold["meta"], "speakers": ["u2"], "how": "erin"}}
+    assert without_person(others, "erin", ()) is others

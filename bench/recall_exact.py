@@ -15,7 +15,10 @@ one run shares one import and one index per conversation (a grid point costs sec
 One line per recipe ("" = the shipped defaults): R@1/5/10, MRR, R@5 / R@10 per category (1-4) and by
 the age of the newest evidence turn (0-30 d, 30-90 d, 90-180 d, over 180 d). Recipe overrides run on
 the tuning split only, as in `locomo_recall.py`; held-out with the defaults is allowed (the exact
-counterpart of the reported run, not a substitute for it). `--json PATH` writes every ranking.
+counterpart of the reported run, not a substitute for it). `--report-once` lets recipes run on
+held-out for one purpose: issue 44 asks for the held-out figure of every idea tried, once, after it
+was judged on tuning (bench/RESULTS.md, "Recall round"); never to choose a setting. `--json PATH`
+writes every ranking.
 """
 
 from __future__ import annotations
@@ -102,8 +105,8 @@ async def main_async(args: argparse.Namespace) -> None:
     lexical.SAVE_DELAY = 0.0  # the import's last write would hold the index build's wait 30 s per conversation
     embedder = make_embedder(args.embedder)
     recipes = {text: parse_recipe(text) for text in args.recipe or [""]}
-    if args.split != "tuning" and any(recipes.values()):
-        raise SystemExit("recipe overrides are for the tuning split only")
+    if args.split != "tuning" and any(recipes.values()) and not args.report_once:
+        raise SystemExit("recipe overrides are for the tuning split only (--report-once: see the docstring)")
     conversations = load_split(args.split, limit=args.limit_conversations)
     started = time.perf_counter()
     rankings = {}
@@ -135,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="one recipe per flag (repeat it); an empty string is the shipped defaults")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--report-once", action="store_true",
+                        help="allow recipes on held-out: the one held-out figure of an idea judged on tuning")
     asyncio.run(main_async(parser.parse_args(argv)))
     return 0
 

@@ -81,9 +81,16 @@ class RecallRecipe:
     vector_weight: float = 0.4
     lexical_weight: float = 0.6
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
-    # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds.
+    # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds. The
+    # neighbours are the `context_reach` window entries either side; the n-th counts context_decay ** (n - 1).
     context_weight: float = 0.5
     context_seconds: float = 600.0
+    context_reach: int = 1
+    context_decay: float = 1.0
+    # Adjacent records: the records written just before and after the `adjacent_top` most relevant window
+    # entries (`adjacent_reach` either side, within context_seconds) join the window (adjacent.py).
+    adjacent_top: int = 0
+    adjacent_reach: int = 2
     # Session context: the best relevance in the candidate's conversation burst (gaps of at most
     # session_gap_seconds).
     session_weight: float = 0.3
@@ -241,16 +248,22 @@ def _named_speakers(question: Question, entries: list[WindowEntry]) -> set[str]:
     return out
 
 
-def _neighbour_relevance(moments: list[datetime | None], relevance: list[float], seconds: float) -> list[float]:
-    """For each candidate, the higher relevance of the candidates just before and just after it in
-    time, counted only within `seconds` of it (0 without a neighbour or a readable time)."""
+def _neighbour_relevance(moments: list[datetime | None], relevance: list[float], recipe: RecallRecipe
+                         ) -> list[float]:
+    """For each window entry, the best relevance of the `context_reach` entries just before and just after
+    it in time, the n-th away counted at context_decay ** (n - 1), and only within `context_seconds` of it
+    (0 without a neighbour or a readable time)."""
     out = [0.0] * len(relevance)
     timed = sorted((m.timestamp(), i) for i, m in enumerate(moments) if m is not None)
+    seconds = recipe.context_seconds
     for pos, (at, i) in enumerate(timed):
         best = 0.0
-        for other in (pos - 1, pos + 1):
-            if 0 <= other < len(timed) and abs(timed[other][0] - at) <= seconds:
-                best = max(best, relevance[timed[other][1]])
+        share = 1.0
+        for step in range(1, recipe.context_reach + 1):
+            for other in (pos - step, pos + step):
+                if 0 <= other < len(timed) and abs(timed[other][0] - at) <= seconds:
+                    best = max(best, share * relevance[timed[other][1]])
+            share *= recipe.context_decay
         out[i] = best
     return out
 
@@ -288,6 +301,22 @@ def _lexical_scores(entries: list[WindowEntry], question: Question, recipe: Reca
     return _bm25_scores(question.terms, docs, recipe.bm25_k1, recipe.bm25_b)
 
 
+def _relevance(entries: list[WindowEntry], question: Question, recipe: RecallRecipe,
+               lexical_scores: dict[str, float] | None) -> tuple[list[float], list[float], list[float]]:
+    """Each entry's vector score, word score and their weighted sum, its relevance."""
+    vector = _vector_scores(entries)
+    lexical = _lexical_scores(entries, question, recipe, lexical_scores)
+    return vector, lexical, [recipe.vector_weight * v + recipe.lexical_weight * w for v, w in zip(vector, lexical)]
+
+
+def most_relevant(entries: list[WindowEntry], question: Question, recipe: RecallRecipe,
+                  lexical_scores: dict[str, float] | None, count: int) -> list[WindowEntry]:
+    """The `count` entries of highest relevance (vector and word scores only, before any cue)."""
+    relevance = _relevance(entries, question, recipe, lexical_scores)[2]
+    order = sorted(range(len(entries)), key=relevance.__getitem__, reverse=True)
+    return [entries[i] for i in order[:count]]
+
+
 def rank(
     entries: list[WindowEntry],
     question: Question,
@@ -301,12 +330,10 @@ def rank(
     computed inside the window."""
     if not entries:
         return []
-    vector = _vector_scores(entries)
-    lexical = _lexical_scores(entries, question, recipe, lexical_scores)
+    vector, lexical, relevance = _relevance(entries, question, recipe, lexical_scores)
     moments = [parse_stored(c.episode.timestamp) for c in entries]
-    relevance = [recipe.vector_weight * vec + recipe.lexical_weight * lex for vec, lex in zip(vector, lexical)]
     none = [0.0] * len(entries)
-    context = _neighbour_relevance(moments, relevance, recipe.context_seconds) if recipe.context_weight > 0 else none
+    context = _neighbour_relevance(moments, relevance, recipe) if recipe.context_weight > 0 else none
     session = _session_relevance(moments, relevance, recipe.session_gap_seconds) if recipe.session_weight > 0 \
         else none
     named_ids = _named_speakers(question, entries) if recipe.exact_match_boost and recipe.named_speaker_bonus else set()

@@ -13,6 +13,7 @@ from ..errors import HostError, HostFailure
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
+from .adjacent import adjacent_entries
 from .model import Episode, EpisodeStatus, Validity
 from .question import Question
 from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank
@@ -122,6 +123,10 @@ class Recaller:
             lexical = self._lexical(index, scope, question, recipe, loose, window)
         accepted = [c for c in window.entries.values()
                     if (loose if c.episode.episode_id in window.partial else accepts)(c.episode)]
+        if index is not None and lexical is not None:
+            for entry in adjacent_entries(index, accepted, question, recipe, lexical, loose):
+                window.partial.add(entry.episode.episode_id)  # a partial record: read whole if handed on
+                accepted.append(entry)
         # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
         # and read whole (a summary's sources are named only in the whole record).
         wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe

@@ -52,7 +52,7 @@ from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
 from ..timefields import parse_stored
 from .model import Episode, EpisodeStatus
 from .question import Question
-from .question_cues import date_match
+from .question_cues import date_match, tells_when
 from .terms import tokenize
 
 __all__ = ["MAX_TOP_K", "RecallRecipe", "ScoredEpisode", "WindowEntry", "rank", "time_weight"]
@@ -110,6 +110,8 @@ class RecallRecipe:
     own_speaker_bonus: float = 0.05
     # A day or month the question names.
     date_weight: float = 0.7
+    # A question of time ("When did ...?"): a record that says when, relative to its date ("last week").
+    time_cue_weight: float = 0.0
     # A record that is itself a question holds less of an answer than a statement.
     question_penalty: float = 0.2
     # A superseded record (asked for with a status filter) ranks below its correction whatever the wording.
@@ -338,6 +340,7 @@ def rank(
         else none
     named_ids = _named_speakers(question, entries) if recipe.exact_match_boost and recipe.named_speaker_bonus else set()
     dates = question.dates if recipe.date_weight > 0 else ()
+    when = question.asks_when and recipe.time_cue_weight > 0
     scored: list[ScoredEpisode] = []
     for entry, vec, lex, stored, rel, ctx, ses in zip(entries, vector, lexical, moments, relevance, context, session):
         ep = entry.episode
@@ -351,6 +354,8 @@ def rank(
             bonus += recipe.own_speaker_bonus
         if dates:
             bonus += recipe.date_weight * date_match(dates, (stored, parse_stored(ep.fact.event_at)))
+        if when and tells_when(ep.content):
+            bonus += recipe.time_cue_weight
         if recipe.question_penalty and _is_question(ep.content):
             bonus -= recipe.question_penalty
         if ep.status is EpisodeStatus.SUPERSEDED:

@@ -39,9 +39,8 @@ if str(ROOT) not in sys.path:
 from bench.embedders import make_embedder  # noqa: E402
 from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
 from bench.locomo_recall import AGE_BUCKETS, DEPTH, Tally, as_of, parse_recipe  # noqa: E402
-from bench.plugin_env import quiet_logs, slug  # noqa: E402
+from bench.plugin_env import no_save_delay, quiet_logs, slug  # noqa: E402
 from ltm import QUERY_RECALL, Identity, MemoryService, parse_records  # noqa: E402
-from ltm.episodes import lexical  # noqa: E402
 from ltm.secrets import secret_kind  # noqa: E402
 from ltm.timefields import parse_stored  # noqa: E402
 from testhost.hooks import index_space, recall_at, top  # noqa: E402
@@ -50,9 +49,11 @@ from testhost.memory_ports import InMemoryPorts  # noqa: E402
 MODEL = "emb-1"
 
 
-async def conversation_rankings(conv: Conversation, embedder: Any, recipes: dict[str, dict[str, Any]]
-                                ) -> dict[str, list[list[str]]]:
-    """Per recipe, the top DEPTH original ids of every question of `conv`."""
+async def conversation_rankings(conv: Conversation, embedder: Any, recipes: dict[str, dict[str, Any]],
+                                cpu: dict[str, float]) -> dict[str, list[list[str]]]:
+    """Per recipe, the top DEPTH original ids of every question of `conv`; adds each recipe's process CPU
+    seconds to `cpu` (the question's embedding is a cache look-up here: what remains is the plugin's recall,
+    the in-memory ports and this loop)."""
     ports = InMemoryPorts(embedder=embedder, embedding_models=(MODEL,))
     memory = MemoryService(ports.ports)
     settings = await memory.register_kb("kb-1", {"embedding_model_uuid": MODEL})
@@ -69,8 +70,10 @@ async def conversation_rankings(conv: Conversation, embedder: Any, recipes: dict
     out: dict[str, list[list[str]]] = {}
     for name, overrides in recipes.items():
         recipe = replace(base, **overrides)
+        started = time.process_time()
         out[name] = [[s.episode.original_id or "" for s in await recall_at(memory, scope, qa.question, recipe, moment)]
                      for qa in conv.qas]
+        cpu[name] = cpu.get(name, 0.0) + time.process_time() - started
     return out
 
 
@@ -92,17 +95,17 @@ def summarize(conversations: list[Conversation], rankings: dict[int, dict[str, l
     return {str(k): t.as_dict() for k, t in tallies.items()}
 
 
-def line(name: str, figures: dict[str, Any]) -> str:
+def line(name: str, figures: dict[str, Any], cpu_ms: float) -> str:
     whole = figures["all"]
     cells = [f"{whole['R@1']:.3f} {whole['R@5']:.3f} {whole['R@10']:.3f} {whole['MRR']:.3f}"]
     cells += [f"{figures[str(c)]['R@5']:.3f}/{figures[str(c)]['R@10']:.3f}" for c in SCORED_CATEGORIES]
     cells += [f"{figures[f'age{b}']['R@5']:.3f}/{figures[f'age{b}']['R@10']:.3f}" for b in range(len(AGE_BUCKETS))]
-    return " | ".join(cells) + f" | {name or '(defaults)'}"
+    return " | ".join(cells) + f" | {cpu_ms:.1f} | {name or '(defaults)'}"
 
 
 async def main_async(args: argparse.Namespace) -> None:
     quiet_logs()
-    lexical.SAVE_DELAY = 0.0  # the import's last write would hold the index build's wait 30 s per conversation
+    no_save_delay()
     embedder = make_embedder(args.embedder)
     recipes = {text: parse_recipe(text) for text in args.recipe or [""]}
     if args.split != "tuning" and any(recipes.values()) and not args.report_once:
@@ -110,18 +113,21 @@ async def main_async(args: argparse.Namespace) -> None:
     conversations = load_split(args.split, limit=args.limit_conversations)
     started = time.perf_counter()
     rankings = {}
+    cpu: dict[str, float] = {}
     for conv in conversations:
-        rankings[conv.conv_id] = await conversation_rankings(conv, embedder, recipes)
+        rankings[conv.conv_id] = await conversation_rankings(conv, embedder, recipes, cpu)
         embedder.save()
     seconds = time.perf_counter() - started
     print(f"split {args.split}, {sum(len(c.qas) for c in conversations)} questions, exact in-memory ports, "
           f"{embedder.name}, {seconds:.0f} s for {len(recipes)} recipe(s)")
-    print("R@1 R@5 R@10 MRR | cat 1 R@5/R@10 | cat 2 | cat 3 | cat 4 | 0-30 d | 30-90 d | 90-180 d | >180 d | recipe")
+    questions = sum(len(c.qas) for c in conversations)
+    print("R@1 R@5 R@10 MRR | cat 1 R@5/R@10 | cat 2 | cat 3 | cat 4 | 0-30 d | 30-90 d | 90-180 d | >180 d | "
+          "CPU ms per question | recipe")
     payload = {}
     for name in recipes:
         figures = summarize(conversations, rankings, name)
         payload[name] = figures
-        print(line(name, figures))
+        print(line(name, figures, 1000 * cpu[name] / max(1, questions)))
     if args.json:
         args.json.write_text(json.dumps({"figures": payload, "rankings": {
             str(c.conv_id): {name: [{"qa": qa.index, "category": qa.category, "evidence": list(qa.evidence),

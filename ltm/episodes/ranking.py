@@ -7,11 +7,12 @@ isolation key). Everything after that happens here, over the whole window, befor
     relevance = vector_weight * vector_similarity + lexical_weight * bm25
     score     = (relevance + context_weight * neighbour_relevance + session_weight * session_relevance)
                 * importance_factor
-                + exact bonuses + date_weight * date_match - question_penalty (if the record is a question)
-                + recency_weight * time_weight
+                + exact bonuses + date_weight * date_match + time_cue_weight (a "when" question, a record
+                saying when) - question_penalty (if the record is a question) + recency_weight * time_weight
 
 - the window: the vector hits of the space (and of the speaker) plus the best word matches of
-  the whole space from the plugin's own index (`lexical.py`, `lexical_window`);
+  the whole space from the plugin's own index (`lexical.py`, `lexical_window`), plus the records
+  written just before and after the most relevant of them (`adjacent.py`, `adjacent_top`);
 - vector_similarity is min-max normalized inside the vector window, because distance
   scales differ per backend (Chroma squared L2, Qdrant 1 - cos, RRF for hybrid); a
   candidate found by words only lies outside that window and scores 0 here;
@@ -24,14 +25,16 @@ isolation key). Everything after that happens here, over the whole window, befor
   is *added* with `recency_weight`, so it orders memories of comparable relevance (the newer
   first) and never divides relevance by age: a clearly relevant memory from years ago still
   outranks a weak match from yesterday. Decay never deletes anything;
-- neighbour_relevance is the relevance of the candidate written just before or just after
-  this one (within context_seconds): the other half of an exchange ("did you go?" / "yes,
-  on Sunday") is recalled with the half that matched;
+- neighbour_relevance is the best relevance of the `context_reach` entries written just before
+  or just after this one (within context_seconds; the second one away at context_decay): the
+  other half of an exchange ("did you go?" / "yes, on Sunday") is recalled with the half that
+  matched;
 - session_relevance is the best relevance among the candidates of the same conversation burst
   (candidates no more than session_gap_seconds apart, one after another): a record said in the
   conversation the question is about ranks above an equally worded one from another day;
 - question cues (`question_cues.py`): the sender bonus lifts the records of a speaker the
-  question names; date_match lifts records from a day or month the question names;
+  question names; date_match lifts records from a day or month the question names; a question
+  of time lifts records that say when something happened ("last week");
 - a record that is itself a question ("what was it called?") holds less of an answer than a
   statement: it loses question_penalty; a superseded record (only recalled when a status filter
   asks for it) loses superseded_penalty, so its correction ranks above it;
@@ -83,14 +86,19 @@ class RecallRecipe:
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
     # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds. The
     # neighbours are the `context_reach` window entries either side; the n-th counts context_decay ** (n - 1).
-    context_weight: float = 0.5
+    context_weight: float = 0.4
     context_seconds: float = 600.0
-    context_reach: int = 1
-    context_decay: float = 1.0
+    context_reach: int = 2
+    context_decay: float = 0.7
     # Adjacent records: the records written just before and after the `adjacent_top` most relevant window
     # entries (`adjacent_reach` either side, within context_seconds) join the window (adjacent.py).
-    adjacent_top: int = 0
+    adjacent_top: int = 5
     adjacent_reach: int = 2
+    # Words from the best records (feedback.py), off: the `feedback_terms` words that weigh most in the
+    # `feedback_top` first-ranked records join the question's words, weighing feedback_weight x their number.
+    feedback_top: int = 5
+    feedback_terms: int = 0
+    feedback_weight: float = 0.3
     # Session context: the best relevance in the candidate's conversation burst (gaps of at most
     # session_gap_seconds).
     session_weight: float = 0.3
@@ -111,7 +119,7 @@ class RecallRecipe:
     # A day or month the question names.
     date_weight: float = 0.7
     # A question of time ("When did ...?"): a record that says when, relative to its date ("last week").
-    time_cue_weight: float = 0.0
+    time_cue_weight: float = 0.2
     # A record that is itself a question holds less of an answer than a statement.
     question_penalty: float = 0.2
     # A superseded record (asked for with a status filter) ranks below its correction whatever the wording.
@@ -152,7 +160,7 @@ class RecallRecipe:
         )
         if settings.retrieval_strategy is RetrievalStrategy.VECTOR:
             recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0,
-                             session_weight=0.0)
+                             session_weight=0.0, adjacent_top=0, feedback_terms=0)
         return recipe
 
     @property

@@ -25,7 +25,7 @@ import math
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -288,16 +288,18 @@ class SpaceIndex:
         return 0
 
     # ------------------------------------------------------------------ BM25
+    def frequency(self, term: str) -> int:  # how many records have this word
+        posting = self._postings.get(term)
+        return 0 if posting is None else 1 if isinstance(posting, int) else len(posting)
+
+    def idf(self, term: str) -> float:
+        frequency = self.frequency(term)
+        return math.log(1 + (len(self._number) - frequency + 0.5) / (frequency + 0.5))
+
     def _terms(self, query_tokens: Iterable[str]) -> list[tuple[Posting, float]]:
-        """(posting, idf x query count) of each query word the space has."""
-        n_docs = len(self._number)
-        out = []
-        for term, q_count in Counter(query_tokens).items():
-            posting = self._postings.get(term)
-            if posting is not None:
-                df = (1 if isinstance(posting, int) else len(posting))
-                out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
-        return out
+        """(posting, idf x weight) of each query word the space has (repeats, or a mapping's weights: feedback.py)."""
+        weights = query_tokens if isinstance(query_tokens, Mapping) else Counter(query_tokens)
+        return [(self._postings[t], self.idf(t) * w) for t, w in weights.items() if t in self._postings]
 
     def _accumulate(self, terms: list[tuple[Posting, float]], avg_len: float) -> dict[int, float]:
         """BM25 of every record having one of these words, word by word (inline: it walks whole postings)."""
@@ -384,8 +386,7 @@ class SpaceIndex:
 
     # ------------------------------------------------------------------ listing
     def listing(self, statuses: Iterable[EpisodeStatus], start: int, count: int) -> tuple[list[str], int]:
-        """Ids of one page of the records with these statuses, newest first (by timestamp, then id),
-        and how many records have them."""
+        """Ids of one page of the records with these statuses, newest first (timestamp, id), and their count."""
         codes = frozenset(_CODE[s] for s in statuses)
         listed = self._listed.get(codes)
         if listed is None:

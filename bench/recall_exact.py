@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import pickle
 import sys
 import time
 from dataclasses import replace
@@ -50,10 +51,13 @@ MODEL = "emb-1"
 
 
 async def conversation_rankings(conv: Conversation, embedder: Any, recipes: dict[str, dict[str, Any]],
-                                cpu: dict[str, float]) -> dict[str, list[list[str]]]:
+                                cpu: dict[str, float], reads: dict[str, int] | None = None,
+                                dump: dict[int, Any] | None = None) -> dict[str, list[list[str]]]:
     """Per recipe, the top DEPTH original ids of every question of `conv`; adds each recipe's process CPU
     seconds to `cpu` (the question's embedding is a cache look-up here: what remains is the plugin's recall,
-    the in-memory ports and this loop)."""
+    the in-memory ports and this loop) and, with `reads`, how many keyed reads (`index.get_many`) the same
+    questions asked for the top 5 (automatic recall's default) made. With `dump`, the first recipe's whole
+    ranking of every question with each record's scored parts goes there (recall_replica.py reads it)."""
     ports = InMemoryPorts(embedder=embedder, embedding_models=(MODEL,))
     memory = MemoryService(ports.ports)
     settings = await memory.register_kb("kb-1", {"embedding_model_uuid": MODEL})
@@ -74,6 +78,17 @@ async def conversation_rankings(conv: Conversation, embedder: Any, recipes: dict
         out[name] = [[s.episode.original_id or "" for s in await recall_at(memory, scope, qa.question, recipe, moment)]
                      for qa in conv.qas]
         cpu[name] = cpu.get(name, 0.0) + time.process_time() - started
+        if dump is not None and conv.conv_id not in dump:
+            dump[conv.conv_id] = [{"q": qa.question, "cat": qa.category, "ev": list(qa.evidence), "rows": [
+                (s.episode.original_id, s.score, s.vector, s.lexical, s.time_weight, s.bonus, s.context, s.session,
+                 s.distance, s.episode.timestamp, s.episode.sender_name, s.episode.content)
+                for s in await recall_at(memory, scope, qa.question, replace(recipe, top_k=10**6), moment)]}
+                for qa in conv.qas]
+        if reads is not None:
+            ports.calls.reset()
+            for qa in conv.qas:
+                await recall_at(memory, scope, qa.question, replace(recipe, top_k=5), moment)
+            reads[name] = reads.get(name, 0) + ports.calls.count("index.get_many")
     return out
 
 
@@ -114,8 +129,10 @@ async def main_async(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     rankings = {}
     cpu: dict[str, float] = {}
+    reads: dict[str, int] | None = {} if args.keyed_reads else None
+    dump: dict[int, Any] | None = {} if args.dump_space else None
     for conv in conversations:
-        rankings[conv.conv_id] = await conversation_rankings(conv, embedder, recipes, cpu)
+        rankings[conv.conv_id] = await conversation_rankings(conv, embedder, recipes, cpu, reads, dump)
         embedder.save()
     seconds = time.perf_counter() - started
     print(f"split {args.split}, {sum(len(c.qas) for c in conversations)} questions, exact in-memory ports, "
@@ -128,6 +145,10 @@ async def main_async(args: argparse.Namespace) -> None:
         figures = summarize(conversations, rankings, name)
         payload[name] = figures
         print(line(name, figures, 1000 * cpu[name] / max(1, questions)))
+        if reads is not None:
+            print(f"  keyed reads per recall of the top 5: {reads[name] / max(1, questions):.3f}")
+    if args.dump_space:
+        args.dump_space.write_bytes(pickle.dumps(dump))
     if args.json:
         args.json.write_text(json.dumps({"figures": payload, "rankings": {
             str(c.conv_id): {name: [{"qa": qa.index, "category": qa.category, "evidence": list(qa.evidence),
@@ -136,7 +157,7 @@ async def main_async(args: argparse.Namespace) -> None:
             for c in conversations}}, indent=0))
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=list(SPLITS), default="tuning")
     parser.add_argument("--embedder", choices=["hashing", "minilm"], default="minilm")
@@ -144,9 +165,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="one recipe per flag (repeat it); an empty string is the shipped defaults")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--dump-space", type=Path, default=None, metavar="PATH",
+                        help="write the first recipe's whole ranking with every record's scored parts (recall_replica.py)")
+    parser.add_argument("--keyed-reads", action="store_true",
+                        help="also count the keyed reads of the same questions asked for the top 5")
     parser.add_argument("--report-once", action="store_true",
                         help="allow recipes on held-out: the one held-out figure of an idea judged on tuning")
-    asyncio.run(main_async(parser.parse_args(argv)))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    asyncio.run(main_async(parse_args(argv)))
     return 0
 
 

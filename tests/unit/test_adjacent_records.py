@@ -60,7 +60,7 @@ def test_the_entry_two_away_counts_at_the_context_decay_when_the_context_reaches
     answer = _at("answer", "a sunset over the lake", 2)
     window = [WindowEntry(asked, 0.1), WindowEntry(between, 0.9), WindowEntry(answer, 0.9)]
     window += [WindowEntry(_at(f"f{i}", f"filler {i}", 7200 * (i + 1)), 0.9) for i in range(3)]
-    recipe = RecallRecipe(top_k=6, recency_weight=0.0, session_weight=0.0, question_penalty=0.0)
+    recipe = RecallRecipe(top_k=6, recency_weight=0.0, session_weight=0.0, question_penalty=0.0, context_reach=1)
     question = Question.of("art show painting")
     one = {s.episode.episode_id: s for s in rank(window, question, recipe, utc_now())}
     two = {s.episode.episode_id: s for s in rank(window, question, replace(recipe, context_reach=2, context_decay=0.7),
@@ -80,7 +80,7 @@ def test_a_question_of_time_lifts_the_records_that_say_when():
     window = [WindowEntry(e, 0.5) for e in said] + [WindowEntry(_at(f"f{i}", f"filler {i}", 9000 * (i + 1)), 0.9)
                                                     for i in range(3)]
     recipe = RecallRecipe(top_k=5, recency_weight=0.0, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0,
-                          session_weight=0.0, time_cue_weight=0.2)
+                          session_weight=0.0, time_cue_weight=0.2)  # the shipped weight
     when = {s.episode.episode_id: s.bonus for s in rank(window, Question.of("When did Ann go to the fair?"), recipe,
                                                          utc_now())}
     what = {s.episode.episode_id: s.bonus for s in rank(window, Question.of("What did Ann do at the fair?"), recipe,
@@ -102,7 +102,7 @@ async def test_recall_adds_the_records_around_the_best_match_from_the_space_inde
              for i, text in enumerate(lines)]
     await memory.import_episodes(scope, parse_records(items, source="import"))
     await index_space(memory, scope)
-    plain = replace(top(5), vector_window=2, lexical_window=2, adjacent_top=0)
+    plain = replace(top(5), vector_window=2, lexical_window=2, adjacent_top=0, context_reach=1)
     question = "What inspired the painting for the art show?"
     before = await recall_at(memory, scope, question, plain, utc_now(), RecallFilters())
     assert "t2" not in [s.episode.original_id for s in before]

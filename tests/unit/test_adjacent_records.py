@@ -114,3 +114,27 @@ async def test_recall_adds_the_records_around_the_best_match_from_the_space_inde
     assert found["t2"].episode.content.startswith("I did it")  # read whole, as any record handed on
     assert ports.calls.count("index.search") == 1 and ports.calls.count("embedder.embed") == 1
     assert ports.calls.count("index.get_many") <= 1  # the one keyed read of records found without a vector
+
+
+async def test_words_from_the_best_records_find_a_record_that_shares_none_with_the_question():
+    """Feedback (off by default): the words that weigh most in the first-ranked records join the question's, so
+    a record sharing only those words (not the question's) joins the window by a second word search."""
+    ports = InMemoryPorts()
+    memory = MemoryService(ports.ports)
+    await memory.register_kb("kb-1", {"embedding_model_uuid": "emb-1"})
+    scope = await memory.scope_for(ident(), "kb-1")
+    lines = ["our family camping trip to the lake with marshmallows", "the campfire marshmallows were the best part",
+             "we roasted marshmallows by the campfire again tonight"]
+    lines += [f"filler line {i} about taxes and the office printer" for i in range(30)]
+    items = [{"id": f"t{i}", "content": text, "timestamp": format_utc(BASE + timedelta(hours=2 * i))}
+             for i, text in enumerate(lines)]
+    await memory.import_episodes(scope, parse_records(items, source="import"))
+    await index_space(memory, scope)
+    plain = replace(top(5), vector_window=1, lexical_window=1, adjacent_top=0, feedback_top=1, feedback_weight=1.0)
+    question = "what did the family do on the camping trip?"
+    before = [s.episode.original_id for s in await recall_at(memory, scope, question, plain, utc_now(), RecallFilters())]
+    assert "t2" not in before  # it shares no word with the question, and the vector window is one row
+    ports.calls.reset()
+    after = await recall_at(memory, scope, question, replace(plain, feedback_terms=3), utc_now(), RecallFilters())
+    assert "t2" in [s.episode.original_id for s in after]
+    assert ports.calls.count("index.search") == 1 and ports.calls.count("embedder.embed") == 1  # no host call more

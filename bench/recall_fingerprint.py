@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.locomo_data import Conversation, load_split
-from bench.plugin_env import slug
+from bench.plugin_env import no_save_delay, slug
 from ltm import QUERY_RECALL, Identity, MemoryService, RecallFilters, parse_records
 from ltm.secrets import secret_kind
 from ltm.timefields import parse_stored
@@ -86,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dump", type=Path, help="also write every ranked result as JSON here")
     args = parser.parse_args(argv)
     logging.disable(logging.CRITICAL)  # the plugin's warnings about the data set's oddities are not results
+    no_save_delay()
     rows = asyncio.run(_run(None if args.all else 2))
     text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
     if args.dump:

@@ -38,7 +38,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ltm.errors import HostError, ValidationError
 from ltm.ports import ChatMessage, HostPorts, IndexHit, IndexPage, IndexRecord, Vector
@@ -431,10 +431,15 @@ class InMemoryIndex:
         return [s.record for s in rows if space_key is None or s.record.space_key == space_key]
 
 
-class InMemoryEmbedder:
-    """Embedder: `HashingEmbedder` vectors for the models the fake knows; others are refused."""
+class TextEmbedder(Protocol):
+    def embed(self, texts: list[str]) -> list[list[float]]: ...
 
-    def __init__(self, host: _Host, hashing: HashingEmbedder, models: Iterable[str]) -> None:
+
+class InMemoryEmbedder:
+    """Embedder: `HashingEmbedder` vectors (or the given embedder's) for the models the fake knows; others
+    are refused."""
+
+    def __init__(self, host: _Host, hashing: TextEmbedder, models: Iterable[str]) -> None:
         self._host = host
         self._hashing = hashing
         self.models = set(models)
@@ -525,13 +530,15 @@ class InMemoryPorts:
     """All five ports over plain Python state, sharing one call log and one fault list."""
 
     def __init__(self, *, text_search: bool = True, dim: int = 128,
-                 embedding_models: Iterable[str] = ("emb-1",), script: Script | None = None) -> None:
+                 embedding_models: Iterable[str] = ("emb-1",), script: Script | None = None,
+                 embedder: TextEmbedder | None = None) -> None:
         self.calls = CallLog()
         self.faults = Faults()
         host = _Host(self.calls, self.faults)
         self.store = InMemoryStore(host)
         self.index = InMemoryIndex(host, text_search=text_search)
-        self.embedder = InMemoryEmbedder(host, HashingEmbedder(dim), embedding_models)
+        # `embedder`: another deterministic embedder for the known models (a benchmark's cached vectors).
+        self.embedder = InMemoryEmbedder(host, embedder or HashingEmbedder(dim), embedding_models)
         self.llm = ScriptedLanguageModel(host, script)
         self.directory = InMemoryDirectory(host, self.index)
         self.ports = HostPorts(store=self.store, index=self.index, embedder=self.embedder, llm=self.llm,

@@ -84,3 +84,29 @@ def test_recipe_overrides_are_typed_and_refused_when_unknown_or_on_held_out() ->
                 ["--systems", "engram"]):
         with pytest.raises(SystemExit):
             locomo_recall.parse_args(bad)
+
+
+async def test_exact_recall_bench_and_its_replica_smoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """bench/recall_exact.py on the tiny conversation (exact in-memory ports, hashing embedder): the same
+    figures twice, a held-out recipe only with --report-once, and a dump the replica reads and ranks."""
+    from bench import recall_exact, recall_replica
+
+    monkeypatch.setattr(recall_exact, "load_split", lambda split, limit=None: [tiny_conversation()])
+    out, dump = tmp_path / "exact.json", tmp_path / "space.pkl"
+    before = "adjacent_top=0,context_reach=1,context_decay=1.0,context_weight=0.5,time_cue_weight=0"
+    argv = ["--embedder", "hashing", "--recipe", before, "--recipe", "", "--keyed-reads"]  # the dump: `before`
+    await recall_exact.main_async(recall_exact.parse_args([*argv, "--json", str(out), "--dump-space", str(dump)]))
+    first = json.loads(out.read_text())
+    await recall_exact.main_async(recall_exact.parse_args([*argv, "--json", str(out)]))
+    assert json.loads(out.read_text())["figures"] == first["figures"]  # exact search: the same every run
+    overall = first["figures"][before]["all"]
+    assert overall["n"] == 3 and 0.0 <= overall["R@1"] <= overall["R@5"] <= overall["R@10"] == 1.0
+    assert first["figures"][""]["all"]["n"] == 3
+    assert "keyed reads per recall of the top 5" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        await recall_exact.main_async(recall_exact.parse_args(["--split", "heldout", "--recipe", "adjacent_top=0"]))
+    assert recall_replica.main([str(dump), "--no-vectors"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    replica = next(line for line in lines if line.endswith("replica of the defaults before issue 44"))
+    assert replica.startswith(f"{overall['R@5']:.3f} / {overall['R@10']:.3f}")  # it ranks as that recipe did

@@ -2,7 +2,7 @@
 
 Every stage of a recall reads something of the question: whether it is a record id, its text to
 embed without the speakers it names, its BM25 terms for the space's index and for ranking, its
-words for tag matches, the record ids and dates it names, the speakers it names. `Question.of`
+words for tag matches, the record ids and dates it names, whether it asks when, the speakers it names. `Question.of`
 reads all of it once, when the recall starts; the stages take the `Question`, never the text, so
 no stage tokenizes or parses the question again and every stage reads it the same way.
 """
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .question_cues import DateCue, date_cues, named, named_speakers, without_speakers
+from .question_cues import DateCue, asks_when, date_cues, named, named_speakers, without_speakers
 from .terms import terms_of, words
 
 _ID_LEN = 36  # a record id (a UUID) as the whole question: recall reads that record directly
@@ -32,6 +32,7 @@ class Question:
     tag_words: frozenset[str]  # `words` and the whitespace-split pieces (a tag may hold punctuation)
     ids: frozenset[str]  # record ids named anywhere in it, lower-cased
     dates: tuple[DateCue, ...]  # the days and months it names (question_cues.py)
+    asks_when: bool = False  # it asks when something happened (question_cues.py)
 
     @classmethod
     def of(cls, query: str, tags: Sequence[str] = ()) -> Question:
@@ -50,6 +51,7 @@ class Question:
             tag_words=frozenset(found) | frozenset(lowered.split()),
             ids=frozenset(m.lower() for m in _ID.findall(lowered)),
             dates=date_cues(text),
+            asks_when=asks_when(text),
         )
 
     def names(self, who: str) -> bool:

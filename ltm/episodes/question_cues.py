@@ -11,6 +11,9 @@
   and late-night messages), fading to 0 at `DAY_SPREAD` days; 1 anywhere in a named month.
   Relative phrases ("last week") are not read: they are relative to a moment the question does
   not state.
+- **A question of time**: "When did ...?", "How long ago ...?", "What year ...?". A record that says
+  when something happened relative to its own date ("yesterday", "last week", "two weekends ago")
+  is where such an answer is told (the record's date places it): it gains `time_cue_weight`.
 """
 
 from __future__ import annotations
@@ -32,6 +35,14 @@ _MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+(\d{{4}})\b", re.I)
 _MONTH_ALONE = re.compile(rf"\b(?:in|during|since|early|late|mid|of)\s+{_MONTH}\b", re.I)
 _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _CJK_DATE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?")
+
+_ASKS_WHEN = re.compile(r"^\s*(?:when|how long|what (?:year|month|date|day|time))\b|\bwhen\b|什么时候|何時|いつ",
+                        re.I)
+_TELLS_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|ago|last (?:week|weekend|month|year|night|summer|winter|spring|fall|autumn|"
+    r"mon|tue|wed|thu|fri|sat|sun)\w*|this (?:past )?(?:week|weekend|month|year|morning)|"
+    r"(?:few|couple of) (?:days|weeks|months|years))\b|昨天|前天|上周|上个月|去年|昨日|先週|先月|去年",
+    re.I)
 
 SAME_DAY = 1.5  # days either side of a named day that count as that day
 DAY_SPREAD = 4.5  # days from a named day at which the match has faded to 0
@@ -89,6 +100,16 @@ def date_cues(question: str) -> tuple[DateCue, ...]:
 def date_match(cues: Iterable[DateCue], moments: Iterable[datetime | None]) -> float:
     """The best match of any cue with any of a record's moments (when written, when it happened)."""
     return max((cue.match(m) for cue in cues for m in moments if m is not None), default=0.0)
+
+
+def asks_when(question: str) -> bool:
+    """Whether the question asks when something happened (or how long ago)."""
+    return _ASKS_WHEN.search(question) is not None
+
+
+def tells_when(content: str) -> bool:
+    """Whether a record says when something happened relative to its own date ("last week")."""
+    return _TELLS_WHEN.search(content) is not None
 
 
 def _name_pattern(name: str) -> re.Pattern[str]:

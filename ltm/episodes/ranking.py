@@ -7,11 +7,12 @@ isolation key). Everything after that happens here, over the whole window, befor
     relevance = vector_weight * vector_similarity + lexical_weight * bm25
     score     = (relevance + context_weight * neighbour_relevance + session_weight * session_relevance)
                 * importance_factor
-                + exact bonuses + date_weight * date_match - question_penalty (if the record is a question)
-                + recency_weight * time_weight
+                + exact bonuses + date_weight * date_match + time_cue_weight (a "when" question, a record
+                saying when) - question_penalty (if the record is a question) + recency_weight * time_weight
 
 - the window: the vector hits of the space (and of the speaker) plus the best word matches of
-  the whole space from the plugin's own index (`lexical.py`, `lexical_window`);
+  the whole space from the plugin's own index (`lexical.py`, `lexical_window`), plus the records
+  written just before and after the most relevant of them (`adjacent.py`, `adjacent_top`);
 - vector_similarity is min-max normalized inside the vector window, because distance
   scales differ per backend (Chroma squared L2, Qdrant 1 - cos, RRF for hybrid); a
   candidate found by words only lies outside that window and scores 0 here;
@@ -24,14 +25,16 @@ isolation key). Everything after that happens here, over the whole window, befor
   is *added* with `recency_weight`, so it orders memories of comparable relevance (the newer
   first) and never divides relevance by age: a clearly relevant memory from years ago still
   outranks a weak match from yesterday. Decay never deletes anything;
-- neighbour_relevance is the relevance of the candidate written just before or just after
-  this one (within context_seconds): the other half of an exchange ("did you go?" / "yes,
-  on Sunday") is recalled with the half that matched;
+- neighbour_relevance is the best relevance of the `context_reach` entries written just before
+  or just after this one (within context_seconds; the second one away at context_decay): the
+  other half of an exchange ("did you go?" / "yes, on Sunday") is recalled with the half that
+  matched;
 - session_relevance is the best relevance among the candidates of the same conversation burst
   (candidates no more than session_gap_seconds apart, one after another): a record said in the
   conversation the question is about ranks above an equally worded one from another day;
 - question cues (`question_cues.py`): the sender bonus lifts the records of a speaker the
-  question names; date_match lifts records from a day or month the question names;
+  question names; date_match lifts records from a day or month the question names; a question
+  of time lifts records that say when something happened ("last week");
 - a record that is itself a question ("what was it called?") holds less of an answer than a
   statement: it loses question_penalty; a superseded record (only recalled when a status filter
   asks for it) loses superseded_penalty, so its correction ranks above it;
@@ -52,7 +55,7 @@ from ..kb_settings import DEFAULT_HALF_LIFE_DAYS, KBSettings, RetrievalStrategy
 from ..timefields import parse_stored
 from .model import Episode, EpisodeStatus
 from .question import Question
-from .question_cues import date_match
+from .question_cues import date_match, tells_when
 from .terms import tokenize
 
 __all__ = ["MAX_TOP_K", "RecallRecipe", "ScoredEpisode", "WindowEntry", "rank", "time_weight"]
@@ -81,9 +84,21 @@ class RecallRecipe:
     vector_weight: float = 0.4
     lexical_weight: float = 0.6
     # Neighbouring context: an episode written right before or after a relevant one (the other half of
-    # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds.
-    context_weight: float = 0.5
+    # an exchange) gains context_weight x that neighbour's relevance, if within context_seconds. The
+    # neighbours are the `context_reach` window entries either side; the n-th counts context_decay ** (n - 1).
+    context_weight: float = 0.4
     context_seconds: float = 600.0
+    context_reach: int = 2
+    context_decay: float = 0.7
+    # Adjacent records: the records written just before and after the `adjacent_top` most relevant window
+    # entries (`adjacent_reach` either side, within context_seconds) join the window (adjacent.py).
+    adjacent_top: int = 5
+    adjacent_reach: int = 2
+    # Words from the best records (feedback.py), off: the `feedback_terms` words that weigh most in the
+    # `feedback_top` first-ranked records join the question's words, weighing feedback_weight x their number.
+    feedback_top: int = 5
+    feedback_terms: int = 0
+    feedback_weight: float = 0.3
     # Session context: the best relevance in the candidate's conversation burst (gaps of at most
     # session_gap_seconds).
     session_weight: float = 0.3
@@ -103,6 +118,8 @@ class RecallRecipe:
     own_speaker_bonus: float = 0.05
     # A day or month the question names.
     date_weight: float = 0.7
+    # A question of time ("When did ...?"): a record that says when, relative to its date ("last week").
+    time_cue_weight: float = 0.2
     # A record that is itself a question holds less of an answer than a statement.
     question_penalty: float = 0.2
     # A superseded record (asked for with a status filter) ranks below its correction whatever the wording.
@@ -143,7 +160,7 @@ class RecallRecipe:
         )
         if settings.retrieval_strategy is RetrievalStrategy.VECTOR:
             recipe = replace(recipe, vector_weight=1.0, lexical_weight=0.0, context_weight=0.0,
-                             session_weight=0.0)
+                             session_weight=0.0, adjacent_top=0, feedback_terms=0)
         return recipe
 
     @property
@@ -241,16 +258,22 @@ def _named_speakers(question: Question, entries: list[WindowEntry]) -> set[str]:
     return out
 
 
-def _neighbour_relevance(moments: list[datetime | None], relevance: list[float], seconds: float) -> list[float]:
-    """For each candidate, the higher relevance of the candidates just before and just after it in
-    time, counted only within `seconds` of it (0 without a neighbour or a readable time)."""
+def _neighbour_relevance(moments: list[datetime | None], relevance: list[float], recipe: RecallRecipe
+                         ) -> list[float]:
+    """For each window entry, the best relevance of the `context_reach` entries just before and just after
+    it in time, the n-th away counted at context_decay ** (n - 1), and only within `context_seconds` of it
+    (0 without a neighbour or a readable time)."""
     out = [0.0] * len(relevance)
     timed = sorted((m.timestamp(), i) for i, m in enumerate(moments) if m is not None)
+    seconds = recipe.context_seconds
     for pos, (at, i) in enumerate(timed):
         best = 0.0
-        for other in (pos - 1, pos + 1):
-            if 0 <= other < len(timed) and abs(timed[other][0] - at) <= seconds:
-                best = max(best, relevance[timed[other][1]])
+        share = 1.0
+        for step in range(1, recipe.context_reach + 1):
+            for other in (pos - step, pos + step):
+                if 0 <= other < len(timed) and abs(timed[other][0] - at) <= seconds:
+                    best = max(best, share * relevance[timed[other][1]])
+            share *= recipe.context_decay
         out[i] = best
     return out
 
@@ -288,6 +311,22 @@ def _lexical_scores(entries: list[WindowEntry], question: Question, recipe: Reca
     return _bm25_scores(question.terms, docs, recipe.bm25_k1, recipe.bm25_b)
 
 
+def _relevance(entries: list[WindowEntry], question: Question, recipe: RecallRecipe,
+               lexical_scores: dict[str, float] | None) -> tuple[list[float], list[float], list[float]]:
+    """Each entry's vector score, word score and their weighted sum, its relevance."""
+    vector = _vector_scores(entries)
+    lexical = _lexical_scores(entries, question, recipe, lexical_scores)
+    return vector, lexical, [recipe.vector_weight * v + recipe.lexical_weight * w for v, w in zip(vector, lexical)]
+
+
+def most_relevant(entries: list[WindowEntry], question: Question, recipe: RecallRecipe,
+                  lexical_scores: dict[str, float] | None, count: int) -> list[WindowEntry]:
+    """The `count` entries of highest relevance (vector and word scores only, before any cue)."""
+    relevance = _relevance(entries, question, recipe, lexical_scores)[2]
+    order = sorted(range(len(entries)), key=relevance.__getitem__, reverse=True)
+    return [entries[i] for i in order[:count]]
+
+
 def rank(
     entries: list[WindowEntry],
     question: Question,
@@ -301,16 +340,15 @@ def rank(
     computed inside the window."""
     if not entries:
         return []
-    vector = _vector_scores(entries)
-    lexical = _lexical_scores(entries, question, recipe, lexical_scores)
+    vector, lexical, relevance = _relevance(entries, question, recipe, lexical_scores)
     moments = [parse_stored(c.episode.timestamp) for c in entries]
-    relevance = [recipe.vector_weight * vec + recipe.lexical_weight * lex for vec, lex in zip(vector, lexical)]
     none = [0.0] * len(entries)
-    context = _neighbour_relevance(moments, relevance, recipe.context_seconds) if recipe.context_weight > 0 else none
+    context = _neighbour_relevance(moments, relevance, recipe) if recipe.context_weight > 0 else none
     session = _session_relevance(moments, relevance, recipe.session_gap_seconds) if recipe.session_weight > 0 \
         else none
     named_ids = _named_speakers(question, entries) if recipe.exact_match_boost and recipe.named_speaker_bonus else set()
     dates = question.dates if recipe.date_weight > 0 else ()
+    when = question.asks_when and recipe.time_cue_weight > 0
     scored: list[ScoredEpisode] = []
     for entry, vec, lex, stored, rel, ctx, ses in zip(entries, vector, lexical, moments, relevance, context, session):
         ep = entry.episode
@@ -324,6 +362,8 @@ def rank(
             bonus += recipe.own_speaker_bonus
         if dates:
             bonus += recipe.date_weight * date_match(dates, (stored, parse_stored(ep.fact.event_at)))
+        if when and tells_when(ep.content):
+            bonus += recipe.time_cue_weight
         if recipe.question_penalty and _is_question(ep.content):
             bonus -= recipe.question_penalty
         if ep.status is EpisodeStatus.SUPERSEDED:

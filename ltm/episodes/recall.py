@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -13,6 +13,8 @@ from ..errors import HostError, HostFailure
 from ..identity import MemoryScope
 from ..kb_settings import KBSettings, RetrievalStrategy
 from ..timefields import parse_stored, utc_now
+from .adjacent import adjacent_entries
+from .feedback import feedback_query
 from .model import Episode, EpisodeStatus, Validity
 from .question import Question
 from .ranking import RecallRecipe, ScoredEpisode, WindowEntry, rank
@@ -122,12 +124,23 @@ class Recaller:
             lexical = self._lexical(index, scope, question, recipe, loose, window)
         accepted = [c for c in window.entries.values()
                     if (loose if c.episode.episode_id in window.partial else accepts)(c.episode)]
+        if index is not None and lexical is not None:
+            for entry in adjacent_entries(index, accepted, question, recipe, lexical, loose):
+                window.entries[entry.episode.episode_id] = entry
+                window.partial.add(entry.episode.episode_id)  # a partial record: read whole if handed on
+                accepted.append(entry)
         # Folding: a summary takes the place of its sources before top_k is cut, so twice as many are ranked
         # and read whole (a summary's sources are named only in the whole record).
         wide = replace(recipe, top_k=2 * recipe.top_k) if recipe.fold_summary_sources else recipe
         if filters.sources:
             wide = replace(recipe, top_k=max(1, len(accepted)))
         ranked = rank(accepted, question, wide, moment, asking_speaker=scope.sender_id, lexical_scores=lexical)
+        fed = feedback_query(ranked, question, recipe, index) if index is not None and lexical is not None else None
+        if index is not None and fed is not None:  # the word search again, with words of the best records
+            known = set(window.entries)
+            lexical = self._lexical(index, scope, question, recipe, loose, window, fed)
+            accepted += [c for i, c in window.entries.items() if i not in known and loose(c.episode)]
+            ranked = rank(accepted, question, wide, moment, asking_speaker=scope.sender_id, lexical_scores=lexical)
         ranked = await self._resolve(scope, ranked, window, filters)
         if recipe.fold_summary_sources:
             ranked = fold_summary_sources(ranked)
@@ -155,10 +168,11 @@ class Recaller:
 
     @staticmethod
     def _lexical(index: SpaceIndex, scope: MemoryScope, question: Question, recipe: RecallRecipe,
-                 accepts: Callable[[Episode], bool], window: _Window) -> dict[str, float]:
-        """Whole-space BM25: adds the best `lexical_window` records the filters accept (and the speaker's
-        own best `speaker_window`, S6) as window entries without a vector distance, and returns every
-        entry's raw score."""
+                 accepts: Callable[[Episode], bool], window: _Window,
+                 weighted: Mapping[str, float] | None = None) -> dict[str, float]:
+        """Whole-space BM25 of the question's terms (or of `weighted` terms: feedback.py): adds the best
+        `lexical_window` records the filters accept (and the speaker's own best `speaker_window`, S6) as
+        window entries without a vector distance, and returns every entry's raw score."""
         speaker = None
         if scope.sender_id and recipe.speaker_window > 0:
             asking = scope.sender_id
@@ -167,7 +181,7 @@ class Recaller:
                 return episode.sender_id == asking and accepts(episode)
 
             speaker = (recipe.speaker_window, own)
-        hits, scores = index.search(question.terms, recipe.lexical_window, accepts, also=window.entries,
+        hits, scores = index.search(weighted or question.terms, recipe.lexical_window, accepts, also=window.entries,
                                     speaker=speaker)
         for hit in hits:
             if hit.episode.episode_id not in window.entries:

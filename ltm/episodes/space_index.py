@@ -12,7 +12,8 @@ compact because it holds whole spaces (100,000 records in a few tens of MiB):
 - BM25 postings per word: the records that have it, as one sorted `array` of
   `record number << 8 | term frequency` (a plain int when one record has the word), so a word in
   50,000 records costs 200 KB rather than a dict of 50,000 entries;
-- the listing order (newest first), sorted again after a change, when it is next asked for.
+- the listing order (newest first), sorted again after a change, when it is next asked for; the
+  order records were written in, for recall's adjacent records (`time_order.py`).
 
 A record of another space is never held (`add` refuses it).
 """
@@ -24,7 +25,7 @@ import math
 from array import array
 from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -32,6 +33,7 @@ from .best_first import BestFirst
 from .model import Episode, EpisodeStatus, FactTime, newest_rows, partial_episode
 from .sameness import fact_key
 from .terms import tokenize
+from .time_order import TimeOrder
 
 log = logging.getLogger("LongTermMemory")
 
@@ -63,7 +65,6 @@ _NO_FACT = FactTime()
 @dataclass(frozen=True)
 class _Rare:
     """Fields most records leave empty: kept only for the records that have one."""
-
     tags: tuple[str, ...] = ()
     fact: FactTime = _NO_FACT  # event_at, valid_from, valid_until only
 
@@ -96,6 +97,7 @@ class SpaceIndex:
         self._order: list[int] | None = None  # record numbers, newest first
         self._listed: dict[frozenset[int], list[int]] = {}  # status codes -> their part of _order
         self._facts: dict[str, set[int]] = {}  # sameness.fact_key -> record numbers (duplicates.py)
+        self._time = TimeOrder(self._timestamp)  # made when recall first asks for adjacent records
 
     # ------------------------------------------------------------------ records
     def __len__(self) -> int:
@@ -113,8 +115,7 @@ class SpaceIndex:
         return None if number is None else self._partial(number)
 
     def with_fact_key(self, key: str) -> list[Episode]:
-        """Every record (of any status) whose content has this `sameness.fact_key` (write-time
-        de-duplication finds a repeat without reading the space)."""
+        """Every record (any status) whose content has this `sameness.fact_key` (write-time de-duplication)."""
         return [self._partial(n) for n in sorted(self._facts.get(key, ()))]
 
     def _unkey(self, number: int) -> None:
@@ -129,6 +130,13 @@ class SpaceIndex:
         """The sender names of the space's records (a question naming one gives a cue, question_cues.py)."""
         names = (self._speakers[n][1] for n, count in self._speaker_records.items() if count > 0)
         return list(dict.fromkeys(name for name in names if name))
+
+    def adjacent(self, episode_id: str, reach: int) -> list[Episode]:
+        """The records written just before and after this one, up to `reach` on each side, nearest first."""
+        if not self._time.built:
+            self._time.build(list(self._number.values()))
+        number = self._number.get(episode_id)
+        return [] if number is None else [self._partial(n) for n in self._time.around(number, reach)]
 
     def status(self, episode_id: str) -> EpisodeStatus | None:
         number = self._number.get(episode_id)
@@ -154,6 +162,7 @@ class SpaceIndex:
         number = self._number.get(episode.episode_id)
         if number is not None:
             self._speaker_records[self._speaker[number]] -= 1  # `_set_facts` counts the record's speaker again
+            self._time.remove(number)  # `_set_facts` places it again, by its new time
         if number is not None and self._same_words(number, episode):
             self._set_facts(number, episode)  # a status change: the words, and so the postings, stay
             self._changed()
@@ -175,6 +184,7 @@ class SpaceIndex:
             return
         self._unpost(number)
         self._unkey(number)
+        self._time.remove(number)
         self._speaker_records[self._speaker[number]] -= 1
         self._ids[number] = None
         self._content[number] = self._timestamp[number] = ""
@@ -202,6 +212,7 @@ class SpaceIndex:
 
     def _set_facts(self, number: int, episode: Episode) -> None:
         self._timestamp[number] = episode.timestamp
+        self._time.add(number)
         self._status[number] = _CODE[episode.status]
         self._importance[number] = max(0, min(255, episode.importance))
         pair = (episode.sender_id, episode.sender_name)
@@ -277,20 +288,21 @@ class SpaceIndex:
         return 0
 
     # ------------------------------------------------------------------ BM25
+    def frequency(self, term: str) -> int:  # how many records have this word
+        posting = self._postings.get(term)
+        return 0 if posting is None else 1 if isinstance(posting, int) else len(posting)
+
+    def idf(self, term: str) -> float:
+        frequency = self.frequency(term)
+        return math.log(1 + (len(self._number) - frequency + 0.5) / (frequency + 0.5))
+
     def _terms(self, query_tokens: Iterable[str]) -> list[tuple[Posting, float]]:
-        """(posting, idf x query count) of each query word the space has."""
-        n_docs = len(self._number)
-        out = []
-        for term, q_count in Counter(query_tokens).items():
-            posting = self._postings.get(term)
-            if posting is not None:
-                df = (1 if isinstance(posting, int) else len(posting))
-                out.append((posting, math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * q_count))
-        return out
+        """(posting, idf x weight) of each query word the space has (repeats, or a mapping's weights: feedback.py)."""
+        weights = query_tokens if isinstance(query_tokens, Mapping) else Counter(query_tokens)
+        return [(self._postings[t], self.idf(t) * w) for t, w in weights.items() if t in self._postings]
 
     def _accumulate(self, terms: list[tuple[Posting, float]], avg_len: float) -> dict[int, float]:
-        """BM25 of every record having at least one of these words, word by word (Okapi BM25 written out
-        inline: this loop runs over whole postings)."""
+        """BM25 of every record having one of these words, word by word (inline: it walks whole postings)."""
         out: dict[int, float] = {}
         get, lengths = out.get, self._length
         base, scale = self.k1 * (1 - self.b), self.k1 * self.b / avg_len
@@ -302,8 +314,7 @@ class SpaceIndex:
         return out
 
     def _exact(self, terms: list[tuple[Posting, float]], numbers: Iterable[int], avg_len: float) -> dict[int, float]:
-        """BM25 of a few records with every query word (looked up, not walked): Okapi BM25 per word,
-        idf x tf x (k1 + 1) / (tf + k1 x (1 - b + b x length / average length))."""
+        """BM25 of a few records (looked up, not walked): idf x tf x (k1 + 1) / (tf + k1 (1 - b + b len / avg))."""
         out: dict[int, float] = {}
         k1, b, lengths, tf_of = self.k1, self.b, self._length, self._tf
         for number in numbers:
@@ -323,19 +334,23 @@ class SpaceIndex:
         """Raw BM25 of every record sharing at least one query word (others score 0)."""
         if not self._number:
             return {}
-        found = self._accumulate(self._terms(query_tokens), self._avg_len() or 1.0)
-        return {self._ids[n] or "": s for n, s in found.items()}
+        return self._by_id(self._accumulate(self._terms(query_tokens), self._avg_len() or 1.0))
+
+    def scores_of(self, query_tokens: Iterable[str], episode_ids: Iterable[str]) -> dict[str, float]:
+        """Raw BM25 of these records (looked up, not walked)."""
+        numbers = {n for d in episode_ids if (n := self._number.get(d)) is not None}
+        return self._by_id(self._exact(self._terms(query_tokens), numbers, self._avg_len() or 1.0))
+
+    def _by_id(self, scores: dict[int, float]) -> dict[str, float]:
+        return {self._ids[n] or "": s for n, s in scores.items()}
 
     def search(self, query_tokens: Iterable[str], limit: int, accept: Accept, also: Iterable[str] = (),
                speaker: tuple[int, Accept] | None = None) -> tuple[list[LexicalHit], dict[str, float]]:
-        """The best `limit` records `accept` takes (and, with `speaker`, the best of *its* limit that its
-        own test takes too: the speaker's own word matches), and the exact BM25 of those and of `also`
-        (the vector candidates). Cost per call is bounded whatever the space holds: records are *picked*
-        by the query's selective words only (those in at most SELECT_POSTINGS records; a query of
-        common words only picks none), then every picked record and every `also` record is scored
-        exactly with all query words. A record matching only common words is not picked (such words
-        cannot single out a few records among thousands), but is scored exactly when the vector search
-        found it."""
+        """The best `limit` records `accept` takes (with `speaker`, also the best of *its* limit that its own
+        test takes: the speaker's own word matches), and the exact BM25 of those and of `also` (the vector
+        hits). Bounded whatever the space holds: records are *picked* by the query's selective words only
+        (in at most SELECT_POSTINGS records: common words cannot single out a few records among
+        thousands), then every picked and every `also` record is scored exactly with all query words."""
         if not self._number:
             return [], {}
         terms = self._terms(query_tokens)
@@ -352,12 +367,10 @@ class SpaceIndex:
         wanted = set(chosen)
         wanted.update(n for d in also if (n := self._number.get(d)) is not None)
         exact = self._exact(terms, wanted, avg_len)
-        scores = {self._ids[n] or "": s for n, s in exact.items()}
-        return [LexicalHit(seen[n], exact[n]) for n in chosen], scores
+        return [LexicalHit(seen[n], exact[n]) for n in chosen], self._by_id(exact)
 
     def _top(self, order: BestFirst, limit: int, accept: Accept, seen: dict[int, Episode]) -> list[int]:
-        """The `limit` best-scoring records that `accept` takes (statuses, filters); `seen` keeps the
-        partial records built on the way."""
+        """The `limit` best records `accept` takes (statuses, filters); `seen` keeps the partial records built."""
         taken: list[int] = []
         if limit <= 0:
             return taken
@@ -373,8 +386,7 @@ class SpaceIndex:
 
     # ------------------------------------------------------------------ listing
     def listing(self, statuses: Iterable[EpisodeStatus], start: int, count: int) -> tuple[list[str], int]:
-        """Ids of one page of the records with these statuses, newest first (by timestamp, then id),
-        and how many records have them."""
+        """Ids of one page of the records with these statuses, newest first (timestamp, id), and their count."""
         codes = frozenset(_CODE[s] for s in statuses)
         listed = self._listed.get(codes)
         if listed is None:

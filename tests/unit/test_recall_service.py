@@ -3,6 +3,7 @@ budget of one recall does not grow with the space."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -162,13 +163,15 @@ async def _literal_match_setup(fake: InMemoryPorts, **settings: Any) -> tuple[Me
 
 
 async def test_hybrid_text_search_widens_the_window_with_literal_matches() -> None:
-    # The whole ranked window comes back (top_k above its size): is the literal match a candidate at all?
+    # The whole ranked window comes back (top_k above its size): is the literal match a candidate at all? (No
+    # adjacent records here: the target is written right after the notes, so it can join as one of those.)
+    whole = replace(top(1000), adjacent_top=0)
     memory, scope, target = await _literal_match_setup(InMemoryPorts(), retrieval_strategy="hybrid")
-    assert target in ids(await memory.recall(scope, "zq-77", recipe=top(1000)))
+    assert target in ids(await memory.recall(scope, "zq-77", recipe=whole))
     without = InMemoryPorts(text_search=False)
     memory, scope, target = await _literal_match_setup(without, retrieval_strategy="hybrid")
     # Neither in the vector window nor among the best word matches (250 shorter "zq 77" notes score higher).
-    assert target not in ids(await memory.recall(scope, "zq-77", recipe=top(1000)))
+    assert target not in ids(await memory.recall(scope, "zq-77", recipe=whole))
 
 
 # `auto` no longer asks the store's full-text search (a substring match of the whole message on

@@ -196,11 +196,20 @@ class Diagnostics:
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
         """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way. A
         turn that recalled an episode deleted meanwhile does not keep its words here (`QuotedSnapshots`)."""
+        await self._store.set(snapshot_key(scope.chat_key), self._without_deleted(snapshot))
+
+    def save_snapshot_later(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
+        """The same, written after the turn: the reply does not wait for a diagnostic record. Until it lands,
+        reads see it, and a delete of snapshots (a forget, an erasure, a KB's removal) waits for it first
+        (`Bookkeeping.set_later`)."""
+        self._store.set_later(snapshot_key(scope.chat_key), self._without_deleted(snapshot))
+
+    def _without_deleted(self, snapshot: dict[str, Any]) -> dict[str, Any]:
         episodes = snapshot.get("episodes")
         if self.deleted and isinstance(episodes, list) and quoted_ids(snapshot) & self.deleted.keys():
             snapshot = {**snapshot, "episodes": [e for e in episodes if not (isinstance(e, dict)
                                                                              and str(e.get("id")) in self.deleted)]}
-        await self._store.set(snapshot_key(scope.chat_key), snapshot)
+        return snapshot
 
     async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
         value = await self._store.get(snapshot_key(scope.chat_key))

@@ -4,6 +4,7 @@ call, and a write with an unknown outcome sends the next read back to the host."
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -84,3 +85,57 @@ async def test_a_write_still_with_the_host_sends_readers_to_the_host() -> None:
     with pytest.raises(asyncio.CancelledError):
         await writer
     assert await store.get("k") == "after"
+
+
+async def test_a_write_left_for_later_is_read_at_once_and_lands_without_a_waiter() -> None:
+    """`set_later` (the injection snapshot): the caller does not wait, reads see the value at once, and only
+    the newest value waiting is written while one write is with the host."""
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    await store.set("snap", {"n": 0})
+    pause = fake.faults.pause("store.set")
+    store.set_later("snap", {"n": 1})
+    held = await pause.wait_reached()
+    assert held.args["key"] == "snap" and await store.get("snap") == {"n": 1}
+    store.set_later("snap", {"n": 2})
+    store.set_later("snap", {"n": 3})  # {"n": 2} is never written: a newer value replaced it
+    assert await store.get("snap") == {"n": 3} and await store.keys("sn") == ["snap"]
+    pause.release()
+    await store.writes_landed()
+    assert [c.args["key"] for c in fake.calls.of("store.set")].count("snap") == 3  # {"n": 0}, 1, 3
+    assert json.loads(await fake.ports.store.get("snap")) == {"n": 3}
+    fake.calls.reset()
+    assert await store.get("snap") == {"n": 3} and fake.calls.count("store.*") == 0
+
+
+async def test_a_delete_waits_for_a_later_write_in_flight_and_wins() -> None:
+    """A forget or an erasure deleting the snapshot while its write is with the host: the write lands first,
+    then the delete, so the record never comes back; a value still waiting is not written at all."""
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    pause = fake.faults.pause("store.set")
+    store.set_later("snap", "quotes a memory")
+    await pause.wait_reached()
+    store.set_later("snap", "quotes it again")  # waiting behind the write in flight
+    deleting = asyncio.create_task(store.delete("snap"))
+    await asyncio.sleep(0.01)
+    assert not deleting.done() and fake.calls.count("store.delete") == 0  # it waits for the write in flight
+    pause.release()
+    await deleting
+    await store.writes_landed()
+    assert await fake.ports.store.get("snap") is None and await store.get("snap") is None
+    assert [c.args["key"] for c in fake.calls.of("store.set")] == ["snap"]  # the waiting value was dropped
+
+
+async def test_a_later_write_the_host_refuses_is_logged_and_reads_show_what_the_host_holds(caplog) -> None:
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    await store.set("snap", "kept")
+    fake.faults.fail("store.set", HostError("refused"))
+    store.set_later("snap", "lost")
+    await store.writes_landed()
+    assert await store.get("snap") == "kept"
+    assert "storage record snap not written: host_error" in caplog.text
+    with pytest.raises(HostError):
+        store.set_later("snap", {1, 2})  # not JSON: refused at once, nothing waits
+    assert await store.get("snap") == "kept"

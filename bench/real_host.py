@@ -229,12 +229,15 @@ def per_turn_calls(turns: list[dict[str, Any]], actions: list[dict[str, Any]],
                                 if classify(r) == own and r.get("action") in FLOOR_ACTIONS))
             handler_ms.append(sum(float(r.get("ms") or 0.0) for r in inside if classify(r) == "host_to_ltm"))
             injection = injection_event(inside) if label != "floor" else None
-            if injection is not None:  # the calls its injection made: ended before it answered, or after
+            if injection is not None:
+                # The calls its injection waited for: made and answered while it ran. Those after it: ended
+                # after it answered, and not made while the runtime had another event with the plugin.
                 begun, ended = float(injection.get("t") or 0.0), end_of(injection)
-                made = [r for r in inside if classify(r) == "ltm_sdk" and begun <= float(r.get("t") or 0.0) <= ended]
-                late = sum(1 for r in made if end_of(r) > ended)
-                waited.append(len(made) - late)
-                after.append(late)
+                own_calls = [r for r in inside if classify(r) == "ltm_sdk" and float(r.get("t") or 0.0) >= begun]
+                others = [r for r in inside if classify(r) == "host_to_ltm" and r is not injection]
+                waited.append(sum(1 for r in own_calls if end_of(r) <= ended))
+                after.append(sum(1 for r in own_calls if end_of(r) > ended and not any(
+                    float(o.get("t") or 0.0) <= float(r.get("t") or 0.0) <= end_of(o) for o in others)))
             reqs = [r for r in requests if lo <= float(r.get("time") or 0.0) < hi]
             embeds.append(sum(1 for r in reqs if r.get("kind") == "embeddings"))
             chats.append(sum(1 for r in reqs if r.get("kind") == "chat"))

@@ -173,8 +173,9 @@ class CostHost(FakeLangBotHost):
                                    if not _after_reply(name, data)).items()))
 
     def after_reply(self) -> int:
-        """The injection snapshot's writes: made once per turn, after the injection answered (the plugin's
-        `Bookkeeping.set_later`; tests/test_injection.py shows that the reply does not wait for it)."""
+        """The injection snapshot's writes: due seconds after the injection answered, at most one per chat and
+        delay (the plugin's `Bookkeeping.set_later`; tests/test_injection.py shows that the reply does not wait
+        for it); the benchmarks have it written after each turn, untimed, and count it here."""
         return sum(1 for name, data in self.calls if _after_reply(name, data))
 
 

@@ -131,7 +131,7 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
             start = time.perf_counter()
             ctx = await harness.emit_event("PromptPreProcessing", event, query_id=qid)
             elapsed = time.perf_counter() - start
-            await harness.settle()  # the snapshot's write, after the reply: counted with the turn, not timed
+            await memory.parts.store.writes_landed()  # the snapshot's write, due after the reply: counted, not timed
             host.close_query(qid)
             return elapsed, ctx
 

@@ -7,7 +7,8 @@ records that are not memory are written here directly, by the few modules handed
 - the audit log (`_audit.py`: appends, and a person's erasure rewriting entries to name "(erased)")
   and the fences and write-ahead markers (`_fences.py`): what the gate itself keeps;
 - the injection snapshot and the per-scope marker (`diagnostics.py`): rewritten freely, never audited;
-  the snapshot is written after the turn (`set_later`: nobody waits for a diagnostic record);
+  the snapshot is written after the turn, at most once per few seconds per chat (`set_later`: nobody
+  waits for a diagnostic record);
 - the saved word-index pages (`episodes/index_pages.py`): a cache of the vector records, rebuilt from them
   (and removed before records are deleted, so no page keeps their words);
 - the layout marker and the one-time storage-layout migration (`migrations/`): run before, or outside,
@@ -38,6 +39,7 @@ class Bookkeeping(JsonStore):
     def __init__(self, port: KeyValueStore, *, cache: bool = True) -> None:
         super().__init__(port, cache=cache)
         self._later: dict[str, bytes] = {}  # key -> the newest value waiting to be written (`set_later`)
+        self._timers: dict[str, asyncio.TimerHandle] = {}  # key -> when its writer starts
         self._writers: dict[str, asyncio.Task[None]] = {}
 
     async def set(self, key: str, value: Any, *, keep: bool = True) -> None:
@@ -46,13 +48,23 @@ class Bookkeeping(JsonStore):
         await self._settle(key)
         await self._put(key, data, keep)
 
-    def set_later(self, key: str, value: Any) -> None:
-        """Write `value` soon, without waiting for it: a record no caller waits for (the injection snapshot,
-        which the reply must not wait for). Until it is written, reads see it; only the newest value waiting
-        is written; a later `set` or `delete` of the key waits for the write in flight and wins. A write that
-        fails is logged, and the key keeps what the host holds. A value that cannot be encoded is refused now."""
+    def set_later(self, key: str, value: Any, *, delay: float = 0.0) -> None:
+        """Write `value` after `delay` seconds, without waiting for it: a record no caller waits for (the
+        injection snapshot). Until it is written, reads see it; values given meanwhile replace it, so a key
+        is written at most once per `delay`; a `set` or `delete` of the key drops what waits, waits for a
+        write in flight and wins. A write that fails is logged, and the key keeps what the host holds. A
+        value that cannot be encoded is refused now."""
         self._later[key] = _encoded(key, value)
-        if key not in self._writers:
+        if key in self._writers or key in self._timers:
+            return  # the writer on its way writes the newest value
+        if delay > 0:
+            self._timers[key] = asyncio.get_running_loop().call_later(delay, self._start_writer, key)
+        else:
+            self._start_writer(key)
+
+    def _start_writer(self, key: str) -> None:
+        self._timers.pop(key, None)
+        if key in self._later and key not in self._writers:
             # A fresh context: the turn that asked may have ended before the write (docs/HOST-FACTS.md 10).
             task = asyncio.get_running_loop().create_task(self._write_later(key), context=contextvars.Context())
             self._writers[key] = task
@@ -76,12 +88,19 @@ class Bookkeeping(JsonStore):
     async def _settle(self, key: str) -> None:
         """Before a write or delete of `key`: nothing waiting is written after it, and a write in flight lands first."""
         self._later.pop(key, None)
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
         writer = self._writers.get(key)
         if writer is not None and writer is not asyncio.current_task():
             await asyncio.wait([writer])  # not cancelled with its waiter: a write once sent is seen through
 
     async def writes_landed(self) -> None:
-        """Wait for every `set_later` write in flight (tests and benchmarks, which count what a turn wrote)."""
+        """Write now what `set_later` keeps waiting, and wait for every such write (tests and benchmarks,
+        which count what a turn wrote)."""
+        for key in list(self._timers):
+            self._timers.pop(key).cancel()
+            self._start_writer(key)
         while self._writers:
             await asyncio.wait(list(self._writers.values()))
 

@@ -55,6 +55,7 @@ class HealthItem:
                 "params": coded["params"]}
 
 
+SNAPSHOT_DELAY = 10.0  # seconds from a turn to its snapshot's write (a restart meanwhile loses it: diagnostic data)
 SNAPSHOT_DROPPED = Phrase("audit.snapshot_dropped", "injection snapshot removed: it showed this person")
 SNAPSHOT_QUOTED = Phrase("audit.snapshot_quoted", "injection snapshot removed: it quoted a deleted memory")
 # Every line the health check can say (ltm/wording.py).
@@ -199,10 +200,12 @@ class Diagnostics:
         await self._store.set(snapshot_key(scope.chat_key), self._without_deleted(snapshot))
 
     def save_snapshot_later(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
-        """The same, written after the turn: the reply does not wait for a diagnostic record. Until it lands,
-        reads see it, and a delete of snapshots (a forget, an erasure, a KB's removal) waits for it first
-        (`Bookkeeping.set_later`)."""
-        self._store.set_later(snapshot_key(scope.chat_key), self._without_deleted(snapshot))
+        """The same, written SNAPSHOT_DELAY seconds later: the turn neither waits for a diagnostic record
+        nor has LangBot writing it while it still works on the turn (measured: a write right after the
+        injection slowed LangBot's next steps by more than the injection saved), and a busy chat's
+        snapshots are written once per delay. Until it lands, reads see it, and a delete of snapshots (a
+        forget, an erasure, a KB's removal) drops it or waits for its write (`Bookkeeping.set_later`)."""
+        self._store.set_later(snapshot_key(scope.chat_key), self._without_deleted(snapshot), delay=SNAPSHOT_DELAY)
 
     def _without_deleted(self, snapshot: dict[str, Any]) -> dict[str, Any]:
         episodes = snapshot.get("episodes")

@@ -187,8 +187,8 @@ async def test_snapshot_records_the_latest_injection(harness, kb):
 
 
 async def test_the_reply_does_not_wait_for_the_snapshot_write(harness, kb):
-    """The snapshot (I5) is diagnostic: the injection returns while its storage write is still with the host,
-    `!memory` and the console read it meanwhile, and it lands afterwards."""
+    """The snapshot (I5) is diagnostic: the injection returns without waiting for its storage write (due
+    seconds later; here held by the host), `!memory` and the console read it meanwhile, and it lands after."""
     await tool(harness, GROUP1, "remember", {"content": "standup moves to 10am"}, sender="alice")
     routes = harness.host._routes  # white-box: hold the host's storage writes until released
     plain, release = routes[A.SET_PLUGIN_STORAGE.value], asyncio.Event()
@@ -205,10 +205,14 @@ async def test_the_reply_does_not_wait_for_the_snapshot_write(harness, kb):
         scope = await memory.scope_for(ident("g1", bot="bot-1"))
         assert (await memory.snapshot(scope))["query_id"] == turn.query_id  # read before it landed
         assert not any(key.startswith("v2/snapshot/") for key in harness.host.storage)
+        landing = asyncio.create_task(memory.parts.store.writes_landed())  # white-box: write it now
+        await asyncio.sleep(0.05)
+        assert not landing.done()  # held by the host, still readable
+        assert (await memory.snapshot(scope))["query_id"] == turn.query_id
     finally:
         release.set()
         routes[A.SET_PLUGIN_STORAGE.value] = plain
-    await harness.settle()
+    await landing
     stored = [key for key in harness.host.storage if key.startswith("v2/snapshot/")]
     assert len(stored) == 1 and json.loads(harness.host.storage[stored[0]])["query_id"] == turn.query_id
 
@@ -229,7 +233,7 @@ async def test_injection_host_calls_do_not_depend_on_scope_size(harness, kb):
     async def calls_for_one_turn() -> dict[str, int]:
         harness.host.reset_counts()
         await prompt_turn(harness, GROUP1, "alice", "Alice", "what is planned for the trip")
-        await harness.settle()  # the snapshot is written after the turn: it is still the turn's call
+        await harness.plugin.memory.parts.store.writes_landed()  # the snapshot's write, due after the turn
         return {action: harness.host.count(action) for action in {c[0] for c in harness.host.calls}}
 
     scope = await memory.scope_for(ident("g1", bot="bot-1"))

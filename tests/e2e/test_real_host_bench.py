@@ -31,7 +31,7 @@ def test_real_host_bench_shape(e2e):
     assert {"invoke_embedding", "vector_search"} <= set(with_calls["by_action_per_turn"]["ltm_sdk"]), with_calls
     assert with_calls["embedding_requests_per_turn"] >= 1 and with_calls["chat_requests_per_turn"] >= 1
     assert 0 < with_calls["ltm_share_of_host_calls"] < 1
-    # The injection waits for 5 calls (6 with a keyed read); its snapshot's write ends after it answered.
+    # The injection waits for 5 calls (6 with a keyed read); its snapshot is written seconds after it answered.
     assert 4 <= with_calls["ltm_sdk_waited_min_max"][0] <= with_calls["ltm_sdk_waited_min_max"][1] <= 6, with_calls
     assert with_calls["ltm_sdk_after_reply_per_turn"] is not None, with_calls
     # Without it: the same Runner work, and no LongTermMemory action at all.

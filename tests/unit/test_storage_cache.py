@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import pytest
 
@@ -128,6 +129,7 @@ async def test_a_delete_waits_for_a_later_write_in_flight_and_wins() -> None:
 
 
 async def test_a_later_write_the_host_refuses_is_logged_and_reads_show_what_the_host_holds(caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="LongTermMemory")  # another test may have quietened it
     fake = InMemoryPorts()
     store = Bookkeeping(fake.ports.store)
     await store.set("snap", "kept")
@@ -139,3 +141,26 @@ async def test_a_later_write_the_host_refuses_is_logged_and_reads_show_what_the_
     with pytest.raises(HostError):
         store.set_later("snap", {1, 2})  # not JSON: refused at once, nothing waits
     assert await store.get("snap") == "kept"
+
+
+async def test_a_write_left_for_later_with_a_delay_waits_and_writes_the_newest_value_once() -> None:
+    """With a delay (the snapshot's): nothing reaches the host before it, values given meanwhile are written
+    as one, a delete before it leaves nothing to write, and `writes_landed` writes what waits now."""
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    await store.keys()  # the first listing, before counting
+    fake.calls.reset()
+    for n in range(3):
+        store.set_later("snap", {"n": n}, delay=0.2)
+    await asyncio.sleep(0.05)
+    assert fake.calls.count("store.set") == 0 and await store.get("snap") == {"n": 2}
+    await asyncio.sleep(0.3)
+    await store.writes_landed()
+    assert fake.calls.count("store.set") == 1 and json.loads(await fake.ports.store.get("snap")) == {"n": 2}
+    store.set_later("snap", {"n": 3}, delay=0.2)
+    await store.delete("snap")  # a forget before it is due: nothing waits any more
+    await asyncio.sleep(0.3)
+    assert fake.calls.count("store.set") == 1 and await fake.ports.store.get("snap") is None
+    store.set_later("snap", {"n": 4}, delay=60)
+    await store.writes_landed()  # written now, not in a minute
+    assert json.loads(await fake.ports.store.get("snap")) == {"n": 4}

@@ -35,7 +35,8 @@ log = logging.getLogger("LongTermMemory")
 class MemoryInjector(EventListener):
     async def initialize(self) -> None:
         await super().initialize()
-        CandidateListener(self).register()  # NormalMessageResponded: candidate extraction (Q)
+        self._candidates = CandidateListener(self)  # NormalMessageResponded: candidate extraction (Q)
+        self._candidates.register()
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
@@ -57,6 +58,7 @@ class MemoryInjector(EventListener):
         text = ""
         try:
             found = await memory.memory_kb()  # (kept by the plugin: no host call after the first turn)
+            self._candidates.follow(found is not None and found[1].candidate_extraction_enabled)
             turn = await read_turn(ctx, found[0] if found else None, bot_with_variables=True)
             text = turn.text
             if turn.kb_id is None:

@@ -131,6 +131,7 @@ async def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
             start = time.perf_counter()
             ctx = await harness.emit_event("PromptPreProcessing", event, query_id=qid)
             elapsed = time.perf_counter() - start
+            await memory.parts.store.writes_landed()  # the snapshot's write, due after the reply: counted, not timed
             host.close_query(qid)
             return elapsed, ctx
 
@@ -171,7 +172,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, command: str) -
           f"{args.runs} timed runs after {args.warmup} warm-up run(s) per size")
     print(f"turn:    group {GROUP}, sender {SPEAKER}, memory KB attached to the pipeline, query {QUESTION!r}")
     print()
-    print("Host calls for ONE PromptPreProcessing injection")
+    print("Host calls for ONE PromptPreProcessing injection (set_plugin_storage: the snapshot, written after the reply)")
     print(f"{'action':<28}" + "".join(f"{s:>{width}}" for s in sizes))
     for action in actions:
         print(f"{action:<28}" + "".join(f"{r['calls'].get(action, 0):>{width}}" for r in rows))

@@ -17,8 +17,12 @@ Then:
   (`vector_search`, search_type vector, top_k = the KB's `auto_recall_top_k`, filtered on
   the space's `file_id`, the filter every plugin search carries), both straight to the
   fake host (its JSON wire included, no SDK, no plugin);
-- ratio = injection median / floor median (and p95 / p95); goal <= 1.3;
-- host calls per turn by action (goal: the same at every size, <= 7);
+- ratio = injection median / floor median (and p95 / p95); goal (issue 44): <= 1.3, or at 1,000 episodes
+  at most 5 ms above the floor (`added_ms`: injection median - floor median);
+- host calls per turn by action that the injection waits for (goal: the same at every size, <= 5 where
+  the store allows it; the keyed read of word-only winners comes on top), and the snapshot's write,
+  due seconds after the injection answered (counted apart, `host_calls_after_reply`); each turn has it
+  written, outside its timing, before the next;
 - plugin-side CPU per turn = CPU time of the event-loop thread (`time.thread_time`) from the
   emit to its answer, minus that thread's CPU inside host routes that run on it (the
   embedder; the store too with --no-host-threads); store calls in worker threads never count.
@@ -77,7 +81,8 @@ from ltm.langbot import layout  # noqa: E402
 from testhost import PluginHarness  # noqa: E402
 from testhost.hooks import index_space  # noqa: E402
 
-GOAL_RATIO, GOAL_CALLS, GOAL_CPU_MS = 1.3, 7, 5.0
+GOAL_RATIO, GOAL_CALLS, GOAL_CPU_MS = 1.3, 5, 5.0
+GOAL_ADDED_MS, GOAL_ADDED_UP_TO = 5.0, 1000  # at 1,000 episodes, 5 ms above the floor also meets the goal
 QUESTIONS = [f"what did Alice say about the {TOPIC_WORDS[i % len(TOPIC_WORDS)]} and the {TOPIC_WORDS[(7 * i + 3) % len(TOPIC_WORDS)]}?"
              for i in range(16)]
 
@@ -105,12 +110,15 @@ class Turns:
         proc0, cpu0, wall0 = time.process_time(), time.thread_time(), time.perf_counter()
         await self.harness.emit_event("PromptPreProcessing", event, query_id=qid)
         wall, cpu, proc = time.perf_counter() - wall0, time.thread_time() - cpu0, time.process_time() - proc0
+        await self.harness.plugin.memory.parts.store.writes_landed()  # the snapshot's write (due seconds after the
+        # turn): the turn's, but not timed
         host.close_query(qid)
         reference = reference_cpu_s()  # the same fixed job right after every turn (see cost_env)
         return {"wall": wall, "reference_cpu": reference, "cpu": cpu, "process_cpu": proc, "store_thread_cpu": host.store_thread_cpu() - store0,
                 "host_cpu": host.host_cpu, "host_wall": host.host_wall,
                 "plugin_cpu": max(0.0, cpu - host.host_cpu), "wire_cpu": host.wire_cpu,
                 "code_cpu": max(0.0, cpu - host.host_cpu - host.wire_cpu), "calls": host.calls_by_action(),
+                "after_reply": host.after_reply(),
                 "labels": dict(host.by_label)}
 
     async def floor(self, question: str) -> dict[str, float]:
@@ -194,10 +202,12 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
                                "search": summary_ms([f["search"] for f in floors])},
             "floor_rows": floors[0]["rows"],
             "ratio_median": round(turn_med / floor_med, 3) if floor_med else None,
+            "added_ms": round((turn_med - floor_med) * 1000, 2),
             "ratio_p95": round(turn_ms["p95"] / floor_ms["p95"], 3) if floor_ms["p95"] else None,
             "host_calls": calls, "host_calls_total": sum(calls.values()),
             "host_calls_constant": all(r["calls"] == calls for r in runs),
             "host_calls_max_total": max(sum(r["calls"].values()) for r in runs),
+            "host_calls_after_reply": max(r["after_reply"] for r in runs),
             "host_calls_min_total": min(sum(r["calls"].values()) for r in runs),
             # the keyed read of records found by words alone, when one is among the results
             "keyed_reads_share": round(sum(1 for r in runs if r["calls"].get(KEYED_READ)) / len(runs), 3),
@@ -255,10 +265,14 @@ def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out[backend] = {
             "ratio_le_1_3": {str(r["size"]): r["ratio_median"] is not None and r["ratio_median"] <= GOAL_RATIO
                              for r in mine},
+            "turn_goal": {str(r["size"]): (r["ratio_median"] is not None and r["ratio_median"] <= GOAL_RATIO)
+                          or (r["size"] <= GOAL_ADDED_UP_TO and r["added_ms"] <= GOAL_ADDED_MS) for r in mine},
             "host_calls_same_at_every_size": len({tuple(sorted((k, v) for k, v in c.items() if k != KEYED_READ))
                                                   for c in calls.values()}) == 1
                                              and all(r["host_calls_besides_keyed_read_constant"] for r in mine),
-            "host_calls_le_7": all(r["host_calls_max_total"] <= GOAL_CALLS for r in mine),
+            "host_calls_le_5": all(r["host_calls_max_total"] <= GOAL_CALLS for r in mine),
+            "host_calls_le_5_besides_keyed_read": all(r["host_calls_max_total"] - (1 if r["keyed_reads_share"] else 0)
+                                                      <= GOAL_CALLS for r in mine),
             "plugin_cpu_le_5ms": all(c <= GOAL_CPU_MS for c in cpu),
             "plugin_cpu_le_5ms_at_quiet_pace": all(r["plugin_cpu_normalized"]["plugin_cpu_at_quiet_pace_ms"]
                                                    <= GOAL_CPU_MS for r in mine),
@@ -279,17 +293,18 @@ def report(result: dict[str, Any]) -> None:
           f"vector window {result['rows'][0]['window'] if result['rows'] else '-'} rows")
     print()
     print("| store | episodes | turn median | turn p95 | floor median (embed + search) | floor p95 | ratio median | "
-          "ratio p95 | plugin CPU median / p95 | host calls / turn | cold turn (plugin CPU) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+          "added ms | ratio p95 | plugin CPU median / p95 | host calls / turn (+ after the reply) | "
+          "cold turn (plugin CPU) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for r in result["rows"]:
         calls = ", ".join(f"{k} {v}" for k, v in r["host_calls"].items())
         parts = r["floor_parts_ms"]
         print(f"| {r['backend']} | {r['size']:,} | {r['turn_ms']['median']:.1f} | {r['turn_ms']['p95']:.1f} | "
               f"{r['floor_ms']['median']:.1f} ({parts['embedding']['median']:.1f} + {parts['search']['median']:.1f}) | "
-              f"{r['floor_ms']['p95']:.1f} | {r['ratio_median']:.2f}x | {r['ratio_p95']:.2f}x | "
+              f"{r['floor_ms']['p95']:.1f} | {r['ratio_median']:.2f}x | {r['added_ms']:.1f} | {r['ratio_p95']:.2f}x | "
               f"{r['plugin_cpu_ms']['median']:.2f} / {r['plugin_cpu_ms']['p95']:.2f} | "
               f"{r['host_calls_min_total']}-{r['host_calls_max_total']} ({calls}; keyed read in "
-              f"{r['keyed_reads_share']:.0%} of turns) | "
+              f"{r['keyed_reads_share']:.0%} of turns; + {r['host_calls_after_reply']} after the reply) | "
               + (f"{r['cold_turn']['wall_ms']:.0f} ({r['cold_turn']['plugin_cpu_ms']:.0f}) |" if r["cold_turn"]
                  else "not measured (--cold-max) |"))
     print()

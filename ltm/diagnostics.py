@@ -63,6 +63,7 @@ class HealthItem:
                 "params": coded["params"]}
 
 
+SNAPSHOT_DELAY = 10.0  # seconds from a turn to its snapshot's write (a restart meanwhile loses it: diagnostic data)
 SNAPSHOT_DROPPED = Phrase("audit.snapshot_dropped", "injection snapshot removed: it showed this person")
 SNAPSHOT_QUOTED = Phrase("audit.snapshot_quoted", "injection snapshot removed: it quoted a deleted memory")
 # Every line the health check can say (ltm/wording.py).
@@ -219,11 +220,22 @@ class Diagnostics:
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
         """Latest injection of a scope. Diagnostic data, not memory: no fence and no audit either way. A
         turn that recalled an episode deleted meanwhile does not keep its words here (`QuotedSnapshots`)."""
+        await self._store.set(snapshot_key(scope.chat_key), self._without_deleted(snapshot))
+
+    def save_snapshot_later(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
+        """The same, written SNAPSHOT_DELAY seconds later: the turn neither waits for a diagnostic record
+        nor has LangBot writing it while it still works on the turn (measured: a write right after the
+        injection slowed LangBot's next steps by more than the injection saved), and a busy chat's
+        snapshots are written once per delay. Until it lands, reads see it, and a delete of snapshots (a
+        forget, an erasure, a KB's removal) drops it or waits for its write (`Bookkeeping.set_later`)."""
+        self._store.set_later(snapshot_key(scope.chat_key), self._without_deleted(snapshot), delay=SNAPSHOT_DELAY)
+
+    def _without_deleted(self, snapshot: dict[str, Any]) -> dict[str, Any]:
         episodes = snapshot.get("episodes")
         if self.deleted and isinstance(episodes, list) and quoted_ids(snapshot) & self.deleted.keys():
             snapshot = {**snapshot, "episodes": [e for e in episodes if not (isinstance(e, dict)
                                                                              and str(e.get("id")) in self.deleted)]}
-        await self._store.set(snapshot_key(scope.chat_key), snapshot)
+        return snapshot
 
     async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
         value = await self._store.get(snapshot_key(scope.chat_key))

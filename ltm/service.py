@@ -281,6 +281,10 @@ class MemoryService(ChatFacade):
     async def save_snapshot(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
         await self._m.diagnostics.save_snapshot(scope, snapshot)
 
+    def save_snapshot_later(self, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
+        """The injection's snapshot, written after the turn (the reply does not wait for it)."""
+        self._m.diagnostics.save_snapshot_later(scope, snapshot)
+
     async def snapshot(self, scope: MemoryScope) -> dict[str, Any] | None:
         return await self._m.diagnostics.snapshot(scope)
 

@@ -16,7 +16,7 @@ from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from components.event_listener.candidate_listener import SeenQueries
 from testhost import FakeLangBotHost, PluginHarness
-from tests.chat import BOT, Place, open_chat, open_turn
+from tests.chat import BOT, Place, open_chat, open_turn, prompt_turn
 
 GROUP = Place("group", "g1")
 ON = {"candidate_extraction_enabled": True}
@@ -516,3 +516,22 @@ def test_seen_queries_is_bounded_and_expires() -> None:
     assert not seen.first_time("d")
     now[0] = 10.0
     assert seen.first_time("d") and len(seen) == 1  # everything older than the TTL expired
+
+
+async def test_the_reply_event_is_handled_only_while_the_kb_extracts_candidates(harness: PluginHarness) -> None:
+    """Every event the plugin handles makes LangBot's runtime send LangBot the plugin's whole manifest while
+    the host holds the reply: with extraction off, NormalMessageResponded is not handled at all. Each turn's
+    PromptPreProcessing (which comes first) follows the KB's setting, also after it changes."""
+    await harness.create_memory_kb()  # extraction off by default
+    await prompt_turn(harness, GROUP, "u1", "Alice", "hello there")
+    await responded(harness, "Remember that the design review moved to Friday.")
+    assert harness.last_event_emitted is False and queue_records(harness.host) == []
+    reply = await open_chat(harness).run("!memory settings set candidate_extraction_enabled true")
+    assert "candidate_extraction_enabled" in reply, reply
+    await prompt_turn(harness, GROUP, "u1", "Alice", "hello again")
+    await responded(harness, "Remember that the design review moved to Friday.")
+    assert harness.last_event_emitted is True and [r["status"] for r in queue_records(harness.host)] == ["pending"]
+    await open_chat(harness).run("!memory settings set candidate_extraction_enabled false")
+    await prompt_turn(harness, GROUP, "u1", "Alice", "and again")
+    await responded(harness, "Remember that the standup moved to Monday.")
+    assert harness.last_event_emitted is False and len(queue_records(harness.host)) == 1

@@ -23,7 +23,9 @@ async def test_turn_cost_smoke(tmp_path: Path) -> None:
         assert row["errors"] == []
         assert row["episodes_injected"] == row["top_k"] == 5
         assert row["host_calls_besides_keyed_read_constant"] is True
-        assert 0 < row["host_calls_total"] == sum(row["host_calls"].values()) <= row["host_calls_max_total"] <= 7
+        assert 0 < row["host_calls_total"] == sum(row["host_calls"].values()) <= row["host_calls_max_total"] <= 6
+        assert row["host_calls_after_reply"] == 1  # the snapshot's write: the injection does not wait for it
+        assert "set_plugin_storage" not in row["host_calls"]
         assert row["host_calls"]["invoke_embedding"] == 1  # one embedding per turn, whatever the scope holds
         assert row["floor_rows"] == row["top_k"]
         assert row["turn_ms"]["n"] == row["floor_ms"]["n"] == 3
@@ -33,7 +35,7 @@ async def test_turn_cost_smoke(tmp_path: Path) -> None:
         assert row["plugin_cpu_without_wire_ms"]["median"] <= row["plugin_cpu_ms"]["median"]
         assert row["cold_turn"]["host_calls_total"] >= row["host_calls_total"]
     # The host calls of a turn do not depend on the scope's size (besides the keyed read of word-only winners).
-    assert result["goals"]["chroma"]["host_calls_le_7"] is True
+    assert result["goals"]["chroma"]["host_calls_le_5_besides_keyed_read"] is True
     assert result["goals"]["chroma"]["host_calls_same_at_every_size"] is True
     assert result["environment"]["versions"]["chromadb"] != "-"
 
@@ -53,7 +55,7 @@ async def test_installation_smoke(tmp_path: Path) -> None:
         assert inj["errors"] == [] and inj["episodes_injected"] >= 1
         assert inj["turn_ms"]["median"] > 0 and inj["floor_ms"]["median"] > 0
         assert inj["cold_turn"] is not None and inj["cold_turn"]["host_calls_total"] >= inj["host_calls_total"]
-    assert max(inj["host_calls_total"] for inj in row["injection"]) <= 7  # whatever the space holds
+    assert max(inj["host_calls_total"] for inj in row["injection"]) <= 6  # whatever the space holds; the snapshot after
     for writes in row["writes"]:
         for op in ("remember", "forget", "update_profile"):
             assert writes[op]["ms"]["n"] == 2 and writes[op]["host_calls_total"] >= 1

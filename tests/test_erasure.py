@@ -87,6 +87,7 @@ class World:
         scope = await memory.scope_for(Identity.from_host(launcher_type="group", launcher_id="g2", bot_uuid="bot-1"))
         await index_space(memory, scope)
         await memory.parts.episodes.save_word_indexes()  # now, not 30 s after the last write
+        await memory.parts.store.writes_landed()  # the turns' snapshots too, not 10 s after each turn
         assert any(k.startswith("v2/wordindex/") and ERIN_SAYS["g2"].encode() in v for k, v in h.host.storage.items())
         return self
 

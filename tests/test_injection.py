@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from datetime import timedelta
 
 import pytest
@@ -184,6 +186,37 @@ async def test_snapshot_records_the_latest_injection(harness, kb):
     assert snap["chars"] == len(turn.memory_text) and snap["speaker"] == {"id": "alice", "name": "Alice"}
 
 
+async def test_the_reply_does_not_wait_for_the_snapshot_write(harness, kb):
+    """The snapshot (I5) is diagnostic: the injection returns without waiting for its storage write (due
+    seconds later; here held by the host), `!memory` and the console read it meanwhile, and it lands after."""
+    await tool(harness, GROUP1, "remember", {"content": "standup moves to 10am"}, sender="alice")
+    routes = harness.host._routes  # white-box: hold the host's storage writes until released
+    plain, release = routes[A.SET_PLUGIN_STORAGE.value], asyncio.Event()
+
+    async def held(data):
+        await release.wait()
+        return await plain(data)
+
+    routes[A.SET_PLUGIN_STORAGE.value] = held
+    try:
+        turn = await asyncio.wait_for(prompt_turn(harness, GROUP1, "alice", "Alice", "when is standup"), 10)
+        assert turn.context["episodes"] == [{"content": "standup moves to 10am"}]
+        memory = harness.plugin.memory
+        scope = await memory.scope_for(ident("g1", bot="bot-1"))
+        assert (await memory.snapshot(scope))["query_id"] == turn.query_id  # read before it landed
+        assert not any(key.startswith("v2/snapshot/") for key in harness.host.storage)
+        landing = asyncio.create_task(memory.parts.store.writes_landed())  # white-box: write it now
+        await asyncio.sleep(0.05)
+        assert not landing.done()  # held by the host, still readable
+        assert (await memory.snapshot(scope))["query_id"] == turn.query_id
+    finally:
+        release.set()
+        routes[A.SET_PLUGIN_STORAGE.value] = plain
+    await landing
+    stored = [key for key in harness.host.storage if key.startswith("v2/snapshot/")]
+    assert len(stored) == 1 and json.loads(harness.host.storage[stored[0]])["query_id"] == turn.query_id
+
+
 async def test_memory_command_turns_are_not_recalled(harness, kb):
     await tool(harness, GROUP1, "remember", {"content": "memory list of chores"}, sender="alice")
     harness.host.reset_counts()
@@ -200,6 +233,7 @@ async def test_injection_host_calls_do_not_depend_on_scope_size(harness, kb):
     async def calls_for_one_turn() -> dict[str, int]:
         harness.host.reset_counts()
         await prompt_turn(harness, GROUP1, "alice", "Alice", "what is planned for the trip")
+        await harness.plugin.memory.parts.store.writes_landed()  # the snapshot's write, due after the turn
         return {action: harness.host.count(action) for action in {c[0] for c in harness.host.calls}}
 
     scope = await memory.scope_for(ident("g1", bot="bot-1"))

@@ -5,7 +5,9 @@ component only, docs/HOST-FACTS.md 3.2), so this is a helper, not a component.
 
 The handler runs while the host holds the bot's reply (the reply is sent after the event
 returns), so it does as little as possible and never fails the turn:
-1. the memory KB must exist and have `candidate_extraction_enabled` (no host call when off);
+1. the memory KB must exist and have `candidate_extraction_enabled` (no host call when off); while
+   neither it nor the conversation record is on, the event is not even listened to
+   (`CandidateListener.follow`, set by each turn's injection);
 2. the memory KB must be attached to this pipeline (`_knowledge_base_uuids`, one host call, shared
    with the conversation record when it needs the turn too);
 3. the text is the query variable `user_message_text`, the user's own words. The event's
@@ -101,8 +103,6 @@ class CandidateListener:
         self._seen = SeenQueries()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def register(self) -> None:
-        @self._component.handler(events.NormalMessageResponded)
         async def on_responded(ctx: context.EventContext) -> None:
             try:
                 memory: MemoryService = self._component.plugin.memory
@@ -117,6 +117,26 @@ class CandidateListener:
                     await hand_off(ctx, memory, found, read)
                 except Exception:  # an exception here would fail the user's turn
                     log.exception("[LongTermMemory] %s not started query=%s", what, ctx.query_id)
+
+        self._handler = on_responded
+
+    def register(self) -> None:
+        self.follow(True)
+
+    def follow(self, enabled: bool) -> None:
+        """Listen to NormalMessageResponded only while the memory KB extracts candidates or records the
+        conversation. For every event a plugin handles, LangBot 4.11.2's runtime sends LangBot the plugin's
+        whole manifest (about 120 KB here), which cost about 12 ms of the turn while the host holds the reply
+        (bench/RESULTS.md, issue 44). The injection calls this on every turn with the KB's settings;
+        PromptPreProcessing comes first in a turn."""
+        handlers = self._component.registered_handlers
+        listening = self._handler in handlers.get(events.NormalMessageResponded, ())
+        if enabled and not listening:
+            self._component.handler(events.NormalMessageResponded)(self._handler)
+        elif not enabled and listening:
+            handlers[events.NormalMessageResponded].remove(self._handler)
+            if not handlers[events.NormalMessageResponded]:
+                del handlers[events.NormalMessageResponded]  # no handler: the runtime counts the event unhandled
 
     async def _hand_off(self, ctx: Any, memory: MemoryService, found: tuple[str, KBSettings] | None,
                         read: Callable[[], Awaitable[Turn]]) -> None:

@@ -9,7 +9,8 @@ configured KBs as well), but it does make the host refuse a plugin's explicit,
 query-scoped retrieval of the memory KB (AgenticRAG's `query_knowledge`), which must
 keep working (docs/HOST-FACTS.md 5.5). Instead the injection is noted, and the
 engine answers the runner's first re-retrieval of this same message with nothing.
-One fixed set of host calls per turn, whatever the scope holds. Any memory failure
+One fixed set of host calls per turn, whatever the scope holds; the snapshot (I5) is written after the
+turn, so the reply waits for none of it. Any memory failure
 degrades to "no memory this turn" (I6); the user's turn never fails because of it.
 """
 
@@ -67,7 +68,8 @@ class MemoryInjector(EventListener):
         await super().initialize()
         self.conversation = ConversationHook()
         # NormalMessageResponded: candidate extraction (Q) and the conversation record (V1)
-        CandidateListener(self, self.conversation).register()
+        self._candidates = CandidateListener(self, self.conversation)
+        self._candidates.register()
 
         @self.handler(events.PromptPreProcessing)
         async def on_prompt(ctx: context.EventContext) -> None:
@@ -91,6 +93,8 @@ class MemoryInjector(EventListener):
         self.conversation.forget(ctx)  # whatever an earlier query of this number left
         try:
             found = await memory.memory_kb()  # (kept by the plugin: no host call after the first turn)
+            self._candidates.follow(found is not None and (found[1].candidate_extraction_enabled
+                                                           or found[1].conversation_enabled))
             turn = await read_turn(ctx, found[0] if found else None, bot_with_variables=True)
             text = turn.text
             if turn.kb_id is None:
@@ -145,14 +149,13 @@ class MemoryInjector(EventListener):
                                                     "turns": [t.seq for t in pack.turns], "carried": pack.carried,
                                                     "left_out": pack.left_out},
         )
-        # Independent writes, sent together; the snapshot is written again in the rare case the variable failed.
-        failure, _ = await asyncio.gather(
-            self._set_context(ctx, context_variable(sender_id, sender_name, session_profile, speaker_profile,
-                                                    episodes, pack)),
-            self._save(memory, scope, dict(snapshot, errors=list(snapshot["errors"]))))
+        # The variable is read by listeners after this one, so the turn waits for it; the snapshot is a
+        # diagnostic record nobody waits for: it is written after the turn (and read as written until then).
+        failure = await self._set_context(ctx, context_variable(sender_id, sender_name, session_profile,
+                                                                speaker_profile, episodes, pack))
         if failure:
             snapshot["errors"].append(failure)
-            await self._save(memory, scope, snapshot)
+        self._save(memory, scope, snapshot)
         log.info(
             "[LongTermMemory] injection ready query=%s kb=%s scope=%s sender=%s blocks=%d chars=%d errors=%d",
             ctx.query_id, scope.kb_id or "-", scope.chat_key, sender_id or "-", snapshot["blocks"],
@@ -168,9 +171,9 @@ class MemoryInjector(EventListener):
         return ""
 
     @staticmethod
-    async def _save(memory: MemoryService, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
+    def _save(memory: MemoryService, scope: MemoryScope, snapshot: dict[str, Any]) -> None:
         try:
-            await memory.save_snapshot(scope, snapshot)
+            memory.save_snapshot_later(scope, snapshot)
         except LTMError as exc:
             log.warning("[LongTermMemory] snapshot not saved scope=%s: %s", scope.chat_key, exc.code)
 

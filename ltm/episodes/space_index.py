@@ -43,6 +43,9 @@ SELECT_POSTINGS = 1000
 _TF_BITS = 8
 _TF_MAX = (1 << _TF_BITS) - 1
 MAX_RECORDS = 1 << 24  # record numbers share 32 bits with the term frequency
+# Partial records built for recall are kept (up to this many per space, about 1 KB each): a recall reads
+# 150-170 of them, and building each again was a third of a turn's CPU at 1,000 records.
+PARTIALS_KEPT = 1024
 _STATUSES = tuple(EpisodeStatus)
 _CODE = {status: code for code, status in enumerate(_STATUSES)}
 Accept = Callable[[Episode], bool]
@@ -98,6 +101,7 @@ class SpaceIndex:
         self._listed: dict[frozenset[int], list[int]] = {}  # status codes -> their part of _order
         self._facts: dict[str, set[int]] = {}  # sameness.fact_key -> record numbers (duplicates.py)
         self._time = TimeOrder(self._timestamp)  # made when recall first asks for adjacent records
+        self._built: dict[int, Episode] = {}  # record number -> its partial record, until the record changes
 
     # ------------------------------------------------------------------ records
     def __len__(self) -> int:
@@ -147,13 +151,20 @@ class SpaceIndex:
         return all(self.status(e.episode_id) is e.status for e in newest_rows(page))
 
     def _partial(self, number: int) -> Episode:
+        built = self._built.get(number)
+        if built is not None:
+            return built
         sender_id, sender_name = self._speakers[self._speaker[number]]
         rare = self._rare.get(number, _NONE)
-        return partial_episode(episode_id=self._ids[number] or "", space_key=self.space_key,
-                               content=self._content[number], timestamp=self._timestamp[number],
-                               importance=self._importance[number], tags=rare.tags,
-                               status=_STATUSES[self._status[number]], sender_id=sender_id, sender_name=sender_name,
-                               fact=rare.fact)
+        built = partial_episode(episode_id=self._ids[number] or "", space_key=self.space_key,
+                                content=self._content[number], timestamp=self._timestamp[number],
+                                importance=self._importance[number], tags=rare.tags,
+                                status=_STATUSES[self._status[number]], sender_id=sender_id, sender_name=sender_name,
+                                fact=rare.fact)
+        if len(self._built) >= PARTIALS_KEPT:
+            self._built.clear()
+        self._built[number] = built
+        return built
 
     def add(self, episode: Episode) -> None:
         if episode.space_key != self.space_key:  # never hold another space's record
@@ -185,6 +196,7 @@ class SpaceIndex:
         self._unpost(number)
         self._unkey(number)
         self._time.remove(number)
+        self._built.pop(number, None)
         self._speaker_records[self._speaker[number]] -= 1
         self._ids[number] = None
         self._content[number] = self._timestamp[number] = ""
@@ -211,6 +223,7 @@ class SpaceIndex:
         return number
 
     def _set_facts(self, number: int, episode: Episode) -> None:
+        self._built.pop(number, None)  # every change of a record passes here, or through `remove`
         self._timestamp[number] = episode.timestamp
         self._time.add(number)
         self._status[number] = _CODE[episode.status]

@@ -31,6 +31,9 @@ def test_real_host_bench_shape(e2e):
     assert {"invoke_embedding", "vector_search"} <= set(with_calls["by_action_per_turn"]["ltm_sdk"]), with_calls
     assert with_calls["embedding_requests_per_turn"] >= 1 and with_calls["chat_requests_per_turn"] >= 1
     assert 0 < with_calls["ltm_share_of_host_calls"] < 1
+    # The injection waits for 5 calls (6 with a keyed read); its snapshot is written seconds after it answered.
+    assert 4 <= with_calls["ltm_sdk_waited_min_max"][0] <= with_calls["ltm_sdk_waited_min_max"][1] <= 6, with_calls
+    assert with_calls["ltm_sdk_after_reply_per_turn"] is not None, with_calls
     # Without it: the same Runner work, and no LongTermMemory action at all.
     assert without_calls["per_turn"]["ltm_sdk"] == 0 and without_calls["per_turn"]["host_to_ltm"] == 0, without_calls
     assert without_calls["embedding_requests_per_turn"] == 0 and without_calls["per_turn"]["runner_sdk"] >= 1
@@ -40,3 +43,4 @@ def test_real_host_bench_shape(e2e):
     assert floor_calls["per_turn"]["ltm_sdk"] == 0 and floor_calls["per_turn"]["floor_sdk"] >= 2, floor_calls
     assert {"invoke_embedding", "vector_search"} <= set(floor_calls["by_action_per_turn"]["floor_sdk"]), floor_calls
     assert result["floor"]["floor_ms_p50"] > 0 and result["floor"]["added_over_floor"] is not None
+    assert "added_over_floor_plugin" in result["floor"]

@@ -5,6 +5,7 @@ finding a word match anywhere in a large space without a host call per turn."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from ltm.episodes.lexical import BUILD_PAGE, LexicalIndexes
 from ltm.episodes.lifecycle import DeleteCriteria
 from ltm.episodes.model import Episode, EpisodeStatus
 from ltm.episodes.space_index import SpaceIndex
+from ltm.episodes.terms import tokenize
 from ltm.errors import HostError, OutcomeUnknown
 from testhost.hooks import top
 from testhost.memory_ports import InMemoryPorts
@@ -138,6 +140,28 @@ def test_a_space_index_refuses_a_record_of_another_space() -> None:
     index.add(Episode("e2", "space-a", "orchid code", "2026-01-01T00:00:00Z"))
     assert "e1" not in index and "e2" in index
     assert set(index.scores(["orchid"])) == {"e2"}
+
+
+def test_a_kept_partial_record_follows_every_change_of_its_record() -> None:
+    """The index keeps the partial records it built for recall; a status change, new words, a new speaker,
+    a removal and a new record taking a freed number each show at once."""
+    index = SpaceIndex("s")
+    index.add(Episode("e1", "s", "orchid code", "2026-01-01T00:00:00Z", sender_id="u1", sender_name="Ann"))
+    first = index.episode("e1")
+    assert first is index.episode("e1")  # kept: built once
+    index.add(replace(first, status=EpisodeStatus.ARCHIVED))
+    assert index.episode("e1").status is EpisodeStatus.ARCHIVED
+    index.add(Episode("e1", "s", "tulip code", "2026-01-02T00:00:00Z", importance=5, sender_id="u2",
+                      sender_name="Bo", tags=("garden",)))
+    changed = index.episode("e1")
+    assert (changed.content, changed.timestamp, changed.importance, changed.sender_name, changed.tags) == (
+        "tulip code", "2026-01-02T00:00:00Z", 5, "Bo", ("garden",))
+    index.remove("e1")
+    assert index.episode("e1") is None
+    index.add(Episode("e2", "s", "rose code", "2026-01-03T00:00:00Z"))  # takes e1's freed number
+    assert index.episode("e2").content == "rose code" and index.episode("e2").episode_id == "e2"
+    hits, _ = index.search(tokenize("rose"), 5, lambda e: True)
+    assert [h.episode.content for h in hits] == ["rose code"]
 
 
 async def test_removing_the_kb_drops_its_indexes(memory: MemoryService, alice: MemoryScope) -> None:

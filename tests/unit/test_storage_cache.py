@@ -4,6 +4,8 @@ call, and a write with an unknown outcome sends the next read back to the host."
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 
 import pytest
 
@@ -84,3 +86,81 @@ async def test_a_write_still_with_the_host_sends_readers_to_the_host() -> None:
     with pytest.raises(asyncio.CancelledError):
         await writer
     assert await store.get("k") == "after"
+
+
+async def test_a_write_left_for_later_is_read_at_once_and_lands_without_a_waiter() -> None:
+    """`set_later` (the injection snapshot): the caller does not wait, reads see the value at once, and only
+    the newest value waiting is written while one write is with the host."""
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    await store.set("snap", {"n": 0})
+    pause = fake.faults.pause("store.set")
+    store.set_later("snap", {"n": 1})
+    held = await pause.wait_reached()
+    assert held.args["key"] == "snap" and await store.get("snap") == {"n": 1}
+    store.set_later("snap", {"n": 2})
+    store.set_later("snap", {"n": 3})  # {"n": 2} is never written: a newer value replaced it
+    assert await store.get("snap") == {"n": 3} and await store.keys("sn") == ["snap"]
+    pause.release()
+    await store.writes_landed()
+    assert [c.args["key"] for c in fake.calls.of("store.set")].count("snap") == 3  # {"n": 0}, 1, 3
+    assert json.loads(await fake.ports.store.get("snap")) == {"n": 3}
+    fake.calls.reset()
+    assert await store.get("snap") == {"n": 3} and fake.calls.count("store.*") == 0
+
+
+async def test_a_delete_waits_for_a_later_write_in_flight_and_wins() -> None:
+    """A forget or an erasure deleting the snapshot while its write is with the host: the write lands first,
+    then the delete, so the record never comes back; a value still waiting is not written at all."""
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    pause = fake.faults.pause("store.set")
+    store.set_later("snap", "quotes a memory")
+    await pause.wait_reached()
+    store.set_later("snap", "quotes it again")  # waiting behind the write in flight
+    deleting = asyncio.create_task(store.delete("snap"))
+    await asyncio.sleep(0.01)
+    assert not deleting.done() and fake.calls.count("store.delete") == 0  # it waits for the write in flight
+    pause.release()
+    await deleting
+    await store.writes_landed()
+    assert await fake.ports.store.get("snap") is None and await store.get("snap") is None
+    assert [c.args["key"] for c in fake.calls.of("store.set")] == ["snap"]  # the waiting value was dropped
+
+
+async def test_a_later_write_the_host_refuses_is_logged_and_reads_show_what_the_host_holds(caplog) -> None:
+    caplog.set_level(logging.WARNING, logger="LongTermMemory")  # another test may have quietened it
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    await store.set("snap", "kept")
+    fake.faults.fail("store.set", HostError("refused"))
+    store.set_later("snap", "lost")
+    await store.writes_landed()
+    assert await store.get("snap") == "kept"
+    assert "storage record snap not written: host_error" in caplog.text
+    with pytest.raises(HostError):
+        store.set_later("snap", {1, 2})  # not JSON: refused at once, nothing waits
+    assert await store.get("snap") == "kept"
+
+
+async def test_a_write_left_for_later_with_a_delay_waits_and_writes_the_newest_value_once() -> None:
+    """With a delay (the snapshot's): nothing reaches the host before it, values given meanwhile are written
+    as one, a delete before it leaves nothing to write, and `writes_landed` writes what waits now."""
+    fake = InMemoryPorts()
+    store = Bookkeeping(fake.ports.store)
+    await store.keys()  # the first listing, before counting
+    fake.calls.reset()
+    for n in range(3):
+        store.set_later("snap", {"n": n}, delay=0.2)
+    await asyncio.sleep(0.05)
+    assert fake.calls.count("store.set") == 0 and await store.get("snap") == {"n": 2}
+    await asyncio.sleep(0.3)
+    await store.writes_landed()
+    assert fake.calls.count("store.set") == 1 and json.loads(await fake.ports.store.get("snap")) == {"n": 2}
+    store.set_later("snap", {"n": 3}, delay=0.2)
+    await store.delete("snap")  # a forget before it is due: nothing waits any more
+    await asyncio.sleep(0.3)
+    assert fake.calls.count("store.set") == 1 and await fake.ports.store.get("snap") is None
+    store.set_later("snap", {"n": 4}, delay=60)
+    await store.writes_landed()  # written now, not in a minute
+    assert json.loads(await fake.ports.store.get("snap")) == {"n": 4}

@@ -7,7 +7,7 @@ by them, so the console's space list and `!memory` show the latest ones. They ar
 key, never part of an identity, never sent to a model. Cleaned like every name from the host
 (`host_values.clean_name`: one line, bounded), and a name that looks like a credential is not kept.
 
-One record per chat, written only when a name changed: the names each chat had last are remembered in
+One record per chat, written only when a name changed and after the turn (`set_later`): the names each chat had last are remembered in
 this process (bounded), and plugin storage answers a read of a known key from its cache, so a turn whose
 names did not change makes no host call. The speaker's id is kept beside their name, so erasing a person
 (`ltm/person/finder.py`) removes their name from every chat's label.
@@ -68,7 +68,8 @@ class ChatLabels:
             return
         try:
             if (self._last.get(scope.chat_key) or await self.get(scope.chat_key)) != label:
-                await self._store.set(chat_label_key(scope.chat_key), asdict(label))
+                # After the turn, like the injection snapshot: the reply never waits for a label.
+                self._store.set_later(chat_label_key(scope.chat_key), asdict(label))
         except LTMError as exc:
             log.warning("[LongTermMemory] chat label not kept scope=%s: %s", scope.chat_key, exc.code)
             return

@@ -155,6 +155,7 @@ async def test_the_next_model_call_gets_this_chats_earlier_turns_once(harness: P
     assert [t["said"] for t in conversation["earlier_turns"]] == ["the boat is called Marigold", "we leave from Pier 9"]
     assert conversation["summary"] is None and conversation["earlier_turns"][1]["speaker"] == {"id": "u2",
                                                                                                 "name": "Bob"}
+    await harness.plugin.memory.parts.store.writes_landed()  # the snapshot is written after the turn
     snapshot = json.loads(harness.host.storage[snapshot_key("bot-1:group_g1")])
     assert snapshot["conversation"]["turns"] == [1, 2] and "Marigold" not in json.dumps(snapshot)
 

@@ -27,10 +27,10 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
 
 from .best_first import BestFirst
 from .model import Episode, EpisodeStatus, FactTime, newest_rows, partial_episode
+from .postings import MAX_RECORDS, TF_BITS, TF_MAX, Posting, entries, term_frequency
 from .sameness import fact_key
 from .terms import tokenize
 from .time_order import TimeOrder
@@ -40,16 +40,12 @@ log = logging.getLogger("LongTermMemory")
 # A query word found in more records than this only scores candidates, it does not pick them: the
 # work of one recall stays bounded in a space of any size (LoCoMo spaces stay under it: no effect).
 SELECT_POSTINGS = 1000
-_TF_BITS = 8
-_TF_MAX = (1 << _TF_BITS) - 1
-MAX_RECORDS = 1 << 24  # record numbers share 32 bits with the term frequency
 # Partial records built for recall are kept (up to this many per space, about 1 KB each): a recall reads
 # 150-170 of them, and building each again was a third of a turn's CPU at 1,000 records.
 PARTIALS_KEPT = 1024
 _STATUSES = tuple(EpisodeStatus)
 _CODE = {status: code for code, status in enumerate(_STATUSES)}
 Accept = Callable[[Episode], bool]
-Posting: TypeAlias = "int | array[int]"  # a string: array is not subscriptable at run time in 3.11
 
 
 def _tokens(content: str, tags: Sequence[str], sender_name: str) -> list[str]:
@@ -254,9 +250,9 @@ class SpaceIndex:
     def _post(self, number: int, tokens: list[str]) -> None:
         self._length[number] = len(tokens)
         self._total_length += len(tokens)
-        postings, shifted = self._postings, number << _TF_BITS
+        postings, shifted = self._postings, number << TF_BITS
         for term, tf in Counter(tokens).items():
-            packed = shifted | (tf if tf < _TF_MAX else _TF_MAX)
+            packed = shifted | (tf if tf < TF_MAX else TF_MAX)
             posting = postings.get(term)
             if posting is None:
                 postings[term] = packed
@@ -273,7 +269,7 @@ class SpaceIndex:
         self._total_length -= self._length[number]
         self._length[number] = 0
         for term, tf in Counter(tokens).items():
-            packed = number << _TF_BITS | min(tf, _TF_MAX)
+            packed = number << TF_BITS | min(tf, TF_MAX)
             posting = self._postings.get(term)
             if posting is None:
                 continue
@@ -287,18 +283,8 @@ class SpaceIndex:
             if len(posting) == 1:
                 self._postings[term] = posting[0]
 
-    @staticmethod
-    def _entries(posting: Posting) -> Iterable[int]:
-        return (posting,) if isinstance(posting, int) else posting
-
-    @staticmethod
-    def _tf(posting: Posting, number: int) -> int:
-        if isinstance(posting, int):
-            return posting & _TF_MAX if posting >> _TF_BITS == number else 0
-        at = bisect_left(posting, number << _TF_BITS)
-        if at < len(posting) and posting[at] >> _TF_BITS == number:
-            return posting[at] & _TF_MAX
-        return 0
+    _entries = staticmethod(entries)
+    _tf = staticmethod(term_frequency)
 
     # ------------------------------------------------------------------ BM25
     def frequency(self, term: str) -> int:  # how many records have this word
@@ -322,7 +308,7 @@ class SpaceIndex:
         for posting, idf in terms:
             weight = idf * (self.k1 + 1)
             for packed in self._entries(posting):
-                number, tf = packed >> _TF_BITS, packed & _TF_MAX
+                number, tf = packed >> TF_BITS, packed & TF_MAX
                 out[number] = get(number, 0.0) + weight * tf / (tf + base + scale * lengths[number])
         return out
 

@@ -7,8 +7,8 @@ by them, so the console's space list and `!memory` show the latest ones. They ar
 key, never part of an identity, never sent to a model. Cleaned like every name from the host
 (`host_values.clean_name`: one line, bounded), and a name that looks like a credential is not kept.
 
-One record per chat, written only when a name changed and after the turn (`set_later`): the names each chat had last are remembered in
-this process (bounded), and plugin storage answers a read of a known key from its cache, so a turn whose
+One record per chat, written only when a name changed and after the turn (`set_later`): the names each
+chat had last are remembered in this process (bounded), and plugin storage answers a read of a known key from its cache, so a turn whose
 names did not change makes no host call. The speaker's id is kept beside their name, so erasing a person
 (`ltm/person/finder.py`) removes their name from every chat's label.
 

@@ -9,7 +9,8 @@ key, never part of an identity, never sent to a model. Cleaned like every name f
 
 One record per chat, written only when a name changed and after the turn (`set_later`): the names each
 chat had last are remembered in this process (bounded), and plugin storage answers a read of a known key
-from its cache, so a turn whose names did not change makes no host call. The speaker's id is kept beside their name, so erasing a person
+from its cache, so a turn whose names did not change makes no host call. The speaker's id is kept
+beside their name, so erasing a person
 (`ltm/person/finder.py`) removes their name from every chat's label.
 
 LangBot's WebUI reloads the whole page when its language is switched, and the console's sandboxed frame

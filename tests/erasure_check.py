@@ -28,8 +28,9 @@ from typing import Any
 from testhost import FakeLangBotHost, PluginHarness
 
 # Plugin-storage kinds (`v2/<kind>/...`) that are state of the plugin, not anyone's data: they may change
-# or go with an erasure, as long as they hold no trace.
-BOOKKEEPING = frozenset({"writing", "fence", "wordindex", "snapshot", "scope"})
+# or go with an erasure, as long as they hold no trace. A chat's label names its latest speaker: any turn
+# of anyone changes it (ltm/chat_labels.py).
+BOOKKEEPING = frozenset({"writing", "fence", "wordindex", "snapshot", "scope", "label"})
 
 
 @dataclass

@@ -48,11 +48,23 @@ def walkthrough_messages() -> list[str]:
     return said[:said.index("!memory consolidate preview") + 1]
 
 
-def plugin_error_lines(logs: Path) -> list[str]:
-    """`[ERROR]` lines of LangBot's and the plugin runtime's logs that are not LangBot's own."""
+LOGS = ("langbot.log", "plugin-runtime.log")
+
+
+def log_sizes(logs: Path) -> dict[str, int]:
+    """Where each log ends now: the walkthrough reads only what it wrote (the session's stack is shared with
+    tests that stop plugins and LangBot on purpose, whose lines are theirs)."""
+    return {name: (logs / name).stat().st_size if (logs / name).exists() else 0 for name in LOGS}
+
+
+def plugin_error_lines(logs: Path, since: dict[str, int] | None = None) -> list[str]:
+    """`[ERROR]` lines of LangBot's and the plugin runtime's logs that are not LangBot's own (after `since`)."""
     found = []
-    for name in ("langbot.log", "plugin-runtime.log"):
-        for line in (logs / name).read_text(encoding="utf-8", errors="replace").splitlines():
+    for name in LOGS:
+        with (logs / name).open("rb") as handle:
+            handle.seek((since or {}).get(name, 0))
+            written = handle.read().decode("utf-8", errors="replace")
+        for line in written.splitlines():
             if "[ERROR]" in line and not LANGBOT_OWN_ERRORS.search(line.strip()):
                 found.append(f"{name}: {line.strip()}")
     return found
@@ -185,6 +197,7 @@ def test_the_readme_walkthrough_in_the_real_webui_in_three_languages(e2e: Any) -
     sync_api = sync_playwright_or_skip()
     client, base = e2e.client, e2e.info.base_url
     before = client.plugin_config(*LTM_PLUGIN)
+    logged = log_sizes(e2e.stack.logs)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
         langbot_setup.hold_plugin_settings(client, LTM_PLUGIN, cli.LOCAL_RUN_PLUGIN_SETTINGS)
@@ -269,5 +282,5 @@ def test_the_readme_walkthrough_in_the_real_webui_in_three_languages(e2e: Any) -
         langbot_setup.hold_plugin_settings(client, LTM_PLUGIN, {
             "command_admin_only_in_groups": before.get("command_admin_only_in_groups", True),
             "reply_language": before.get("reply_language", "en_US")})
-    errors = plugin_error_lines(e2e.stack.logs)
+    errors = plugin_error_lines(e2e.stack.logs, logged)
     assert errors == [], "\n".join(errors)

@@ -347,3 +347,22 @@ async def test_a_recall_also_takes_its_turn_out_of_the_conversation_record(harne
     with pytest.raises(MessageRecalled):
         await memory.record_turn(of_812, SpokenTurn("the gate is green now", "noted", message_id="812"))
     assert [t.message_id for t in (await memory.conversation(scope)).turns] == ["811"]
+
+
+async def test_a_recorded_turn_names_its_message_and_a_recall_takes_it_out_of_the_record(
+        harness: PluginHarness) -> None:
+    """The conversation record's turn carries the platform message it answered (V1 with X1), so recalling
+    that message takes the turn out of the chat's record (X2); the chat's other turn stays."""
+    from tests.test_conversation_hooks import ON, record, responded_event
+
+    await harness.create_memory_kb(**ON)
+    for text, message_id in (("the dinghy is blue", 501), ("the mast is oak", 502)):
+        turn = await prompt_turn(harness, G1, "u1", "Alice", text, message_id=message_id)
+        await harness.emit_event("NormalMessageResponded", responded_event(G1, "u1", "Noted."),
+                                 query_id=turn.query_id)
+        await harness.settle()
+    assert [(t["user_text"], t["message_id"]) for t in record(harness)["turns"]] == [
+        ("the dinghy is blue", "501"), ("the mast is oak", "502")]
+
+    await deliver(harness, recall(501, "g1"))
+    assert [t["user_text"] for t in record(harness)["turns"]] == ["the mast is oak"]

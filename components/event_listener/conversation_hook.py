@@ -152,7 +152,8 @@ class ConversationHook:
             scope = await memory.scope_for(heard.identity)
             return scope, await memory.record_turn(scope, SpokenTurn(
                 user_text=heard.text, reply_text=pending.reply, sender_id=heard.identity.sender_id,
-                sender_name=heard.identity.sender_name, at=heard.at, to_plugin=heard.command))
+                sender_name=heard.identity.sender_name, message_id=heard.identity.message_id, at=heard.at,
+                to_plugin=heard.command))
 
         done = await settle(lambda: f"conversation record query={heard.identity.query_id} "
                                     f"scope={heard.identity.chat_key}",

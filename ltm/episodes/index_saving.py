@@ -12,6 +12,7 @@ again (issue 19). The part of `LexicalIndexes` (lexical.py) that speaks to the s
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextvars
 import logging
@@ -35,7 +36,7 @@ FIRST_PAGE = 200  # a space that fits in one page is indexed inside the call tha
 YIELD_EVERY = 2000  # records handled between two yields to the event loop while building, loading, saving
 
 
-class SavedIndexes:
+class SavedIndexes(abc.ABC):
     """The per-space state of every index of this process, and their loads from and saves to storage."""
 
     def __init__(self, loader: PageLoader, pages: IndexPages | None) -> None:
@@ -53,9 +54,9 @@ class SavedIndexes:
         self.save_delay = 0.0  # set by the subclass (lexical.SAVE_DELAY)
         self.loads = 0  # how many indexes came from saved pages
 
+    @abc.abstractmethod
     async def _build(self, key: L2Space) -> None:
         """Read the space from the store (lexical.py): what a load that cannot be trusted falls back to."""
-        raise NotImplementedError
 
     @staticmethod
     def _done(tasks: dict[L2Space, asyncio.Task[None]], key: L2Space, task: asyncio.Task[None]) -> None:

@@ -133,6 +133,10 @@ class Console:
         await self.page.screenshot(path=str(path))
         if full:
             await self.page.set_viewport_size(size)
+            # The next click must not land while the iframe (100vh) is still being laid out at the old height:
+            # a click on the Review tab's accept button was once lost that way in CI.
+            await self.page_frame().wait_for_function(f"window.innerHeight === {size['height']}")
+            await self.page.wait_for_timeout(50)
         return path
 
     async def no_horizontal_overflow(self, where: str) -> None:

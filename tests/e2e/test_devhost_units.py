@@ -566,7 +566,7 @@ def test_real_host_bench_attributes_calls_to_turn_windows():
     with_, without = calls["with"], calls["without"]
     assert with_["turns"] == 1 and without["turns"] == 1
     assert with_["per_turn"] == {"ltm_sdk": 3, "runner_sdk": 1, "other_plugin_sdk": 0, "langbot_to_runtime": 1,
-                                 "host_to_ltm": 1, "floor_sdk": 0}
+                                 "host_to_ltm": 1, "floor_sdk": 0, "host_to_floor": 0}
     assert with_["by_action_per_turn"]["ltm_sdk"] == {"invoke_embedding": 1, "set_plugin_storage": 1,
                                                       "vector_search": 1}
     assert with_["ltm_share_of_host_calls"] == 0.6 and with_["ltm_sdk_ms_sum_p50"] == 35.0
@@ -575,7 +575,7 @@ def test_real_host_bench_attributes_calls_to_turn_windows():
                                                "vector_search#1": 20.0}
     assert (with_["embedding_requests_per_turn"], with_["chat_requests_per_turn"]) == (1, 1)
     assert without["per_turn"] == {"ltm_sdk": 0, "runner_sdk": 1, "other_plugin_sdk": 0, "langbot_to_runtime": 1,
-                                   "host_to_ltm": 0, "floor_sdk": 0}
+                                   "host_to_ltm": 0, "floor_sdk": 0, "host_to_floor": 0}
     assert without["ltm_share_of_host_calls"] == 0 and without["embedding_requests_per_turn"] == 0
 
 

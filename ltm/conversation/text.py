@@ -83,9 +83,21 @@ def without_credentials(text: str) -> tuple[str, bool]:
     return text, False
 
 
+# Longer than any credential the detector knows: a key that starts before the cut ends inside this margin.
+_KEY_MARGIN = 512
+
+
+def _side(text: str, limit: int) -> tuple[str, bool]:
+    """One side of a turn, withheld or cut to `limit`. The detector reads past the cut first: cutting first
+    could leave the start of a key behind that it no longer recognises."""
+    wide = bounded(text, limit + _KEY_MARGIN)
+    kept, withheld = without_credentials(wide)
+    return (kept, True) if withheld else (bounded(wide, limit), False)
+
+
 def prepared(turn: SpokenTurn, limits: ConversationLimits, now: str) -> PreparedTurn:
-    user, user_withheld = without_credentials(bounded(turn.user_text, limits.side_chars))
-    reply, reply_withheld = without_credentials(bounded(turn.reply_text, limits.side_chars))
+    user, user_withheld = _side(turn.user_text, limits.side_chars)
+    reply, reply_withheld = _side(turn.reply_text, limits.side_chars)
     return PreparedTurn(sender_id=str(turn.sender_id or ""), sender_name=clean_name(turn.sender_name),
                         message_id=bounded(turn.message_id, 200), user_text=user, reply_text=reply,
                         at=turn.at or now, withheld=int(user_withheld) + int(reply_withheld))

@@ -31,7 +31,7 @@ async def plan_settings(overrides: SettingsOverrides, given: dict[str, Any], dry
         if name not in SETTING_EQUIVALENTS:
             plans.append(_none(str(name), value))
             continue
-        plan: dict[str, Any] = {"name": name, "value": _shown(value), "action": "set", "reason": ""}
+        plan: dict[str, Any] = {"name": name, "value": _shown(name, value), "action": "set", "reason": ""}
         try:
             parsed = KBSettings.parse({"embedding_model_uuid": "-", name: value}).to_dict()[name]
         except ValidationError as exc:
@@ -55,11 +55,20 @@ async def plan_settings(overrides: SettingsOverrides, given: dict[str, Any], dry
 
 
 def _none(name: str, value: Any) -> dict[str, Any]:
-    return {"name": _said(name), "value": _shown(value), "action": "none",
+    return {"name": _said(name), "value": _shown(name, value), "action": "none",
             "reason": NO_EQUIVALENT.get(name, "no equivalent setting in this plugin")}
 
 
-def _shown(value: Any) -> Any:
+# Setting names whose value is a credential whatever it looks like ("token: hunter2" reads as plain words).
+_CREDENTIAL_NAMES = ("password", "passwd", "secret", "token", "api_key", "apikey", "access_key", "private_key",
+                     "credential", "auth")
+
+
+def _shown(name: str, value: Any) -> Any:
+    """The value as the report may show it: a credential by its name or by its look is withheld."""
+    lowered = str(name).lower()
+    if any(word in lowered for word in _CREDENTIAL_NAMES) or secret_kind(f"{name}: {value}"):
+        return WITHHELD
     if isinstance(value, str):
         return _said(value)
     if isinstance(value, (dict, list)):

@@ -129,6 +129,19 @@ async def test_a_reply_without_its_prompt_reads_the_turn_from_the_query(harness:
     assert said(harness) == [("u3", "the plugin restarted before my reply", "Still here.")]
 
 
+async def test_a_reply_whose_turn_could_not_be_read_is_recorded_by_the_querys_next_event(
+        harness: PluginHarness) -> None:
+    await harness.create_memory_kb(**ON)
+    query_id, _ = open_turn(harness, G1, "u3", "Carol", "the host stumbled once")
+    harness.host.fail_next(A.GET_QUERY_VARS, ActionCallError("no answer"))
+    await harness.emit_event("NormalMessageResponded", responded_event(G1, "u3", "Still"), query_id=query_id)
+    await harness.settle()
+    assert said(harness) == []
+    await harness.emit_event("NormalMessageResponded", responded_event(G1, "u3", "Still here."), query_id=query_id)
+    await harness.settle()
+    assert said(harness) == [("u3", "the host stumbled once", "Still here.")]
+
+
 async def test_a_failing_record_never_breaks_the_turn(harness: PluginHarness) -> None:
     await harness.create_memory_kb(**ON)
     prompt = await prompt_turn(harness, G1, "u1", "Alice", "hello")

@@ -88,6 +88,10 @@ class SeenQueries:
             self._seen.popitem(last=False)
         return True
 
+    def forget(self, key: Hashable) -> None:
+        """`key` was not handled after all: its next event is a first time again."""
+        self._seen.pop(key, None)
+
     def __len__(self) -> int:
         return len(self._seen)
 

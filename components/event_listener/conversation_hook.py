@@ -113,7 +113,8 @@ class ConversationHook:
         if pending is not None:  # a later event of the same query: a longer stream, a second result
             pending.reply, pending.changes = reply or pending.reply, pending.changes + 1
             return
-        if not self._recorded.first_time((*key, str(getattr(event, "launcher_id", "") or ""))):
+        mark = (*key, str(getattr(event, "launcher_id", "") or ""))
+        if not self._recorded.first_time(mark):
             log.debug("[LongTermMemory] conversation turn of query=%s already recorded; a late reply left out",
                       ctx.query_id)
             return
@@ -123,6 +124,7 @@ class ConversationHook:
         finally:
             if pending.heard is None:
                 self._pending.pop(key, None)
+                self._recorded.forget(mark)  # not read (a host error): a later event of the query may record it
         if pending.heard is None:
             return
         task = asyncio.create_task(self._record(memory, key, pending), context=contextvars.Context())

@@ -299,3 +299,26 @@ async def test_a_plain_text_platform_gets_no_trailing_spaces_and_the_webui_keeps
     calls = harness.host.count("get_bot_info")
     await open_chat(harness).run("!memory help")
     assert harness.host.count("get_bot_info") == calls  # kept per bot, not asked per command
+
+
+async def test_a_failed_adapter_question_is_asked_again_soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One passing host error must not turn plain text off for a QQ bot for the whole TTL."""
+    from ltm.langbot import platforms
+
+    clock = [1000.0]
+    monkeypatch.setattr(platforms.time, "monotonic", lambda: clock[0])
+    answers: list[Any] = [RuntimeError("no answer"), {"adapter": "onebot-v11"}]
+
+    class Api:
+        async def get_bot_info(self, bot_uuid: str) -> Any:
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    known = platforms.Platforms()
+    assert await known.plain_text(Api(), "bot-9") is False
+    clock[0] += 5
+    assert await known.plain_text(Api(), "bot-9") is False and len(answers) == 1  # not asked again at once
+    clock[0] += platforms.FAILED_TTL_SECONDS
+    assert await known.plain_text(Api(), "bot-9") is True and answers == []

@@ -101,11 +101,13 @@ class MemoryCommand(Command):
         here would fail the host's command stage)."""
         try:
             language = language_of(self._config().get("reply_language"))
-        except Exception:  # noqa: BLE001 - a broken config read must not cost the reply
+        except Exception as exc:  # noqa: BLE001 - a broken config read must not cost the reply
+            log.warning("[LongTermMemory] reply language unreadable (%s); replying in English", type(exc).__name__)
             language = "en_US"
         try:
             plain = await self._platforms.plain_text(self.plugin, getattr(ctx.session, "bot_uuid", None))
-        except Exception:  # noqa: BLE001 - the markup must not cost the reply
+        except Exception as exc:  # noqa: BLE001 - the markup must not cost the reply
+            log.warning("[LongTermMemory] the bot's adapter is unknown (%s); replying in Markdown", type(exc).__name__)
             plain = False
         with speaking(language), prefixed(typed_prefix(ctx)), on_live_query(ctx.query_id, ctx.query_uuid):
             return render(await self._reply(ctx), plain=plain)

@@ -123,9 +123,11 @@ class MemoryInjector(EventListener):
             (session_profile, speaker_profile), episodes, pack = await asyncio.gather(
                 self._profiles(memory, scope, snapshot), self._recall(memory, scope, text, snapshot),
                 self._pack(memory, scope, ctx.event, snapshot) if recording else _nothing())
-        except Exception as exc:  # noqa: BLE001 - any host or memory failure degrades to no memory (I6)
+        except Exception as exc:  # any host or memory failure degrades to no memory (I6)
             snapshot["errors"].append(f"context: {exc}")
-            log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__)
+            # A host or memory failure is expected and named; anything else is a bug here: its traceback is logged.
+            log.warning("[LongTermMemory] injection degraded query=%s: %s", ctx.query_id, type(exc).__name__,
+                        exc_info=not isinstance(exc, LTMError))
         has_profiles = not session_profile.is_empty or (speaker_profile is not None and not speaker_profile.is_empty)
         # The speaker line (and the date line) go in on every turn whose speaker is known, even before
         # anything is stored: in a new group chat it is the only way the model learns who is talking.

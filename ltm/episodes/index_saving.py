@@ -90,8 +90,10 @@ class SavedIndexes(abc.ABC):
                 return
             if index is not None:
                 log.info("[LongTermMemory] saved index of kb=%s does not match the store; building", kb_id)
-        except Exception as exc:  # noqa: BLE001 - a background load must never surface; a build follows
-            log.info("[LongTermMemory] saved index of kb=%s not loaded (%s)", kb_id, type(exc).__name__)
+        except HostFailure as exc:
+            log.info("[LongTermMemory] saved index of kb=%s not loaded (%s)", kb_id, exc.code)
+        except Exception:  # a background load must never surface; a build follows
+            log.warning("[LongTermMemory] saved index of kb=%s not loaded; building", kb_id, exc_info=True)
         finally:
             self._replay.pop(key, None)
         await self._build(key)
@@ -138,6 +140,8 @@ class SavedIndexes(abc.ABC):
         except HostFailure as exc:
             log.warning("[LongTermMemory] saved indexes of kb=%s not removed (%s); their heads stay stale",
                         kb_id, exc.code)
+        except Exception:  # background work: logged here, or only as an unretrieved task
+            log.warning("[LongTermMemory] saved indexes of kb=%s not removed", kb_id, exc_info=True)
 
     def _schedule_save(self, key: L2Space, delay: float) -> None:
         index = self._ready.get(key)
@@ -177,6 +181,9 @@ class SavedIndexes(abc.ABC):
         except HostFailure as exc:
             log.info("[LongTermMemory] index of kb=%s not saved (%s); it is built again after a restart", kb_id,
                      exc.code)
+        except Exception:  # background work: logged here, or only as an unretrieved task
+            log.warning("[LongTermMemory] index of kb=%s not saved; it is built again after a restart", kb_id,
+                        exc_info=True)
 
 
 def detached(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:

@@ -11,12 +11,16 @@ once per bot and kept `TTL_SECONDS`; a bot LangBot does not list (the WebUI debu
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
+
+log = logging.getLogger("LongTermMemory")
 
 PLAIN_TEXT_ADAPTERS = frozenset({"onebot-v11", "aiocqhttp", "qqofficial", "wecom", "wecombot", "wecomcs",
                                  "officialaccount", "openclaw_weixin"})
 TTL_SECONDS = 600.0
+FAILED_TTL_SECONDS = 30.0  # how long a failed question is remembered (the debug chat's bot is never listed)
 
 
 def shows_plain_text(adapter: Any) -> bool:
@@ -40,8 +44,11 @@ class Platforms:
             return found[1]
         try:
             bot = await api.get_bot_info(key)
-        except Exception:  # noqa: BLE001 - not a bot LangBot lists (the debug chat), or no answer: Markdown
-            bot = None
+        except Exception as exc:  # noqa: BLE001 - not a bot LangBot lists (the debug chat), or no answer: Markdown
+            # Kept only briefly: a passing host error must not turn plain text off for a QQ bot for TTL_SECONDS.
+            log.debug("[LongTermMemory] get_bot_info failed for bot=%s: %s", key, type(exc).__name__)
+            self._known[key] = (time.monotonic() - TTL_SECONDS + FAILED_TTL_SECONDS, False)
+            return False
         plain = isinstance(bot, dict) and shows_plain_text(bot.get("adapter"))
         self._known[key] = (time.monotonic(), plain)
         return plain

@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from bench.host_calls import (  # noqa: E402
+from bench.host_calls import (  # noqa: E402 - after the sys.path line above
     BOT,
     GROUP,
     QUESTION,
@@ -49,10 +49,10 @@ from bench.host_calls import (  # noqa: E402
     speaker_scope,
     synthetic_episodes,
 )
-from bench.plugin_env import quiet_logs  # noqa: E402
-from ltm import parse_records  # noqa: E402
-from ltm.identity import Identity  # noqa: E402
-from testhost import PluginHarness, make_backend  # noqa: E402
+from bench.plugin_env import quiet_logs  # noqa: E402 - after the sys.path line above
+from ltm import parse_records  # noqa: E402 - after the sys.path line above
+from ltm.identity import Identity  # noqa: E402 - after the sys.path line above
+from testhost import PluginHarness, make_backend  # noqa: E402 - after the sys.path line above
 
 IMPORT_BATCH = 5000
 

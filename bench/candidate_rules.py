@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ltm.candidates import ProposedMemory, extract_candidates  # noqa: E402
+from ltm.candidates import ProposedMemory, extract_candidates  # noqa: E402 - after the sys.path line above
 
 TABLE = ROOT / "tests" / "candidate_messages.json"
 LANGUAGES = ("en", "zh")

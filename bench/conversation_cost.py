@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.cost_env import (  # noqa: E402
+from bench.cost_env import (  # noqa: E402 - after the sys.path line above
     RESULTS,
     CostHost,
     command_line,
@@ -52,8 +52,8 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.host_calls import BOT, GROUP, SPEAKER, SPEAKER_NAME, speaker_scope, synthetic_episodes  # noqa: E402
-from components.event_listener import conversation_hook  # noqa: E402
+from bench.host_calls import BOT, GROUP, SPEAKER, SPEAKER_NAME, speaker_scope, synthetic_episodes  # noqa: E402 - after the sys.path line above
+from components.event_listener import conversation_hook  # noqa: E402 - after the sys.path line above
 
 ON = {"conversation_enabled": True, "conversation_host_window": 0, "conversation_model_uuid": "llm-1"}
 SUMMARY = ("The group planned the harbour trip: " + "who brings what, when the boat leaves, the weather. " * 12)[:600]

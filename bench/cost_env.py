@@ -39,11 +39,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402 - after the sys.path line above
 
-import testhost.fake_host as _fake_host  # noqa: E402
-from ltm._storage import SNAPSHOT_PREFIX  # noqa: E402
-from testhost import FakeLangBotHost  # noqa: E402
+import testhost.fake_host as _fake_host  # noqa: E402 - after the sys.path line above
+from ltm._storage import SNAPSHOT_PREFIX  # noqa: E402 - after the sys.path line above
+from testhost import FakeLangBotHost  # noqa: E402 - after the sys.path line above
 
 RESULTS = ROOT / "bench" / ".cache" / "results"
 # Host work subtracted from the process CPU of a turn to get the plugin's own CPU.

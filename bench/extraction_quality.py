@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.extraction_sets import (  # noqa: E402
+from bench.extraction_sets import (  # noqa: E402 - after the sys.path line above
     LANGUAGES,
     NEGATIVE_CATEGORIES,
     POSITIVE_CATEGORIES,
@@ -54,7 +54,7 @@ from bench.extraction_sets import (  # noqa: E402
     matching,
     set_path,
 )
-from ltm.candidates import ProposedMemory, extract_candidates  # noqa: E402
+from ltm.candidates import ProposedMemory, extract_candidates  # noqa: E402 - after the sys.path line above
 
 ALL = "all"
 KIND_ORDER = ("speaker.name", "speaker.traits", "speaker.preferences", "session.preferences", "session.traits",

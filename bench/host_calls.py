@@ -37,10 +37,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from bench.plugin_env import quiet_logs  # noqa: E402
-from ltm import parse_records  # noqa: E402
-from ltm.identity import Identity  # noqa: E402
-from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
+from bench.plugin_env import quiet_logs  # noqa: E402 - after the sys.path line above
+from ltm import parse_records  # noqa: E402 - after the sys.path line above
+from ltm.identity import Identity  # noqa: E402 - after the sys.path line above
+from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402 - after the sys.path line above
 
 BOT, GROUP = "bot-1", "g1"
 SPEAKER, SPEAKER_NAME = "alice", "Alice"

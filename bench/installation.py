@@ -49,9 +49,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402 - after the sys.path line above
 
-from bench.cost_env import (  # noqa: E402
+from bench.cost_env import (  # noqa: E402 - after the sys.path line above
     KEYED_READ,
     RESULTS,
     command_line,
@@ -64,16 +64,16 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.host_calls import BOT, SPEAKER, SPEAKER_NAME, synthetic_episodes  # noqa: E402
-from bench.plugin_env import quiet_logs  # noqa: E402
-from bench.turn_cost import QUESTIONS, Turns  # noqa: E402
-from ltm import parse_records  # noqa: E402
-from ltm.episodes.lifecycle import STORED  # noqa: E402
-from ltm.episodes.model import LISTED_STATUSES, EpisodeStatus  # noqa: E402
-from ltm.episodes.transfer import IMPORTED  # noqa: E402
-from ltm.identity import Identity  # noqa: E402
-from testhost import PluginHarness, make_session  # noqa: E402
-from testhost.hooks import index_space  # noqa: E402
+from bench.host_calls import BOT, SPEAKER, SPEAKER_NAME, synthetic_episodes  # noqa: E402 - after the sys.path line above
+from bench.plugin_env import quiet_logs  # noqa: E402 - after the sys.path line above
+from bench.turn_cost import QUESTIONS, Turns  # noqa: E402 - after the sys.path line above
+from ltm import parse_records  # noqa: E402 - after the sys.path line above
+from ltm.episodes.lifecycle import STORED  # noqa: E402 - after the sys.path line above
+from ltm.episodes.model import LISTED_STATUSES, EpisodeStatus  # noqa: E402 - after the sys.path line above
+from ltm.episodes.transfer import IMPORTED  # noqa: E402 - after the sys.path line above
+from ltm.identity import Identity  # noqa: E402 - after the sys.path line above
+from testhost import PluginHarness, make_session  # noqa: E402 - after the sys.path line above
+from testhost.hooks import index_space  # noqa: E402 - after the sys.path line above
 
 HUGE_GROUP = "huge"
 AUDIT_FILL_BATCH = 5000

@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ltm.episodes.model import Episode  # noqa: E402
-from ltm.episodes.space_index import SpaceIndex  # noqa: E402
-from ltm.episodes.terms import tokenize  # noqa: E402
+from ltm.episodes.model import Episode  # noqa: E402 - after the sys.path line above
+from ltm.episodes.space_index import SpaceIndex  # noqa: E402 - after the sys.path line above
+from ltm.episodes.terms import tokenize  # noqa: E402 - after the sys.path line above
 
 COMMON = ["trip", "berlin", "apartment", "concert", "garden", "budget", "meeting", "friday", "coffee", "bike"]
 QUESTIONS = {"common words": "what did Alice say about the trip to Berlin and the new apartment?",

@@ -50,10 +50,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.embedders import CachedEmbedder, make_embedder  # noqa: E402
-from bench.locomo_data import DEFAULT_ZIP, INNER_DIR, SPLITS, Conversation, load_conversation  # noqa: E402
-from bench.locomo_recall import RESULTS_DIR, as_of, tree_state  # noqa: E402
-from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
+from bench.embedders import CachedEmbedder, make_embedder  # noqa: E402 - after the sys.path line above
+from bench.locomo_data import DEFAULT_ZIP, INNER_DIR, SPLITS, Conversation, load_conversation  # noqa: E402 - after the sys.path line above
+from bench.locomo_recall import RESULTS_DIR, as_of, tree_state  # noqa: E402 - after the sys.path line above
+from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402 - after the sys.path line above
 
 SUBSETS = (("single_hop", 4), ("multi_hop", 1), ("temporal_reasoning", 2), ("open_domain", 3))
 # The published all-MiniLM-L6-v2 result (MTEB 2.3.0, dataset revision 02e2c3d): questions, recall@5, recall@10.

@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.cost_env import (  # noqa: E402
+from bench.cost_env import (  # noqa: E402 - after the sys.path line above
     command_line,
     current_rss_mb,
     environment,
@@ -58,9 +58,9 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.plugin_env import quiet_logs  # noqa: E402
-from testhost import PluginHarness, make_session  # noqa: E402
-from testhost.audit_check import audit_mismatches  # noqa: E402
+from bench.plugin_env import quiet_logs  # noqa: E402 - after the sys.path line above
+from testhost import PluginHarness, make_session  # noqa: E402 - after the sys.path line above
+from testhost.audit_check import audit_mismatches  # noqa: E402 - after the sys.path line above
 
 BOT = "load-bot"
 WORDS = ("tea", "hiking", "chess", "rust", "piano", "garden", "cycling", "sushi", "jazz", "kayak", "lamps", "maps")

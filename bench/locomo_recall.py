@@ -61,12 +61,12 @@ os.environ.setdefault("MEM0_TELEMETRY", "False")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from bench.bm25 import BM25  # noqa: E402
-from bench.embedders import make_embedder  # noqa: E402
-from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
-from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402
-from ltm import QUERY_RECALL, RecallRecipe  # noqa: E402
-from ltm.timefields import parse_stored  # noqa: E402
+from bench.bm25 import BM25  # noqa: E402 - after the sys.path line above
+from bench.embedders import make_embedder  # noqa: E402 - after the sys.path line above
+from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402 - after the sys.path line above
+from bench.plugin_env import ConversationEnv, quiet_logs  # noqa: E402 - after the sys.path line above
+from ltm import QUERY_RECALL, RecallRecipe  # noqa: E402 - after the sys.path line above
+from ltm.timefields import parse_stored  # noqa: E402 - after the sys.path line above
 
 ALL_SYSTEMS = ("plugin", "plugin-nodecay", "plugin-hl365", "vector", "bm25", "rrf", "plugin-bm25", "mem0", "engram")
 MINILM_ONLY = ("mem0", "engram")  # peers that load the MiniLM weights themselves

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.embedders import make_embedder  # noqa: E402
-from ltm.episodes import sameness  # noqa: E402
+from bench.embedders import make_embedder  # noqa: E402 - after the sys.path line above
+from ltm.episodes import sameness  # noqa: E402 - after the sys.path line above
 
 SETS = ROOT / "bench" / "duplicates"
 

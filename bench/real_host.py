@@ -66,10 +66,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from devhost.chat import DebugChat, ModelLog  # noqa: E402
-from devhost.langbot_setup import build_plugin, ensure_pipeline, find_named, install_plugin  # noqa: E402
-from devhost.lbclient import LTM_PLUGIN, RUNNER_PLUGIN, LangBotClient  # noqa: E402
-from devhost.stack import SetupInfo, Stack, StackConfig  # noqa: E402
+from devhost.chat import DebugChat, ModelLog  # noqa: E402 - after the sys.path line above
+from devhost.langbot_setup import build_plugin, ensure_pipeline, find_named, install_plugin  # noqa: E402 - after the sys.path line above
+from devhost.lbclient import LTM_PLUGIN, RUNNER_PLUGIN, LangBotClient  # noqa: E402 - after the sys.path line above
+from devhost.stack import SetupInfo, Stack, StackConfig  # noqa: E402 - after the sys.path line above
 
 BENCH_KB = "LTM bench memory"
 WITH = "LTM bench: with LongTermMemory"

@@ -37,15 +37,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.embedders import make_embedder  # noqa: E402
-from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402
-from bench.locomo_recall import AGE_BUCKETS, DEPTH, Tally, as_of, parse_recipe  # noqa: E402
-from bench.plugin_env import no_save_delay, quiet_logs, slug  # noqa: E402
-from ltm import QUERY_RECALL, Identity, MemoryService, parse_records  # noqa: E402
-from ltm.secrets import secret_kind  # noqa: E402
-from ltm.timefields import parse_stored  # noqa: E402
-from testhost.hooks import index_space, recall_at, top  # noqa: E402
-from testhost.memory_ports import InMemoryPorts  # noqa: E402
+from bench.embedders import make_embedder  # noqa: E402 - after the sys.path line above
+from bench.locomo_data import SCORED_CATEGORIES, SPLITS, Conversation, load_split  # noqa: E402 - after the sys.path line above
+from bench.locomo_recall import AGE_BUCKETS, DEPTH, Tally, as_of, parse_recipe  # noqa: E402 - after the sys.path line above
+from bench.plugin_env import no_save_delay, quiet_logs, slug  # noqa: E402 - after the sys.path line above
+from ltm import QUERY_RECALL, Identity, MemoryService, parse_records  # noqa: E402 - after the sys.path line above
+from ltm.secrets import secret_kind  # noqa: E402 - after the sys.path line above
+from ltm.timefields import parse_stored  # noqa: E402 - after the sys.path line above
+from testhost.hooks import index_space, recall_at, top  # noqa: E402 - after the sys.path line above
+from testhost.memory_ports import InMemoryPorts  # noqa: E402 - after the sys.path line above
 
 MODEL = "emb-1"
 

@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ltm.episodes.question import Question  # noqa: E402
-from ltm.episodes.terms import stem, tokenize, words  # noqa: E402
+from ltm.episodes.question import Question  # noqa: E402 - after the sys.path line above
+from ltm.episodes.terms import stem, tokenize, words  # noqa: E402 - after the sys.path line above
 
 BANDS = ((0, 30), (30, 90), (90, 180), (180, 10**6))
 Q = dict[str, Any]

@@ -57,9 +57,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A  # noqa: E402 - after the sys.path line above
 
-from bench.cost_env import (  # noqa: E402
+from bench.cost_env import (  # noqa: E402 - after the sys.path line above
     KEYED_READ,
     RESULTS,
     CostHost,
@@ -75,11 +75,11 @@ from bench.cost_env import (  # noqa: E402
     with_end_load,
     write_json,
 )
-from bench.host_calls import BOT, GROUP, SPEAKER, SPEAKER_NAME, TOPIC_WORDS, speaker_scope, synthetic_episodes  # noqa: E402
-from bench.plugin_env import quiet_logs  # noqa: E402
-from ltm.langbot import layout  # noqa: E402
-from testhost import PluginHarness  # noqa: E402
-from testhost.hooks import index_space  # noqa: E402
+from bench.host_calls import BOT, GROUP, SPEAKER, SPEAKER_NAME, TOPIC_WORDS, speaker_scope, synthetic_episodes  # noqa: E402 - after the sys.path line above
+from bench.plugin_env import quiet_logs  # noqa: E402 - after the sys.path line above
+from ltm.langbot import layout  # noqa: E402 - after the sys.path line above
+from testhost import PluginHarness  # noqa: E402 - after the sys.path line above
+from testhost.hooks import index_space  # noqa: E402 - after the sys.path line above
 
 GOAL_RATIO, GOAL_CALLS, GOAL_CPU_MS = 1.3, 5, 5.0
 GOAL_ADDED_MS, GOAL_ADDED_UP_TO = 5.0, 1000  # at 1,000 episodes, 5 ms above the floor also meets the goal

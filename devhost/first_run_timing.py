@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from devhost.processes import descendants, free_port, pid_alive  # noqa: E402
+from devhost.processes import descendants, free_port, pid_alive  # noqa: E402 - after the sys.path line above
 
 BANNER_END = "Ctrl-C stops everything"
 _TICK = os.sysconf("SC_CLK_TCK")

@@ -31,10 +31,10 @@ _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
-from components.event_listener import conversation_hook  # noqa: E402
-from ltm.episodes import lexical  # noqa: E402
-from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402
-from tests.stores import CORE_STORES, SLICE_STORES, STAND_INS, full_matrix_stores  # noqa: E402
+from components.event_listener import conversation_hook  # noqa: E402 - after the sys.path line above
+from ltm.episodes import lexical  # noqa: E402 - after the sys.path line above
+from testhost import FakeLangBotHost, PluginHarness, make_backend  # noqa: E402 - after the sys.path line above
+from tests.stores import CORE_STORES, SLICE_STORES, STAND_INS, full_matrix_stores  # noqa: E402 - after the sys.path line above
 
 
 async def _make_host(name: str, tmp_path: Path) -> FakeLangBotHost:

@@ -64,7 +64,7 @@ async def plugin(backend: str = "chroma", **kb_settings: Any) -> AsyncIterator[P
     harness = PluginHarness(host)
     await harness.start()
     try:
-        harness.kb = await harness.create_memory_kb(**kb_settings)  # type: ignore[attr-defined]
+        harness.kb = await harness.create_memory_kb(**kb_settings)  # type: ignore[attr-defined]  # the fixture hands the KB on the harness
         yield harness
     finally:
         await harness.stop()

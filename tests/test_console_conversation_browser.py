@@ -29,7 +29,7 @@ async def recorded(c: Console, turns: int) -> None:
     raise AssertionError(f"turn {turns} was not recorded")
 
 
-async def test_the_conversation_tab_shows_edits_and_clears_a_chats_record(console: Console) -> None:  # noqa: F811
+async def test_the_conversation_tab_shows_edits_and_clears_a_chats_record(console: Console) -> None:  # noqa: F811 - the imported fixture, taken by name
     c, fr = console, console.frame
     for name, value in (("conversation_enabled", True), ("conversation_max_turns", 4)):
         done = await c.harness.page_api("console", "/settings/set", "POST", {"name": name, "value": value})

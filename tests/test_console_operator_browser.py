@@ -42,7 +42,7 @@ async def _inject_once(c: Console) -> None:
     c.host.close_query(20)
 
 
-async def test_console_after_use_reads_right_and_stays_current(console: Console) -> None:  # noqa: F811
+async def test_console_after_use_reads_right_and_stays_current(console: Console) -> None:  # noqa: F811 - the imported fixture, taken by name
     c, fr = console, console.frame
     await _debug_chat_spaces(c)
     await _inject_once(c)

@@ -81,7 +81,7 @@ async def _named_turn(c: Console) -> None:
 
 
 async def test_audit_names_wrap_between_words_a_reload_keeps_the_space_and_visitors_read_apart(
-        console: Console) -> None:  # noqa: F811
+        console: Console) -> None:  # noqa: F811 - the imported fixture, taken by name
     c, fr = console, console.frame
     await _debug_visits(c)
     await c.open(width=1280, height=900)
@@ -111,7 +111,7 @@ async def test_audit_names_wrap_between_words_a_reload_keeps_the_space_and_visit
     c.assert_clean()
 
 
-async def test_a_space_is_named_after_its_chat(console: Console) -> None:  # noqa: F811
+async def test_a_space_is_named_after_its_chat(console: Console) -> None:  # noqa: F811 - the imported fixture, taken by name
     c, fr = console, console.frame
     await _named_turn(c)
     await c.open(width=1280, height=900)

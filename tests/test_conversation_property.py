@@ -44,8 +44,8 @@ def text_of(length: int, seq: int, secret: bool) -> str:
 
 def model(answers: list[str], budget: int) -> Any:
     def reply(request: ModelRequest) -> str:
-        kind = answers[len(reply.calls) % len(answers)]  # type: ignore[attr-defined]
-        reply.calls.append(kind)  # type: ignore[attr-defined]
+        kind = answers[len(reply.calls) % len(answers)]  # type: ignore[attr-defined]  # the calls are counted on the function
+        reply.calls.append(kind)  # type: ignore[attr-defined]  # the calls are counted on the function
         if kind == "good":
             return ("summary " * budget)[: max(1, budget // 2)]
         if kind == "long":
@@ -53,7 +53,7 @@ def model(answers: list[str], budget: int) -> Any:
         if kind == "empty":
             return "   "
         return "the api key is sk_live_51HqLyjWDarjtT1zdp7dc"
-    reply.calls = []  # type: ignore[attr-defined]
+    reply.calls = []  # type: ignore[attr-defined]  # the calls are counted on the function
     return reply
 
 

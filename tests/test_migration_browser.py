@@ -13,7 +13,7 @@ from tests.test_console_browser import Console, console  # noqa: F401 - the fixt
 from tests.test_migration_bundle import extract
 
 
-async def test_the_console_dry_runs_and_imports_a_bundle(console: Console, tmp_path: Path) -> None:  # noqa: F811
+async def test_the_console_dry_runs_and_imports_a_bundle(console: Console, tmp_path: Path) -> None:  # noqa: F811 - the imported fixture, taken by name
     c, fr = console, console.frame
     memory = c.harness.plugin.memory
     c.host.bots = ["bot-1", oi.BOT]

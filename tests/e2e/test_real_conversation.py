@@ -88,7 +88,7 @@ def prompt_text(request: dict[str, Any]) -> str:
                      if not message_text(m).startswith("LTM_CONTEXT: "))
 
 
-def test_a_chat_carries_on_after_a_restart_and_stops_recording_when_turned_off(data_dir: Path) -> None:  # noqa: F811
+def test_a_chat_carries_on_after_a_restart_and_stops_recording_when_turned_off(data_dir: Path) -> None:  # noqa: F811 - the imported fixture, taken by name
     words = [unique(w) for w in ("apricot", "bassoon", "cobalt", "dulcimer", "emerald")]
     other = unique("fennel")
     stack, info = start(data_dir)
@@ -136,6 +136,7 @@ def test_a_chat_carries_on_after_a_restart_and_stops_recording_when_turned_off(d
     finally:
         pids = stack.stop()
     assert not [p for p in pids if pid_alive(p)]
+    # The request, printed for the reader of a failure (pytest shows a passing test's output to nobody).
     print("\nFOLLOW-UP REQUEST:", json.dumps(request.get("messages"), ensure_ascii=False)[:6000])
 
     # Every earlier turn reaches the model once: the recent ones as earlier_turn lines, the first in the summary.

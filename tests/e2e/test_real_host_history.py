@@ -99,6 +99,7 @@ def test_the_history_a_listener_gets_before_and_after_a_restart(data_dir: Path) 
     finally:
         pids = stack.stop()
     assert not [p for p in pids if pid_alive(p)]
+    # What the host gave, printed for the reader of a failure (pytest shows a passing test's output to nobody).
     print("\nLISTENER BEFORE:", json.dumps(listener, ensure_ascii=False))
     print("RUNNER BEFORE:", json.dumps(runner, ensure_ascii=False))
     print("RESPONDED:", json.dumps(responded, ensure_ascii=False))

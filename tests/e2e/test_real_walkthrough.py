@@ -86,9 +86,11 @@ def _dismiss_overlays(page: Any, wait_ms: int = 0) -> None:
     A guide opens a moment after its page: `wait_ms` gives it that moment."""
     skip = page.get_by_role("button", name=re.compile(r"^\s*Skip\s*$"))
     if wait_ms:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         try:
             skip.first.wait_for(timeout=wait_ms)
-        except Exception:  # no guide on this page (or it was skipped before)
+        except PlaywrightTimeout:  # no guide on this page (or it was skipped before)
             pass
     for overlay in (skip, page.get_by_role("button", name="Collapse workspace assistant")):
         if overlay.count() and overlay.first.is_visible():

@@ -945,3 +945,49 @@ def test_the_scripted_model_folds_a_conversation_the_plugin_accepts():
     cut = model_server.scripted_reply({"messages": [{"role": m.role, "content": m.content}
                                                     for m in build_request("", long, 300)]})["content"]
     assert len(parse_reply(cut, 300)) <= 300
+
+
+HOST_LOG = """\x1b[32m[12-06 04:28:25.101] pipeline.py (90) - [INFO] : a turn\x1b[0m
+\x1b[31m[12-06 04:28:26.435] group.py (322) - [ERROR] : Unhandled HTTP error request_id=a90e method=GET \
+path=/api/v1/plugins/langbot-ltm/LongTermMemory/authenticated-icon
+Traceback (most recent call last):
+  File "langbot/pkg/plugin/handler.py", line 3034, in get_plugin_icon
+    result = await self.call_action(
+{error}
+\x1b[0m
+[2026-12-06 04:28:26 +0000] [6337] [INFO] 127.0.0.1:37202 GET /api/v1/plugins 1.1 200 600 92076
+"""
+
+
+@pytest.mark.parametrize(("error", "ours"), [
+    ("langbot_plugin.entities.io.errors.ActionCallError: ValueError: Plugin installation binding cannot change "
+     "generation, revision, or artifact", False),
+    ("langbot_plugin.entities.io.errors.ActionCallError: ConnectionClosedError: Connection closed by local runtime",
+     False),
+    ("ValueError: Cannot register a stale plugin installation binding", False),
+    ("langbot_plugin.entities.io.errors.ActionCallError: KeyError: 'plugin_icon_file_key'", True),  # not the restart race: the walkthrough must report it
+])
+def test_walkthrough_log_check_knows_the_hosts_restart_race_by_its_traceback(tmp_path, error, ours):
+    """An icon asked for while LangBot restarts a plugin fails in the host with one of three errors; the
+    walkthrough's log check passes those and reports any other error, with its traceback."""
+    from tests.e2e.test_real_walkthrough import LOGS, plugin_error_lines
+
+    (tmp_path / LOGS[0]).write_text(HOST_LOG.format(error=error), encoding="utf-8")
+    for name in LOGS[1:]:
+        (tmp_path / name).write_text("", encoding="utf-8")
+    found = plugin_error_lines(tmp_path)
+    assert len(found) == int(ours)
+    if ours:
+        assert found[0].startswith("langbot.log: [12-06 04:28:26.435] group.py")
+        assert found[0].endswith(error) and "Traceback" in found[0]
+
+
+def test_walkthrough_log_check_passes_the_runtimes_restart_lines(tmp_path):
+    from tests.e2e.test_real_walkthrough import LOGS, plugin_error_lines
+
+    (tmp_path / LOGS[0]).write_text("", encoding="utf-8")
+    (tmp_path / LOGS[1]).write_text(
+        "[12-06 04:28:26.1] stdio.py (60) - [ERROR] : Error receiving message: 标准输出流已关闭。\n"
+        "[12-06 04:28:26.2] stdio.py (60) - [ERROR] : Error receiving message: something else\n", encoding="utf-8")
+    assert plugin_error_lines(tmp_path) == [
+        "plugin-runtime.log: [12-06 04:28:26.2] stdio.py (60) - [ERROR] : Error receiving message: something else"]

@@ -33,11 +33,27 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 CLICKED = ("Skip", "Workspace assistant", "Processors", langbot_setup.PIPELINE_NAME, "Configure & debug",
            "Debug Chat", "Session Type", "Group Chat", "Plugin Pages", "Memory Console",
            "Debug Chat · Group Chat (LangBot WebUI)", "Review", "Approve")
-# Error lines LangBot writes on its own, whatever the plugin does (devhost/README.md, "Log lines that look
-# alarming but are harmless"): the plugin runtime when it stops a plugin's worker to restart it (every save
-# of a plugin's settings) and when it shuts down.
-LANGBOT_OWN_ERRORS = re.compile(r"stdio\.py \(\d+\) - \[ERROR\] : Error receiving message: "
-                                r"(Unexpected error in reading|标准输出流已关闭。|标准输出流意外关闭。)$")
+# Error entries LangBot writes on its own, whatever the plugin does (devhost/README.md, "Log lines that look
+# alarming but are harmless"), matched against the whole entry (its first line and any traceback):
+# - the plugin runtime, when it stops a plugin's worker to restart it (every save of a plugin's settings) and
+#   when it shuts down;
+# - LangBot's HTTP API, when the WebUI asks for a plugin's icon or page files while that restart is under
+#   way: LangBot's check of the plugin's installation finds it stale, or the runtime answers the old
+#   installation's request with a binding error or a closed connection, and LangBot answers 500 (reproduced
+#   by asking for the icon during a settings save; the plugin takes no part in any of the three).
+LANGBOT_OWN_ERRORS = (
+    re.compile(r"stdio\.py \(\d+\) - \[ERROR\] : Error receiving message: "
+               r"(Unexpected error in reading|标准输出流已关闭。|标准输出流意外关闭。)$"),
+    re.compile(r"\[ERROR\] : Unhandled HTTP error request_id=\S+ method=GET "
+               r"path=/api/v1/plugins/[^/\s]+/[^/\s]+/authenticated-(icon|assets/\S+)\n"
+               r"(?s:.*)\n(langbot_plugin\.entities\.io\.errors\.ActionCallError: "
+               r"(ValueError: Plugin installation binding cannot change generation, revision, or artifact"
+               r"|ConnectionClosedError: Connection closed by local runtime)"
+               r"|ValueError: Cannot register a stale plugin installation binding)$"),
+)
+# A log entry starts with its time stamp in brackets (after a colour code); other lines continue it.
+_ENTRY_START = re.compile(r"^(\x1b\[[\d;]*m)?\[\d")
+_COLOUR = re.compile(r"\x1b\[[\d;]*m")
 
 
 def walkthrough_messages() -> list[str]:
@@ -57,17 +73,31 @@ def log_sizes(logs: Path) -> dict[str, int]:
     return {name: (logs / name).stat().st_size if (logs / name).exists() else 0 for name in LOGS}
 
 
+def log_entries(written: str) -> list[str]:
+    """The log's entries: each starting line with the lines that continue it (a traceback), colour codes out."""
+    entries: list[list[str]] = []
+    for line in written.splitlines():
+        if entries and not _ENTRY_START.match(line):
+            entries[-1].append(line)
+        else:
+            entries.append([line])
+    return ["\n".join(_COLOUR.sub("", line).rstrip() for line in entry).strip() for entry in entries]
+
+
 def plugin_error_lines(logs: Path, since: dict[str, int] | None = None) -> list[str]:
-    """`[ERROR]` lines of LangBot's and the plugin runtime's logs that are not LangBot's own (after `since`)."""
+    """`[ERROR]` entries of LangBot's and the plugin runtime's logs that are not LangBot's own (after `since`),
+    each with its traceback."""
     found = []
     for name in LOGS:
         with (logs / name).open("rb") as handle:
             handle.seek((since or {}).get(name, 0))
             written = handle.read().decode("utf-8", errors="replace")
-        for line in written.splitlines():
-            if "[ERROR]" in line and not LANGBOT_OWN_ERRORS.search(line.strip()):
-                found.append(f"{name}: {line.strip()}")
+        for entry in log_entries(written):
+            if "[ERROR]" in entry and not any(known.search(entry) for known in LANGBOT_OWN_ERRORS):
+                found.append(f"{name}: {entry}")
     return found
+
+
 CONSOLE = "/home/plugin-pages?id=langbot-ltm%2FLongTermMemory%2Fconsole"
 DEBUG_GROUP = 'button.scope-btn[data-scope-key="websocket-proxy-bot:group_websocketgroup"]'
 BOT_BUBBLES = "div.rounded-bl-none"  # the bot's bubbles in the debug chat (the user's are rounded-br-none)

@@ -133,8 +133,6 @@ def choice(value: Any, field: str, options: Iterable[str], *, default: str | Non
     return word
 
 
-
-
 def word_list(value: Any, field: str, *, max_items: int, item_chars: int,
               separators: re.Pattern[str] = WORDS) -> list[str]:
     """A list of short strings: a JSON list, or one string split by `separators`.

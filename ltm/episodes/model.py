@@ -21,6 +21,7 @@ from .. import params
 from ..errors import ValidationError, quoted
 from ..ports import IndexRecord
 from ..provenance import MessageRef
+from ..spaces import L2Space
 from ..timefields import newest_per_id, normalize_time, now_iso, parse_aware, parse_stored
 from ..wording import Phrase
 
@@ -100,10 +101,11 @@ def new_episode_id() -> str:
 _IMPORTED_IDS = uuid.UUID("6f1d3c52-8a4e-5b7f-9c20-4d1e8a6b3f70")
 
 
-def derived_episode_id(kb_id: str, space_key: str, original_id: str) -> str:
+def derived_episode_id(space: L2Space, original_id: str) -> str:
     """The id an imported record with the id `original_id` gets in a space: the same every time, so an
-    import run again after it stopped part-way writes each record under the id a stored link names."""
-    return str(uuid.uuid5(_IMPORTED_IDS, f"{kb_id}\n{space_key}\n{original_id}"))
+    import run again after it stopped part-way writes each record under the id a stored link names
+    (and the same in every version: stored links name these ids)."""
+    return str(uuid.uuid5(_IMPORTED_IDS, f"{space.kb_id}\n{space.space_key}\n{original_id}"))
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ IMPORTED = Phrase("audit.episode_imported", "imported ({status})")
 RECORD_SKIPPED = Phrase("audit.record_skipped", "record at index {index} not imported: {reason}")
 DOCUMENT_DELETED = Phrase("audit.document_deleted", "document {document_id} deleted")
 
+
 @dataclass(frozen=True)
 class BatchDuplicate:
     """A record of a batch that was not written: the fact is already held by `existing_id`."""
@@ -98,7 +99,7 @@ def materialize(scope: MemoryScope, records: Sequence[ImportRecord], document_id
     with it in other writes) are carried over to the new ids. A record with an id gets the id derived from
     the space and that id, so an import cut short and run again gives each record the id the first run
     gave it, and a link a stored record holds finds the record it names."""
-    id_map = {i: derived_episode_id(scope.kb_id, scope.space_key, i)
+    id_map = {i: derived_episode_id(scope.l2, i)
               for i in (*linkable, *(r.original_id for r in records if r.original_id))}
     episodes: list[Episode] = []
     for record in records:

@@ -322,3 +322,23 @@ async def test_a_failed_adapter_question_is_asked_again_soon(monkeypatch: pytest
     assert await known.plain_text(Api(), "bot-9") is False and len(answers) == 1  # not asked again at once
     clock[0] += platforms.FAILED_TTL_SECONDS
     assert await known.plain_text(Api(), "bot-9") is True and answers == []
+
+
+async def test_an_adapter_answer_is_kept_for_its_ttl_and_then_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot's adapter can change (an operator moves it to another protocol endpoint): asked again after the TTL."""
+    from ltm.langbot import platforms
+
+    clock = [1000.0]
+    monkeypatch.setattr(platforms.time, "monotonic", lambda: clock[0])
+    answers: list[Any] = [{"adapter": "onebot-v11"}, {"adapter": "telegram"}]
+
+    class Api:
+        async def get_bot_info(self, bot_uuid: str) -> Any:
+            return answers.pop(0)
+
+    known = platforms.Platforms()
+    assert await known.plain_text(Api(), "bot-9") is True
+    clock[0] += platforms.TTL_SECONDS - 1
+    assert await known.plain_text(Api(), "bot-9") is True and len(answers) == 1
+    clock[0] += 1
+    assert await known.plain_text(Api(), "bot-9") is False and answers == []

@@ -33,22 +33,22 @@ class Platforms:
     """The plain-text question per bot, asked of the host once per `TTL_SECONDS`."""
 
     def __init__(self) -> None:
-        self._known: dict[str, tuple[float, bool]] = {}
+        self._known: dict[str, tuple[float, bool]] = {}  # bot uuid -> (asked again after, plain text)
 
     async def plain_text(self, api: Any, bot_uuid: Any) -> bool:
         key = str(bot_uuid or "")
         if not key:
             return False
         found = self._known.get(key)
-        if found is not None and time.monotonic() - found[0] < TTL_SECONDS:
+        if found is not None and time.monotonic() < found[0]:
             return found[1]
         try:
             bot = await api.get_bot_info(key)
         except Exception as exc:  # noqa: BLE001 - not a bot LangBot lists (the debug chat), or no answer: Markdown
             # Kept only briefly: a passing host error must not turn plain text off for a QQ bot for TTL_SECONDS.
             log.debug("[LongTermMemory] get_bot_info failed for bot=%s: %s", key, type(exc).__name__)
-            self._known[key] = (time.monotonic() - TTL_SECONDS + FAILED_TTL_SECONDS, False)
+            self._known[key] = (time.monotonic() + FAILED_TTL_SECONDS, False)
             return False
         plain = isinstance(bot, dict) and shows_plain_text(bot.get("adapter"))
-        self._known[key] = (time.monotonic(), plain)
+        self._known[key] = (time.monotonic() + TTL_SECONDS, plain)
         return plain

@@ -286,6 +286,21 @@ async def test_health_says_whether_the_bots_events_reach_the_plugin(harness: Plu
     assert "the event processor is bound (last: message.deleted at " in await chat.run("!memory health")
 
 
+async def test_a_bug_in_handling_an_event_is_logged_with_its_traceback_and_the_run_still_completes(
+        harness: PluginHarness, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    await harness.create_memory_kb()
+    await remember(harness, G1, "u1", "the gate is painted green", 812)
+
+    async def broken(event: Any) -> Any:
+        raise RuntimeError("a bug in the withdrawal")
+
+    monkeypatch.setattr(harness.plugin.memory, "message_recalled", broken)
+    with caplog.at_level("WARNING", logger="LongTermMemory"):
+        await deliver(harness, recall(812, "g1"))  # run.completed: the adapter goes on with its next event
+    logged = [r for r in caplog.records if "platform event message.deleted not applied" in r.getMessage()]
+    assert logged and logged[0].exc_info is not None and "a bug in the withdrawal" in str(logged[0].exc_info[1])
+
+
 # ------------------------------------------------------------------------------------------- who spoke
 async def test_memories_name_their_speaker_by_id_across_a_card_change(harness: PluginHarness) -> None:
     await harness.create_memory_kb()

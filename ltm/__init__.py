@@ -139,6 +139,7 @@ from .service import MemoryService
 from .skipped import SkippedRecord
 from .space_activity import SpaceActivity
 from .spaces import Space, SpaceKind
+from .tasks import detached
 from .timefields import now_iso, utc_now
 from .wording import PHRASES, Said, said_from
 
@@ -228,6 +229,7 @@ __all__ = [
     "clean_host_text",
     "clean_tags",
     "derived_pair_problem",
+    "detached",
     "fact_key",
     "is_bundle",
     "load_json",

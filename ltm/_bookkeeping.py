@@ -24,7 +24,6 @@ them) may import this one: the `only_importers` contract in pyproject.toml
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import logging
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 from ._storage import JsonStore
 from .errors import HostError, HostFailure
 from .ports import KeyValueStore
+from .tasks import detached
 
 log = logging.getLogger("LongTermMemory")
 
@@ -66,8 +66,7 @@ class Bookkeeping(JsonStore):
     def _start_writer(self, key: str) -> None:
         self._timers.pop(key, None)
         if key in self._later and key not in self._writers:
-            # A fresh context: the turn that asked may have ended before the write (docs/HOST-FACTS.md 10).
-            task = asyncio.get_running_loop().create_task(self._write_later(key), context=contextvars.Context())
+            task = detached(self._write_later(key))  # the turn that asked may have ended before the write
             self._writers[key] = task
 
     async def _write_later(self, key: str) -> None:

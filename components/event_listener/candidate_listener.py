@@ -26,7 +26,6 @@ returns), so it does as little as possible and never fails the turn:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections import OrderedDict
@@ -36,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langbot_plugin.api.entities import context, events
 
 from components.common.settle import settle
-from ltm import CandidateRun, Identity, KBSettings, MemoryScope, MemoryService
+from ltm import CandidateRun, Identity, KBSettings, MemoryScope, MemoryService, detached
 from ltm.langbot import Turn, read_turn
 
 if TYPE_CHECKING:
@@ -157,7 +156,7 @@ class CandidateListener:
         if not self._seen.first_time((identity.chat_key, ctx.query_id, ctx.query_uuid or "")):
             log.debug("[LongTermMemory] candidates of query=%s already extracted", ctx.query_id)
             return
-        task = asyncio.create_task(self._extract(memory, identity, text), context=contextvars.Context())
+        task = detached(self._extract(memory, identity, text))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         log.info("[LongTermMemory] candidate extraction handed off query=%s scope=%s chars=%d", ctx.query_id,

@@ -26,7 +26,6 @@ time) is logged and left out: the record keeps the reply as it was when recorded
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections import OrderedDict
@@ -36,7 +35,7 @@ from typing import Any
 
 from components.common.settle import settle
 from components.event_listener.candidate_listener import SeenQueries
-from ltm import Identity, KBSettings, MemoryScope, MemoryService, SpokenTurn, TurnRecorded
+from ltm import Identity, KBSettings, MemoryScope, MemoryService, SpokenTurn, TurnRecorded, detached
 from ltm.langbot import Turn
 
 log = logging.getLogger("LongTermMemory")
@@ -127,7 +126,7 @@ class ConversationHook:
                 self._recorded.forget(mark)  # not read (a host error): a later event of the query may record it
         if pending.heard is None:
             return
-        task = asyncio.create_task(self._record(memory, key, pending), context=contextvars.Context())
+        task = detached(self._record(memory, key, pending))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -17,14 +17,12 @@ within the run: the run still ends only when the event was handled.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import logging
 
 from langbot_plugin.api.definition.components.runner.runner import Runner
 from langbot_plugin.api.entities.builtin.runner.context import RunnerContext
 
-from ltm import LTMError, MemoryService, Recall
+from ltm import LTMError, MemoryService, Recall, detached
 from ltm.langbot import platform_event
 
 log = logging.getLogger("LongTermMemory")
@@ -39,7 +37,7 @@ class PlatformEvents(Runner):
         memory: MemoryService = self.plugin.memory
         handled = memory.message_recalled(event) if isinstance(event, Recall) else memory.member_left(event)
         try:
-            outcome = await asyncio.create_task(handled, context=contextvars.Context())
+            outcome = await detached(handled)
         except LTMError as exc:
             log.warning("[LongTermMemory] platform event %s not applied: %s (%s)", ctx.event.event_type, exc.code,
                         exc.message)

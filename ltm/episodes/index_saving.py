@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import contextvars
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
 
 from ..errors import HostFailure
 from ..spaces import L2Space
+from ..tasks import detached
 from .index_pages import IndexPages, rows_of
 from .model import Episode
 from .space_index import SpaceIndex
@@ -184,10 +183,4 @@ class SavedIndexes(abc.ABC):
         except Exception:  # background work: logged here, or only as an unretrieved task
             log.warning("[LongTermMemory] index of kb=%s not saved; it is built again after a restart", kb_id,
                         exc_info=True)
-
-
-def detached(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-    """Background work in a fresh context (docs/HOST-FACTS.md 10: a task that inherited the invocation
-    of the turn that started it would fail once that turn's handler returned)."""
-    return asyncio.get_running_loop().create_task(work, context=contextvars.Context())
 

@@ -46,8 +46,9 @@ from functools import partial
 from typing import Any
 
 from ..spaces import L2Space
+from ..tasks import detached
 from .index_pages import IndexPages
-from .index_saving import FIRST_PAGE, YIELD_EVERY, PageLoader, SavedIndexes, detached
+from .index_saving import FIRST_PAGE, YIELD_EVERY, PageLoader, SavedIndexes
 from .model import Episode, newest_rows
 from .space_index import SpaceIndex
 

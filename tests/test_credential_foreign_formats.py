@@ -137,22 +137,31 @@ def _logs(caplog: pytest.LogCaptureFixture) -> None:
 
 async def test_every_field_of_an_official_l2_export_and_upload_array(caplog):
     records = [record for _, record in variants(l2_record(0))]
-    for n, record in enumerate(records):  # each its own fact, or all but the first would repeat it
+    sample_id = l2_record(0)["id"]
+    for n, record in enumerate(records):  # each its own fact and id, or all but the first would repeat it
         if isinstance(record.get("content"), str) and "sample" in record["content"]:
             record["content"] = f"the fact number {n} of the sample"
+        if record.get("id") == sample_id:
+            record["id"] = f"r{n:011d}"
     async with plugin() as harness:
         chat = open_chat(harness, "g1")
         for start in range(0, len(records), 300):  # a command reply names the first records it skipped
             reply = await chat.run("!memory import l2 " + json.dumps({"version": 1, "episodes": records[start:start + 300]}))
             assert not leaks(reply), reply
+        imported = len(await harness.host.dump_kb(harness.kb))
         for where, envelope in variants({"version": 1, "exported_at": "2026-03-20T08:00:00Z", "scope_key": "k",
                                          "user_key": "k", "statuses": ["active"], "count": 1}):
             envelope.setdefault("episodes", [l2_record(9999)])
             assert not leaks(await chat.run("!memory import l2 " + json.dumps(envelope))), where
-        upload = [{**r, "user_key": r.get("user_key", "bot-1:group_g1")} for r in records]
+        # Into another chat's space: in g1's own, every record would be "already imported" and none read again.
+        upload = [{**r, "user_key": r.get("user_key", "bot-1:group_g2")} for r in records]
         harness.host.bots = ["bot-1"]
         result = await harness.ingest(harness.kb, "doc-1", "memories.json", json.dumps(upload).encode())
         assert not leaks(json.dumps(result, default=str)), result
+        uploaded = len(await harness.host.dump_kb(harness.kb)) - imported
+        # Most variants are stored (a credential in them redacted, or a field refused alone); a variant that is
+        # refused whole cannot show a leak, so a proof that stored little would prove little.
+        assert imported >= 200 and uploaded >= 200, (len(records), imported, uploaded)
         assert not leaks(await everything(harness), caplog.text)
 
 

@@ -12,11 +12,13 @@ message id the way LangBot names it (`_ingress_event_id`, 14.7).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from ltm import Identity, MessageRecalled, SpokenTurn
 from testhost import PluginHarness
@@ -228,6 +230,39 @@ async def test_a_recall_before_the_turns_write_refuses_the_late_write(harness: P
     # Another message of the same chat, and a turn without a message id, still write.
     assert await open_chat(harness, "g1", sender_id="u1", message_id=901).remember("the rake is broken")
     assert await open_chat(harness, "g1", sender_id="u1").remember("the lamp flickers")
+
+
+async def test_a_recall_that_arrives_while_its_messages_write_is_with_the_host_withdraws_it(
+        harness: PluginHarness) -> None:
+    """The race the other way round: the turn's `remember` holds the space and its vector write is out when
+    the recall comes. The withdrawal waits for the space, then finds the record and takes it back."""
+    await harness.create_memory_kb()
+    stays = await remember(harness, G1, "u2", "the hose is in the garage", 1)  # the chat holds memory already
+    routes = harness.host._routes  # white-box: hold the host's vector writes until released
+    plain, reached, release = routes[A.VECTOR_UPSERT.value], asyncio.Event(), asyncio.Event()
+
+    async def held(data: Any) -> Any:
+        reached.set()
+        await release.wait()
+        return await plain(data)
+
+    routes[A.VECTOR_UPSERT.value] = held
+    try:
+        turn = open_chat(harness, "g1", sender_id="u1", message_id=950)
+        writing = asyncio.create_task(turn.tool("remember", {"content": "the gate is painted green"}))
+        await asyncio.wait_for(reached.wait(), 10)
+        recalling = asyncio.create_task(deliver(harness, recall(950, "g1")))
+        await asyncio.sleep(0.1)
+        assert not recalling.done()  # it waits for the space the write holds
+    finally:
+        release.set()
+        routes[A.VECTOR_UPSERT.value] = plain
+    written = await writing
+    await recalling
+    assert written["ok"] is True, written  # the write got in first ...
+    chat = open_chat(harness, "g1")
+    assert [e["id"] for e in await chat.export_l2("--all-statuses")] == [stays]  # ... and was taken back
+    assert [e["target_id"] for e in audit(harness, "message_withdraw")] == [written["episode_id"]]
 
 
 async def test_withdraw_recalled_messages_off_leaves_memory_as_it_is(harness: PluginHarness) -> None:

@@ -30,7 +30,7 @@ from tests.e2e.test_real_webui_replies import ARTIFACTS, sync_playwright_or_skip
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 README = Path(__file__).resolve().parents[2] / "README.md"
 # The WebUI's words the README tells a person to click, in the order it says them (checked against it).
-CLICKED = ("Skip", "Workspace assistant", "Processors", langbot_setup.PIPELINE_NAME, "Configure & debug",
+CLICKED = ("Workspace assistant", "Skip", "Processors", langbot_setup.PIPELINE_NAME, "Configure & debug",
            "Debug Chat", "Session Type", "Group Chat", "Plugin Pages", "Memory Console",
            "Debug Chat · Group Chat (LangBot WebUI)", "Review", "Approve")
 # Error entries LangBot writes on its own, whatever the plugin does (devhost/README.md, "Log lines that look
@@ -219,6 +219,7 @@ def test_the_readme_names_what_the_walkthrough_clicks_and_types() -> None:
     setup = " ".join(text[text.index("## Set up"):text.index("**Who you are in the Debug Chat.**")].split())
     at = [setup.find(word) for word in CLICKED]
     assert -1 not in at, [w for w, i in zip(CLICKED, at) if i == -1]
+    assert at == sorted(at), [w for _, w in sorted(zip(at, CLICKED))]  # the README's order
     assert walkthrough_messages() == [
         "remember that the demo is on Friday", "remember that the demo is in room 4",
         "remember that the demo needs a projector", "when is the demo?", "!memory list", "!memory health",

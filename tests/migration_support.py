@@ -82,13 +82,6 @@ def chat_of(report: dict[str, Any], key: str = CHAT) -> dict[str, Any]:
     return next(c for c in report["chats"] if c["key"] == key)
 
 
-def counts(report: dict[str, Any]) -> dict[str, Any]:
-    """Per chat and part: what was (or would be) written, what is here already, and each skipped record."""
-    return {c["key"]: {"problem": c["problem"], **{p: (c[p]["write"], c[p]["already"], c[p]["skipped"])
-                                                   for p in ("profiles", "episodes", "audit", "candidates")}}
-            for c in report["chats"]}
-
-
 async def scope_of(harness: PluginHarness, launcher: str = "1", kind: str = "group") -> Any:
     return await harness.plugin.memory.scope_for(ident(launcher, bot=BOT, kind=kind))
 

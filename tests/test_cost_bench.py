@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bench import installation, turn_cost
 
 
@@ -29,8 +31,8 @@ async def test_turn_cost_smoke(tmp_path: Path) -> None:
         assert row["host_calls"]["invoke_embedding"] == 1  # one embedding per turn, whatever the scope holds
         assert row["floor_rows"] == row["top_k"]
         assert row["turn_ms"]["n"] == row["floor_ms"]["n"] == 3
-        assert row["turn_ms"]["median"] > row["floor_ms"]["median"] > 0
-        assert row["ratio_median"] > 1
+        # The figures' arithmetic, never their speed (issue 44: no wall-clock assertion in a test).
+        assert row["ratio_median"] == pytest.approx(row["turn_ms"]["median"] / row["floor_ms"]["median"], rel=0.01)
         assert 0 <= row["plugin_cpu_ms"]["median"] <= row["process_cpu_ms"]["median"]
         assert row["plugin_cpu_without_wire_ms"]["median"] <= row["plugin_cpu_ms"]["median"]
         assert row["cold_turn"]["host_calls_total"] >= row["host_calls_total"]
@@ -53,7 +55,7 @@ async def test_installation_smoke(tmp_path: Path) -> None:
     assert [i["space"] for i in row["injection"]] == ["smallest", "median", "biggest Zipf", "huge"]
     for inj in row["injection"]:
         assert inj["errors"] == [] and inj["episodes_injected"] >= 1
-        assert inj["turn_ms"]["median"] > 0 and inj["floor_ms"]["median"] > 0
+        assert inj["turn_ms"]["n"] == inj["floor_ms"]["n"] == 2  # timed, as many runs as asked (not how fast)
         assert inj["cold_turn"] is not None and inj["cold_turn"]["host_calls_total"] >= inj["host_calls_total"]
     assert max(inj["host_calls_total"] for inj in row["injection"]) <= 6  # whatever the space holds; the snapshot after
     for writes in row["writes"]:

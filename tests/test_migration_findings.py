@@ -101,7 +101,7 @@ async def test_a_credential_in_any_migrated_field_is_never_stored_nor_echoed():
             for secret in (API_KEY[:12], TOKEN[:12], "hunter2", "AKIAIOSF", "abcdef123456"):
                 assert secret not in report, (secret, report)
             assert len(chat_of(json.loads(report))["audit"]["skipped"]) == 3
-        for secret in (API_KEY[:12], TOKEN[:12], "hunter2", "AKIAIOSF"):
+        for secret in (API_KEY[:12], TOKEN[:12], "hunter2", "AKIAIOSF", "abcdef123456"):
             assert secret not in stored_text(harness), secret
         # The L1 import of the official export reads the fact history the same way.
         reply = await harness.plugin.memory.import_profiles(await scope_of(harness, "2"), {

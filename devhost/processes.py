@@ -262,6 +262,8 @@ class ProcessGroup:
         """Stop one process (a restart) and forget it; returns its PIDs (all gone afterwards)."""
         pids = self._stop_one(proc, timeout)
         self.procs.remove(proc)
+        # Its group leaves the reaper's list: once gone, that number may be another process's group.
+        self.pgid_file.write_text("".join(f"{p.pid}\n" for p in self.procs))
         return pids
 
     def pids(self) -> set[int]:

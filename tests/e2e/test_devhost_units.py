@@ -991,3 +991,16 @@ def test_walkthrough_log_check_passes_the_runtimes_restart_lines(tmp_path):
         "[12-06 04:28:26.2] stdio.py (60) - [ERROR] : Error receiving message: something else\n", encoding="utf-8")
     assert plugin_error_lines(tmp_path) == [
         "plugin-runtime.log: [12-06 04:28:26.2] stdio.py (60) - [ERROR] : Error receiving message: something else"]
+
+
+def test_a_process_stopped_for_a_restart_leaves_the_reapers_list(tmp_path):
+    """The reaper kills every group in its list when the owner dies; a group stopped for a restart (LangBot's)
+    must not stay there, where its number could by then name another process's group."""
+    group = processes.ProcessGroup(tmp_path / "logs")
+    try:
+        first = group.spawn("first", ["sleep", "30"], tmp_path, {})
+        second = group.spawn("second", ["sleep", "30"], tmp_path, {})
+        group.stop_one(first)
+        assert group.pgid_file.read_text().split() == [str(second.pid)]
+    finally:
+        group.stop()

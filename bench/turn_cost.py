@@ -110,14 +110,17 @@ class Turns:
         proc0, cpu0, wall0 = time.process_time(), time.thread_time(), time.perf_counter()
         await self.harness.emit_event("PromptPreProcessing", event, query_id=qid)
         wall, cpu, proc = time.perf_counter() - wall0, time.thread_time() - cpu0, time.process_time() - proc0
+        # What the host metered while the turn was timed, read before the snapshot's write below adds its own.
+        host_cpu, host_wall, wire_cpu = host.host_cpu, host.host_wall, host.wire_cpu
+        store_cpu = host.store_thread_cpu() - store0
         await self.harness.plugin.memory.parts.store.writes_landed()  # the snapshot's write (due seconds after the
         # turn): the turn's, but not timed
         host.close_query(qid)
         reference = reference_cpu_s()  # the same fixed job right after every turn (see cost_env)
-        return {"wall": wall, "reference_cpu": reference, "cpu": cpu, "process_cpu": proc, "store_thread_cpu": host.store_thread_cpu() - store0,
-                "host_cpu": host.host_cpu, "host_wall": host.host_wall,
-                "plugin_cpu": max(0.0, cpu - host.host_cpu), "wire_cpu": host.wire_cpu,
-                "code_cpu": max(0.0, cpu - host.host_cpu - host.wire_cpu), "calls": host.calls_by_action(),
+        return {"wall": wall, "reference_cpu": reference, "cpu": cpu, "process_cpu": proc, "store_thread_cpu": store_cpu,
+                "host_cpu": host_cpu, "host_wall": host_wall,
+                "plugin_cpu": max(0.0, cpu - host_cpu), "wire_cpu": wire_cpu,
+                "code_cpu": max(0.0, cpu - host_cpu - wire_cpu), "calls": host.calls_by_action(),
                 "after_reply": host.after_reply(),
                 "labels": dict(host.by_label)}
 
@@ -207,6 +210,8 @@ async def measure(backend: str, size: int, args: argparse.Namespace) -> dict[str
             "host_calls": calls, "host_calls_total": sum(calls.values()),
             "host_calls_constant": all(r["calls"] == calls for r in runs),
             "host_calls_max_total": max(sum(r["calls"].values()) for r in runs),
+            "host_calls_max_besides_keyed_read": max(sum(r["calls"].values()) - r["calls"].get(KEYED_READ, 0)
+                                                     for r in runs),
             "host_calls_after_reply": max(r["after_reply"] for r in runs),
             "host_calls_min_total": min(sum(r["calls"].values()) for r in runs),
             # the keyed read of records found by words alone, when one is among the results
@@ -271,8 +276,8 @@ def goals(rows: list[dict[str, Any]]) -> dict[str, Any]:
                                                   for c in calls.values()}) == 1
                                              and all(r["host_calls_besides_keyed_read_constant"] for r in mine),
             "host_calls_le_5": all(r["host_calls_max_total"] <= GOAL_CALLS for r in mine),
-            "host_calls_le_5_besides_keyed_read": all(r["host_calls_max_total"] - (1 if r["keyed_reads_share"] else 0)
-                                                      <= GOAL_CALLS for r in mine),
+            "host_calls_le_5_besides_keyed_read": all(r["host_calls_max_besides_keyed_read"] <= GOAL_CALLS
+                                                      for r in mine),
             "plugin_cpu_le_5ms": all(c <= GOAL_CPU_MS for c in cpu),
             "plugin_cpu_le_5ms_at_quiet_pace": all(r["plugin_cpu_normalized"]["plugin_cpu_at_quiet_pace_ms"]
                                                    <= GOAL_CPU_MS for r in mine),

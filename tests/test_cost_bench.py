@@ -26,6 +26,7 @@ async def test_turn_cost_smoke(tmp_path: Path) -> None:
         assert row["episodes_injected"] == row["top_k"] == 5
         assert row["host_calls_besides_keyed_read_constant"] is True
         assert 0 < row["host_calls_total"] == sum(row["host_calls"].values()) <= row["host_calls_max_total"] <= 6
+        assert row["host_calls_max_besides_keyed_read"] <= min(5, row["host_calls_max_total"])
         assert row["host_calls_after_reply"] == 1  # the snapshot's write: the injection does not wait for it
         assert "set_plugin_storage" not in row["host_calls"]
         assert row["host_calls"]["invoke_embedding"] == 1  # one embedding per turn, whatever the scope holds

@@ -38,10 +38,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.locomo_recall import AGE_BUCKETS  # noqa: E402 - after the sys.path line above
 from ltm.episodes.question import Question  # noqa: E402 - after the sys.path line above
+from ltm.episodes.ranking import RecallRecipe  # noqa: E402 - after the sys.path line above
 from ltm.episodes.terms import stem, tokenize, words  # noqa: E402 - after the sys.path line above
 
-BANDS = ((0, 30), (30, 90), (90, 180), (180, 10**6))
+BANDS = AGE_BUCKETS
+# The plugin's windows and constants, as shipped: the replica follows them if they change (the weights are
+# each idea's knobs below, their defaults those before issue 44, which the replica was checked against).
+SHIPPED = RecallRecipe()
 Q = dict[str, Any]
 
 
@@ -131,7 +136,7 @@ def ranker(vw: float = .4, cw: float = .5, sw: float = .3, reach: int = 1, decay
            lexical: Callable[[Q], np.ndarray] | None = None, vector: str = "minmax", session_mode: str = "max",
            extra: Callable[[Q, np.ndarray], np.ndarray] | None = None, diversity: float = 0.0,
            dist: str = "dist") -> Callable[[Q], list[str]]:
-    """The ranking of `ranking.rank` over the rebuilt window (vector window 50, word window 100), with the
+    """The ranking of `ranking.rank` over the rebuilt window (`vector_window`, `lexical_window`), with the
     idea's knobs: weights, the context's reach, adjacent records (the `adjacent` most relevant entries,
     two either side), another word score, vector normalization, session aggregation, an extra term, and
     session diversity (a second pick from one burst loses `diversity`, over the first ten)."""
@@ -150,31 +155,35 @@ def ranker(vw: float = .4, cw: float = .5, sw: float = .3, reach: int = 1, decay
         if not q["ids"]:
             return []
         lex = lexical(q) if lexical is not None else q["lex"]
-        vector_hits = np.argsort(q[dist], kind="stable")[:50]
+        vector_hits = np.argsort(q[dist], kind="stable")[:SHIPPED.vector_window]
         inside = np.zeros(len(q["ids"]), bool)
         inside[vector_hits] = True
-        idx = list(vector_hits) + [i for i in np.argsort(-lex, kind="stable")[:100] if lex[i] > 0 and not inside[i]]
+        idx = list(vector_hits) + [i for i in np.argsort(-lex, kind="stable")[:SHIPPED.lexical_window]
+                                   if lex[i] > 0 and not inside[i]]
         if adjacent:
             rel = parts(q, np.array(idx), inside[idx], lex)
             by_time = np.argsort(q["t"], kind="stable")
             at = {i: p for p, i in enumerate(by_time)}
             have = set(idx)
             for anchor in [idx[i] for i in np.argsort(-rel, kind="stable")[:adjacent]]:
-                for j in range(at[anchor] - 2, at[anchor] + 3):
-                    if 0 <= j < len(by_time) and by_time[j] not in have and abs(q["t"][by_time[j]] - q["t"][anchor]) <= 600:
+                side = SHIPPED.adjacent_reach
+                for j in range(at[anchor] - side, at[anchor] + side + 1):
+                    if 0 <= j < len(by_time) and by_time[j] not in have \
+                            and abs(q["t"][by_time[j]] - q["t"][anchor]) <= SHIPPED.context_seconds:
                         have.add(by_time[j])
                         idx.append(by_time[j])
         window = np.array(idx)
         rel = parts(q, window, inside[window], lex)
         t = q["t"][window]
-        score = rel + cw * neighbour(t, rel, 600, reach, decay) + sw * session(t, rel, 3600, session_mode)
-        score = score + q["bonus"][window] + .05 * q["tw"][window]
+        score = (rel + cw * neighbour(t, rel, SHIPPED.context_seconds, reach, decay)
+                 + sw * session(t, rel, SHIPPED.session_gap_seconds, session_mode))
+        score = score + q["bonus"][window] + SHIPPED.recency_weight * q["tw"][window]
         if extra is not None:
             score = score + extra(q, window)
         order = sorted(range(len(window)), key=lambda i: t[i], reverse=True)
         order.sort(key=lambda i: -score[i])
         if diversity:
-            burst = session(t, np.arange(len(t), dtype=float), 3600)  # one value per burst
+            burst = session(t, np.arange(len(t), dtype=float), SHIPPED.session_gap_seconds)  # one value per burst
             chosen: list[int] = []
             used: Counter[float] = Counter()
             while order and len(chosen) < 10:
